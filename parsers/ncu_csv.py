@@ -1,0 +1,1 @@
+"""Nsight Compute CSV exports: details, raw and summary pages, every ncu generation."""

@@ -1,0 +1,1 @@
+"""Legacy `nvprof --csv --metrics` exports (per-kernel min/max/avg, no per-launch data)."""

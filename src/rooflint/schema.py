@@ -1,0 +1,145 @@
+"""The canonical launch table: one row per kernel launch, SI units, NA for what the profile lacks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+FORMAT_VERSION = 1
+
+IDENTITY = [
+    "source",  # the file the launch came from
+    "launch_id",  # the profiler's launch ID, unique within a source
+    "process_id",
+    "kernel",  # display (demangled) name
+    "kernel_mangled",
+    "grid",  # "(x, y, z)"
+    "block",
+    "device_name",  # as the profiler printed it
+    "arch",  # compute capability ("8.0") or gfx name ("gfx942")
+    "range",  # NVTX or marker range
+]
+TIME = ["duration_s", "sm_clock_hz"]
+VECTOR_OPS = ["ops_vector_fp64", "ops_vector_fp32", "ops_vector_fp16"]
+MATRIX_OPS = [
+    "ops_matrix_fp64",
+    "ops_matrix_tf32",
+    "ops_matrix_fp16",
+    "ops_matrix_bf16",
+    "ops_matrix_fp8",
+    "ops_matrix_fp4",
+    "ops_matrix_int8",
+]
+OPS = VECTOR_OPS + MATRIX_OPS
+BYTES = ["bytes_dram", "bytes_l2", "bytes_l1", "bytes_lds"]
+# Ceilings the profile itself measured for its run (ncu peak_sustained x clock), per launch.
+PEAKS = ["peak_" + c.removeprefix("ops_") for c in OPS] + ["peak_" + b for b in BYTES]
+BOOKKEEPING = ["missing", "notes"]
+
+COLUMNS = IDENTITY + TIME + OPS + BYTES + PEAKS + BOOKKEEPING
+STRING_COLUMNS = [c for c in IDENTITY if c not in ("launch_id", "process_id")] + BOOKKEEPING
+INT_COLUMNS = ["launch_id", "process_id"]
+FLOAT_COLUMNS = TIME + OPS + BYTES + PEAKS
+
+UNITS = {
+    "duration_s": "s",
+    "sm_clock_hz": "Hz",
+    **{c: "op" for c in OPS},
+    **{c: "byte" for c in BYTES},
+    **{p: "op/s" for p in PEAKS if not p.startswith("peak_bytes")},
+    **{p: "byte/s" for p in PEAKS if p.startswith("peak_bytes")},
+}
+
+# Compute classes and memory levels, named as the ceilings are named.
+COMPUTE_CLASSES = [c.removeprefix("ops_") for c in OPS]
+MEMORY_LEVELS = [b.removeprefix("bytes_") for b in BYTES]
+
+
+def empty() -> pd.DataFrame:
+    """A launch table with no rows and every canonical column."""
+    return conform(pd.DataFrame(index=pd.RangeIndex(0)))
+
+
+def conform(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add absent canonical columns as NA, fix dtypes and column order (extra columns dropped)."""
+    n = len(frame)
+    out = {}
+    for col in COLUMNS:
+        if col in frame:
+            values = frame[col]
+        elif col in FLOAT_COLUMNS:
+            values = np.full(n, np.nan)
+        else:
+            values = pd.array([pd.NA] * n, dtype="object")
+        if col in FLOAT_COLUMNS:
+            out[col] = pd.to_numeric(values, errors="coerce").astype("float64")
+        elif col in INT_COLUMNS:
+            out[col] = pd.to_numeric(values, errors="coerce").astype("Int64")
+        else:
+            out[col] = pd.Series(values, index=frame.index).astype("string")
+    result = pd.DataFrame(out, index=frame.index).reset_index(drop=True)
+    result["missing"] = result["missing"].fillna("")
+    result["notes"] = result["notes"].fillna("")
+    return result
+
+
+def mark_missing(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
+    """Record, per row, each quantity in `reasons` that is NA there, with its reason.
+
+    `reasons` maps a quantity (a column, or "ops" for all operation columns together) to why
+    it is missing; the `missing` column becomes "quantity: reason; quantity: reason".
+    """
+    missing = frame["missing"].fillna("").astype(object).to_numpy()
+    for quantity, reason in reasons.items():
+        na = _quantity_na(frame, quantity)
+        if not na.any():
+            continue
+        entry = f"{quantity}: {reason}"
+        missing = np.where(na, np.where(missing == "", entry, missing + "; " + entry), missing)
+    frame["missing"] = pd.array(missing, dtype="string")
+    return frame
+
+
+def _quantity_na(frame: pd.DataFrame, quantity: str) -> np.ndarray:
+    if quantity == "ops":
+        return frame[OPS].isna().all(axis=1).to_numpy()
+    return frame[quantity].isna().to_numpy()
+
+
+def add_note(frame: pd.DataFrame, note: str, where: np.ndarray | None = None) -> pd.DataFrame:
+    """Append a human-readable note to the rows selected by `where` (all rows by default)."""
+    notes = frame["notes"].fillna("").astype(object).to_numpy()
+    mask = np.ones(len(frame), dtype=bool) if where is None else np.asarray(where, dtype=bool)
+    updated = np.where(notes == "", note, notes + "; " + note)
+    frame["notes"] = pd.array(np.where(mask, updated, notes), dtype="string")
+    return frame
+
+
+def missing_map(text: str) -> dict[str, str]:
+    """Parse a `missing` cell back into {quantity: reason}."""
+    if not text:
+        return {}
+    pairs = (item.split(": ", 1) for item in text.split("; "))
+    return {q: (r[0] if r else "") for q, *r in pairs}
+
+
+def total_ops(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.Series:
+    """Sum of operation columns, NA only where every one of them is NA."""
+    cols = columns or OPS
+    return frame[cols].sum(axis=1, min_count=1)
+
+
+def flops(frame: pd.DataFrame) -> pd.Series:
+    """Floating-point operations (vector and matrix), integer matrix ops excluded."""
+    return total_ops(frame, [c for c in OPS if c != "ops_matrix_int8"])
+
+
+def validate(frame: pd.DataFrame) -> None:
+    """Assert the invariants of a canonical table (used by tests and fuzzing)."""
+    assert list(frame.columns[: len(COLUMNS)]) == COLUMNS, "canonical columns out of order"
+    for col in FLOAT_COLUMNS:
+        assert frame[col].dtype == "float64", f"{col} is {frame[col].dtype}"
+    values = frame[OPS + BYTES + ["duration_s"]].to_numpy(dtype=float)
+    finite = values[~np.isnan(values)]
+    assert np.isfinite(finite).all(), "infinite quantity"
+    assert (finite >= 0).all(), "negative quantity"
