@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from rooflint.errors import InputError, UnsupportedFormatError
 from rooflint.profile import Profile
 
 from . import ncu_csv, nvprof
-from .sniff import head_text
+from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
 # Each reader module offers `sniff(path, head) -> bool` and `read(path, **options) -> Profile`.
 # Order matters only where two formats could both claim a file: most specific first.
@@ -51,7 +52,16 @@ def detect(path: str | os.PathLike):
 
 
 def _unrecognised_hint(head: str) -> str:
+    if head == NCU_REP:
+        return ("this is an Nsight Compute report (.ncu-rep); install `rooflint[ncu-rep]` to read it "
+                "directly, or export it with `ncu --import FILE.ncu-rep --csv --page raw --print-units base`")
+    if head in (BINARY, SQLITE):
+        return ("binary file that is not a profile rooflint reads; pass an Nsight Compute CSV export "
+                "(ncu --csv --page raw) or rocprof counter output")
     first = head.lstrip("\ufeff").splitlines()[0] if head.strip() else ""
+    if re.match(r"^\[\d+\] .+@", first) or "----------- ------" in head:
+        return ("this is ncu's human-readable text output, not CSV; export again adding --csv, "
+                "e.g. `ncu --import R.ncu-rep --csv --page raw --print-units base`")
     if not head.strip():
         return "file is empty; export the profile again (e.g. ncu --import R.ncu-rep --csv --page raw)"
     if '"Name","Start (ns)"' in head or "Time (%)" in head:

@@ -1,1 +1,263 @@
-"""Nsight Compute CSV exports: details, raw and summary pages, every ncu generation."""
+"""Nsight Compute CSV exports: details (one row per metric) and raw (one row per launch) pages."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from rooflint import schema
+from rooflint.errors import InputError
+from rooflint.profile import Profile
+
+from . import ncu_metrics as metrics
+from .values import LOCALES, detect_locale, to_float, unit_scale
+
+EXPORT_HINT = "export per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`"
+NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
+_IDENTITY = {"ID", "Process ID", "Kernel Name", "Block Size", "Grid Size", "Device", "CC"}
+
+
+def sniff(path: Path, head: str) -> bool:
+    """An ncu CSV: a quoted header line naming kernels, anywhere among ==PROF== and app output."""
+    if head.startswith("\x00"):
+        return False
+    lines = head.lstrip("\ufeff").splitlines()
+    return (_header_index(lines) is not None or _prof_only(lines)) and not _is_nvprof(lines)
+
+
+def _is_nvprof(lines) -> bool:
+    return any(line.startswith("==") and "NVPROF" in line for line in lines[:20])
+
+
+def _header_index(lines: list[str]) -> int | None:
+    for i, line in enumerate(lines):
+        if line.startswith('"') and '"Kernel Name"' in line and ('"ID"' in line or '"Invocations"' in line):
+            return i
+        if line.startswith('"Launch Attribute","Value"'):
+            return i
+    return None
+
+
+def _prof_only(lines: list[str]) -> bool:
+    """ncu's own messages and nothing else: a run that profiled no kernel (or failed)."""
+    return bool(lines) and any(line.startswith("==PROF==") for line in lines) and not any(
+        line.startswith('"') for line in lines)
+
+
+def read(path, locale: str | None = None, **_options) -> Profile:
+    """Read an ncu CSV export into a Profile (one canonical row per launch)."""
+    source = str(path)
+    text = _read_text(Path(path))
+    lines = text.splitlines()
+    start = _header_index(lines)
+    if start is None:
+        raise InputError(_no_profile_message(lines), path=source)
+    header = next(csv.reader([lines[start]]))
+    _refuse_aggregates(header, source)
+    body = [line for line in lines[start:] if line.startswith('"')]
+    table, repairs = _parse(body, header, source)
+    if table.num_rows == 0:
+        raise InputError(f"header but no launches; the export is empty, {EXPORT_HINT}", path=source)
+    frame = table.to_pandas()
+    if "Metric Name" in header:
+        launches, notes = _from_details(frame, source, locale)
+        fmt = "ncu-details"
+    else:
+        launches, notes = _from_raw(frame, source, locale)
+        fmt = "ncu-raw"
+    return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
+
+
+def _read_text(path: Path) -> str:
+    raw = path.read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")  # a kernel name with stray bytes must not lose the file
+
+
+def _no_profile_message(lines: list[str]) -> str:
+    errors = [line for line in lines if line.startswith("==ERROR==")]
+    if errors:
+        return (f"no profile data, ncu reported an error ({errors[0][:120].strip()}); "
+                "fix the run and export again with `ncu --csv --page raw --print-units base`")
+    if _prof_only(lines):
+        return ("no profile data: only ==PROF== messages, ncu profiled no kernel; check the "
+                "--kernel-name/--launch-skip filters and that the application launched kernels")
+    return f"not an ncu CSV export (no header line with \"ID\" and \"Kernel Name\"); {EXPORT_HINT}"
+
+
+def _refuse_aggregates(header: list[str], source: str) -> None:
+    if header[:2] == ["Launch Attribute", "Value"]:
+        raise InputError(f"this is the ncu session page (no kernel launches); {EXPORT_HINT}", path=source)
+    if "Invocations" in header and "ID" not in header:
+        raise InputError("this is an ncu --print-summary page (per-kernel aggregates, no per-launch "
+                         f"data); {EXPORT_HINT}", path=source)
+
+
+def _parse(body: list[str], header: list[str], source: str) -> tuple[pa.Table, list[str]]:
+    """All cells as strings; ragged rows (older ncu drops trailing rule columns) padded."""
+    names = _unique(header)
+    keep = [n for n, h in zip(names, header, strict=True) if _keep_column(h)]
+    ragged: list[str] = []
+
+    def on_invalid(row):
+        ragged.append(row.text)
+        return "skip"
+
+    data = "\n".join(body[1:]).encode("utf-8")
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(data),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in keep},
+                                                 include_columns=keep, strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid as exc:
+        raise InputError(f"malformed CSV ({str(exc).splitlines()[0]}); {EXPORT_HINT}", path=source) from None
+    repairs = []
+    if ragged:
+        table, skipped = _with_ragged(table, ragged, names, keep)
+        if skipped:
+            repairs.append(f"{skipped} line(s) that are not launch rows (an embedded table such as "
+                           "NUMA affinity, or a row cut short) skipped")
+    return table, repairs
+
+
+def _unique(header: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for h in header:
+        n = seen.get(h, 0)
+        seen[h] = n + 1
+        out.append(h if n == 0 else f"{h}.{n}")
+    return out
+
+
+def _keep_column(name: str) -> bool:
+    return (name in _IDENTITY or name in ("Metric Name", "Metric Unit", "Metric Value")
+            or any(m in name for m in NVTX_MARKERS) or metrics.wanted(name))
+
+
+def _with_ragged(table: pa.Table, rows: list[str], names: list[str], keep: list[str]):
+    """Rows with too few or too many fields: pad or cut to the header when they still hold
+    every identity and value field (older ncu drops the empty rule columns); others skipped."""
+    needed = max(names.index(n) for n in ("Kernel Name", "Metric Value") if n in names) + 1
+    parsed = list(csv.reader(rows))
+    width = len(names)
+    fixed = [(r + [""] * width)[:width] for r in parsed if len(r) >= needed]
+    extra = pd.DataFrame(fixed, columns=names)[keep]
+    merged = pd.concat([table.to_pandas(), extra], ignore_index=True)
+    return pa.Table.from_pandas(merged, preserve_index=False), len(parsed) - len(fixed)
+
+
+def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
+    notes: list[str] = []
+    units = {}
+    if len(frame) and frame["ID"].iloc[0] == "":
+        units = frame.iloc[0].to_dict()
+        frame = frame.iloc[1:].reset_index(drop=True)
+    else:
+        notes.append("no units row after the header: values read as base units")
+    metric_cols = [c for c in frame.columns if metrics.wanted(c) and c not in _TEXT_METRICS]
+    locale = _choose_locale(frame[metric_cols], locale, source)
+    wide = pd.DataFrame({c: to_float(frame[c], locale) * unit_scale(units.get(c, "")) for c in metric_cols},
+                        index=frame.index)
+    identity = _identity(frame, frame)
+    return _launches(frame, wide, identity, source, notes), notes
+
+
+_TEXT_METRICS = {"device__attribute_display_name"}
+
+
+def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
+    notes: list[str] = []
+    name = frame["Metric Name"].map(lambda n: metrics.DISPLAY_NAMES.get(n, n))
+    unit = frame["Metric Unit"] if "Metric Unit" in frame else pd.Series("", index=frame.index)
+    rate_ok = ~((frame["Metric Name"] == "Memory Throughput") & ~unit.str.contains("/", regex=False))
+    keep = name.map(metrics.wanted).astype(bool) & rate_ok
+    rows = frame[keep]
+    order = pd.unique(frame["ID"])
+    launches_frame = frame.drop_duplicates("ID").set_index("ID").loc[order].reset_index()
+    text_rows = rows[name[keep].isin(_TEXT_METRICS)]
+    num_rows = rows[~name[keep].isin(_TEXT_METRICS)]
+    locale = _choose_locale(num_rows[["Metric Value"]], locale, source)
+    scales = unit[num_rows.index].map(unit_scale).to_numpy(dtype="float64")
+    values = to_float(num_rows["Metric Value"], locale) * scales
+    long = pd.DataFrame({"ID": num_rows["ID"].to_numpy(), "metric": name[num_rows.index].to_numpy(), "value": values})
+    long = long.drop_duplicates(["ID", "metric"])
+    wide = long.pivot(index="ID", columns="metric", values="value").reindex(order).reset_index(drop=True)
+    wide.columns.name = None
+    texts = text_rows.drop_duplicates("ID").set_index("ID")["Metric Value"].reindex(order).reset_index(drop=True)
+    launches_frame["device__attribute_display_name"] = texts.to_numpy() if len(texts) else np.nan
+    identity = _identity(launches_frame, launches_frame)
+    return _launches(launches_frame, wide, identity, source, notes), notes
+
+
+def _choose_locale(values: pd.DataFrame, forced: str | None, source: str) -> str:
+    if forced:
+        if forced not in LOCALES:
+            raise InputError(f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}", path=source)
+        return forced
+    cells = pd.concat([values[c] for c in values.columns], ignore_index=True) if len(values.columns) else pd.Series([], dtype="string")
+    found = detect_locale(cells)
+    if found is None:
+        raise InputError("number format is ambiguous (e.g. \"84,480\" could be en_US 84480 or de_DE "
+                         "84.48); pass --locale en_US or --locale de_DE, or export with LC_ALL=C", path=source)
+    return found
+
+
+def _identity(frame: pd.DataFrame, _unused) -> dict:
+    def text(name):
+        return frame[name] if name in frame else pd.Series(pd.NA, index=frame.index, dtype="string")
+
+    cc = text("CC")
+    if "device__attribute_compute_capability_major" in frame:
+        major = frame["device__attribute_compute_capability_major"]
+        minor = frame["device__attribute_compute_capability_minor"] if "device__attribute_compute_capability_minor" in frame else "0"
+        cc = cc.where(cc.fillna("") != "", major + "." + minor)
+    return {
+        "launch_id": pd.to_numeric(frame["ID"], errors="coerce"),
+        "process_id": pd.to_numeric(text("Process ID").str.replace(",", "").str.replace(".", ""), errors="coerce"),
+        "kernel": text("Kernel Name"),
+        "grid": text("Grid Size"),
+        "block": text("Block Size"),
+        "device_name": text("device__attribute_display_name").replace("", pd.NA),
+        "arch": cc.replace("", pd.NA),
+        "range": _nvtx(frame),
+    }
+
+
+_NVTX_RANGE = re.compile(r'"(?:<[^>"]*>|[^:"]*):([^:"]*):')
+
+
+def _nvtx(frame: pd.DataFrame) -> pd.Series:
+    """NVTX ranges as "outer/inner" from ncu's `Domain:Push/Pop_Range:...` columns."""
+    cols = [c for c in frame.columns if any(m in c for m in NVTX_MARKERS)]
+    if not cols:
+        return pd.Series(pd.NA, index=frame.index, dtype="string")
+    joined = frame[cols].fillna("").agg(" ".join, axis=1)
+    ranges = joined.map(lambda s: "/".join(_NVTX_RANGE.findall(s)) or pd.NA)
+    return ranges.astype("string")
+
+
+def _launches(frame, wide, identity, source, notes) -> pd.DataFrame:
+    names = identity["kernel"].fillna("")
+    quantities, row_notes = metrics.quantities(wide, names, identity["arch"])
+    table = pd.DataFrame({**identity, **quantities})
+    table["source"] = source
+    table = schema.conform(table)
+    for message, mask in row_notes:
+        schema.add_note(table, message, np.asarray(mask, dtype=bool))
+        notes.append(message)
+    return schema.mark_missing(table, metrics.MISSING_REASONS)

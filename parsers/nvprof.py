@@ -1,1 +1,70 @@
-"""Legacy `nvprof --csv --metrics` exports (per-kernel min/max/avg, no per-launch data)."""
+"""Legacy `nvprof --csv --metrics` exports: per-kernel averages, no per-launch data, no time."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rooflint import schema
+from rooflint.errors import InputError
+from rooflint.profile import Profile
+
+from .values import to_float
+
+# nvprof metric -> (canonical column, multiplier)
+METRICS = {
+    "flop_count_dp": ("ops_vector_fp64", 1.0),
+    "flop_count_sp": ("ops_vector_fp32", 1.0),
+    "flop_count_hp": ("ops_vector_fp16", 1.0),
+    "dram_read_bytes": ("bytes_dram", 1.0),
+    "dram_write_bytes": ("bytes_dram", 1.0),
+    "l2_read_transactions": ("bytes_l2", 32.0),
+    "l2_write_transactions": ("bytes_l2", 32.0),
+}
+AGGREGATE_NOTE = ("nvprof metrics export: per-kernel averages repeated for each invocation; "
+                  "nvprof --metrics records no kernel time (profile with Nsight Compute instead)")
+_HEADER = '"Device","Kernel","Invocations","Metric Name"'
+
+
+def sniff(path: Path, head: str) -> bool:
+    return _HEADER in head
+
+
+def read(path, **_options) -> Profile:
+    source = str(path)
+    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    body = [line for line in lines if line.startswith('"')]
+    if len(body) < 2:
+        raise InputError("nvprof export has a header but no metric rows; export again with "
+                         "`nvprof --csv --metrics flop_count_sp,dram_read_bytes,dram_write_bytes`", path=source)
+    rows = pd.read_csv(io.StringIO("\n".join(body)), dtype=str, keep_default_na=False)
+    avg = to_float(rows["Avg"].str.rstrip("%"), "C")
+    rows = rows.assign(value=avg)
+    kernels = rows.drop_duplicates(["Device", "Kernel"])[["Device", "Kernel", "Invocations"]]
+    table = _per_kernel(rows, kernels)
+    launches = table.loc[table.index.repeat(table["invocations"])].reset_index(drop=True)
+    launches["launch_id"] = np.arange(len(launches))
+    launches["source"] = source
+    launches = schema.conform(launches)
+    schema.add_note(launches, AGGREGATE_NOTE)
+    schema.mark_missing(launches, {"duration_s": "nvprof --metrics exports carry no kernel time",
+                                   "bytes_dram": "no dram_read_bytes/dram_write_bytes metrics",
+                                   "ops": "no flop_count_* metrics"})
+    return Profile(source=source, format="nvprof-metrics", launches=launches, notes=[AGGREGATE_NOTE])
+
+
+def _per_kernel(rows: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
+    out = kernels.rename(columns={"Kernel": "kernel"}).reset_index(drop=True)
+    out["device_name"] = out["Device"].str.replace(r"\s*\(\d+\)$", "", regex=True)
+    out["invocations"] = pd.to_numeric(out["Invocations"], errors="coerce").fillna(1).astype(int).clip(lower=1)
+    key = rows.set_index(["Device", "Kernel"])
+    for metric, (column, factor) in METRICS.items():
+        picked = key[key["Metric Name"] == metric]["value"] * factor
+        values = pd.Series(picked.to_numpy(), index=picked.index.get_level_values(1))
+        values = values[~values.index.duplicated()]
+        mapped = out["kernel"].map(values)
+        out[column] = mapped if column not in out else out[column].add(mapped, fill_value=np.nan)
+    return out

@@ -70,13 +70,14 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
         elif col in FLOAT_COLUMNS:
             values = np.full(n, np.nan)
         else:
-            values = pd.array([pd.NA] * n, dtype="object")
+            values = [pd.NA] * n
+        values = pd.Series(values, index=frame.index)
         if col in FLOAT_COLUMNS:
             out[col] = pd.to_numeric(values, errors="coerce").astype("float64")
         elif col in INT_COLUMNS:
-            out[col] = pd.to_numeric(values, errors="coerce").astype("Int64")
+            out[col] = pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
         else:
-            out[col] = pd.Series(values, index=frame.index).astype("string")
+            out[col] = values.astype("string")
     result = pd.DataFrame(out, index=frame.index).reset_index(drop=True)
     result["missing"] = result["missing"].fillna("")
     result["notes"] = result["notes"].fillna("")

@@ -1,0 +1,254 @@
+"""Nsight Compute metrics to canonical quantities; shared by the CSV and .ncu-rep readers.
+
+Input is a "wide" frame: one row per launch, one float column per raw metric name, values
+already in SI base units (seconds, bytes, Hz, counts). Output is the canonical columns.
+
+Conventions (why, not what):
+- FLOPs per precision = add + mul + 2 x fma thread instructions (predicated on), as Nsight
+  Compute's own roofline sections count them. Half precision follows the same rule: an HFMA2
+  (packed pair) counts as one fma instruction, so packed half math is counted per instruction,
+  like ncu's chart does; this may under-count packed kernels by up to 2x, and we say so.
+- Tensor ops come from `sm__ops_path_tensor_src_<type>...` which already count operations (no
+  multiplier). Only when those are absent do we estimate from `sm__inst_executed_pipe_tensor`
+  x K, where K = 2*m*n*k of the MMA instruction shape, and we say so per launch.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+DURATION = "gpu__time_duration.sum"
+SECTOR_BYTES = 32.0
+
+# Display names (details page, default metric names) for the raw metrics we use.
+DISPLAY_NAMES = {
+    "Duration": DURATION,
+    "SM Frequency": "sm__cycles_elapsed.avg.per_second",
+    "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
+    "Memory Frequency": "dram__cycles_elapsed.avg.per_second",
+    # "Memory Throughput" is both a % (SOL) and a byte/s rate (memory workload); only the rate.
+    "Memory Throughput": "dram__bytes.sum.per_second",
+}
+
+_PRECISIONS = {"d": "fp64", "f": "fp32", "h": "fp16"}
+_UNITS = ("sm", "smsp")
+_TENSOR_SRC = re.compile(r"^sm__ops_path_tensor_src_([a-z0-9]+?)(?:_dst_[a-z0-9]+)?(?:_sparsity_(on|off))?\.sum$")
+_TENSOR_TYPES = {
+    "fp16": "fp16", "bf16": "bf16", "tf32": "tf32", "fp64": "fp64", "fp8": "fp8", "e4m3": "fp8",
+    "e5m2": "fp8", "fp6": "fp4", "fp4": "fp4", "e2m1": "fp4", "int8": "int8", "int4": "int8",
+    "int1": "int8", "u8": "int8", "s8": "int8",
+}
+
+MISSING_REASONS = {
+    "duration_s": "no duration metric (gpu__time_duration.sum); run `rooflint metrics ncu`",
+    "bytes_dram": "no DRAM traffic metric (dram__bytes.sum, or dram__bytes_read.sum + "
+    "dram__bytes_write.sum); run `rooflint metrics ncu` for the ncu command that collects it",
+    "ops": "no FLOP counters (sm__sass_thread_inst_executed_op_*_pred_on.sum, "
+    "sm__ops_path_tensor_*); run `rooflint metrics ncu` for the ncu command that collects them",
+}
+
+
+def wanted(metric: str) -> bool:
+    """Whether a raw metric name is one rooflint reads (used to skip the other columns)."""
+    return metric in _WANTED or metric.startswith("sm__ops_path_tensor_")
+
+
+def _wanted_names() -> set[str]:
+    names = {DURATION, "launch__grid_size", "launch__block_size",
+             "device__attribute_display_name", "device__attribute_compute_capability_major",
+             "device__attribute_compute_capability_minor", "gpc__cycles_elapsed.avg.per_second",
+             "dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+             "dram__sectors_read.sum", "dram__sectors_write.sum", "dram__sectors.sum",
+             "dram__bytes.sum.per_second", "dram__bytes_read.sum.per_second",
+             "dram__bytes_write.sum.per_second", "dram__bytes.sum.peak_sustained",
+             "dram__cycles_elapsed.avg.per_second",
+             "lts__t_bytes.sum", "lts__t_sectors.sum", "lts__t_bytes.sum.per_second",
+             "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second",
+             "l1tex__t_bytes.sum", "l1tex__t_bytes.sum.per_second",
+             "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"}
+    for unit in _UNITS:
+        names |= {f"{unit}__cycles_elapsed.avg", f"{unit}__cycles_elapsed.avg.per_second",
+                  f"{unit}__inst_executed_pipe_tensor.sum"}
+        for p in _PRECISIONS:
+            for op in ("add", "mul", "fma"):
+                base = f"{unit}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum"
+                names |= {base, base + ".per_cycle_elapsed", base + ".peak_sustained"}
+    return names
+
+
+_WANTED = _wanted_names()
+
+
+def col(wide: pd.DataFrame, name: str) -> pd.Series:
+    """A metric column, all-NaN when the profile does not have it."""
+    if name in wide:
+        return wide[name].astype("float64")
+    return pd.Series(np.nan, index=wide.index)
+
+
+def first(*candidates: pd.Series) -> pd.Series:
+    """Row-wise the first candidate that has a value."""
+    out = candidates[0]
+    for cand in candidates[1:]:
+        out = out.fillna(cand)
+    return out
+
+
+def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[dict, list[tuple]]:
+    """Canonical quantity columns from a wide metric frame.
+
+    Returns (columns, notes) where notes are (message, row mask) pairs to attach per launch.
+    """
+    notes: list[tuple] = []
+    duration = _duration(wide, notes)
+    out = {"duration_s": duration, "sm_clock_hz": _sm_clock(wide)}
+    out["bytes_dram"] = _dram_bytes(wide, duration, notes)
+    out["bytes_l2"] = first(col(wide, "lts__t_bytes.sum"), col(wide, "lts__t_sectors.sum") * SECTOR_BYTES,
+                            col(wide, "lts__t_bytes.sum.per_second") * duration)
+    out["bytes_l1"] = first(col(wide, "l1tex__t_bytes.sum"), col(wide, "l1tex__t_bytes.sum.per_second") * duration)
+    out.update(_vector_ops(wide, duration, notes))
+    out.update(_tensor_ops(wide, names, arch, notes))
+    out.update(_peaks(wide, out["sm_clock_hz"]))
+    return out, notes
+
+
+def _duration(wide, notes):
+    direct = col(wide, DURATION)
+    from_cycles = first(*(col(wide, f"{u}__cycles_elapsed.avg") / col(wide, f"{u}__cycles_elapsed.avg.per_second")
+                          for u in _UNITS))
+    used = direct.isna() & from_cycles.notna()
+    if used.any():
+        notes.append(("duration from sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second", used))
+    return direct.fillna(from_cycles)
+
+
+def _sm_clock(wide):
+    return first(col(wide, "sm__cycles_elapsed.avg.per_second"), col(wide, "smsp__cycles_elapsed.avg.per_second"),
+                 col(wide, "gpc__cycles_elapsed.avg.per_second"))
+
+
+def _dram_bytes(wide, duration, notes):
+    exact = first(
+        col(wide, "dram__bytes.sum"),
+        col(wide, "dram__bytes_read.sum") + col(wide, "dram__bytes_write.sum"),
+        (col(wide, "dram__sectors_read.sum") + col(wide, "dram__sectors_write.sum")) * SECTOR_BYTES,
+        col(wide, "dram__sectors.sum") * SECTOR_BYTES,
+    )
+    rate = first(col(wide, "dram__bytes.sum.per_second"),
+                 col(wide, "dram__bytes_read.sum.per_second") + col(wide, "dram__bytes_write.sum.per_second"))
+    estimated = exact.isna() & (rate * duration).notna()
+    if estimated.any():
+        notes.append(("DRAM bytes = DRAM throughput x duration (both rounded as printed)", estimated))
+    return exact.fillna(rate * duration)
+
+
+def _vector_ops(wide, duration, notes):
+    out = {}
+    for p, precision in _PRECISIONS.items():
+        counts = _fma_weighted(wide, p, "")
+        rates = _fma_weighted(wide, p, ".per_cycle_elapsed")
+        cycles = first(col(wide, "smsp__cycles_elapsed.avg"), col(wide, "smsp__cycles_elapsed.avg.per_second") * duration)
+        from_rate = counts.isna() & (rates * cycles).notna()
+        if from_rate.any():
+            notes.append((f"{precision} FLOPs = per-cycle rate x elapsed cycles (rates rounded as printed)", from_rate))
+        out[f"ops_vector_{precision}"] = counts.fillna(rates * cycles)
+    return out
+
+
+def _fma_weighted(wide, p, suffix):
+    """add + mul + 2*fma for precision letter p, from sm__ or else smsp__ counters."""
+    for unit in _UNITS:
+        parts = [col(wide, f"{unit}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum{suffix}") for op in ("add", "mul", "fma")]
+        if any(part.notna().any() for part in parts):
+            frame = pd.concat([parts[0], parts[1], 2 * parts[2]], axis=1)
+            return frame.sum(axis=1, min_count=1)
+    return pd.Series(np.nan, index=wide.index)
+
+
+def _tensor_ops(wide, names, arch, notes):
+    exact = _tensor_by_source(wide)
+    if exact:
+        return exact
+    inst = first(col(wide, "sm__inst_executed_pipe_tensor.sum"), col(wide, "smsp__inst_executed_pipe_tensor.sum"))
+    if inst.isna().all():
+        return {}
+    k = pd.Series([mma_ops_per_instruction(n, a) for n, a in zip(names, arch, strict=True)], index=wide.index, dtype="float64")
+    used = inst > 0
+    for value in sorted(set(k[used])):
+        notes.append((f"matrix ops estimated as sm__inst_executed_pipe_tensor x {int(value)} (MMA shape "
+                      "guessed from the kernel name and architecture; precision assumed FP16); collect "
+                      "sm__ops_path_tensor_* for exact counts", used & (k == value)))
+    return {"ops_matrix_fp16": inst * k}
+
+
+def _tensor_by_source(wide):
+    """Per-source-type tensor ops; a plain metric wins over its sparsity split, never both."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for name in wide.columns:
+        m = _TENSOR_SRC.match(name)
+        if m and m.group(1) in _TENSOR_TYPES:
+            stem = name[: m.start(2) - len("_sparsity_")] if m.group(2) else name.removesuffix(".sum")
+            groups.setdefault(_TENSOR_TYPES[m.group(1)], {}).setdefault(stem, []).append(name)
+    out = {}
+    for kind, stems in groups.items():
+        total = None
+        for stem, members in stems.items():
+            plain = stem + ".sum"
+            part = col(wide, plain) if plain in members else wide[members].sum(axis=1, min_count=1)
+            total = part if total is None else total.add(part, fill_value=0)
+        out[f"ops_matrix_{kind}"] = total
+    return out
+
+
+_CUBLAS_SHAPE = re.compile(r"[a-z](16816|1688|884|8816|16832|16864)(?:gemm|_)")
+_CUBLAS_K = {"884": 512, "1688": 2048, "16816": 4096, "8816": 2048, "16832": 8192, "16864": 16384}
+_CUTLASS_INSTRUCTION = re.compile(r"arch::Mma<\s*cutlass::gemm::GemmShape<\(?int\)?\s*(\d+),\s*\(?int\)?\s*(\d+),\s*\(?int\)?\s*(\d+)>")
+
+
+def mma_ops_per_instruction(name, arch) -> float:
+    """Operations one warp-level tensor instruction performs: 2*m*n*k of its MMA shape.
+
+    Volta has only HMMA.884 (512). Otherwise the shape is read from a CUTLASS `arch::Mma<GemmShape<m,n,k>>`
+    or a cuBLAS name like `s16816gemm`; failing both, the architecture's usual FP16 shape:
+    HMMA.1688 on Turing (2048), HMMA.16816 from Ampere on (4096).
+    """
+    cc = _float(arch)
+    if cc is not None and 7.0 <= cc < 7.5:
+        return 512.0
+    text = name if isinstance(name, str) else ""
+    m = _CUTLASS_INSTRUCTION.search(text)
+    if m:
+        a, b, c = (int(g) for g in m.groups())
+        return 2.0 * a * b * c
+    m = _CUBLAS_SHAPE.search(text)
+    if m:
+        return float(_CUBLAS_K[m.group(1)])
+    if cc is not None and cc < 8.0:
+        return 2048.0
+    return 4096.0
+
+
+def _float(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _peaks(wide, sm_clock):
+    """The run's own ceilings: peak_sustained per cycle x the measured clock of that unit."""
+    out = {}
+    for p, precision in _PRECISIONS.items():
+        per_cycle = col(wide, f"sm__sass_thread_inst_executed_op_{p}fma_pred_on.sum.peak_sustained")
+        out[f"peak_vector_{precision}"] = 2 * per_cycle * sm_clock
+    for name in wide.columns:
+        m = _TENSOR_SRC.match(name.removesuffix(".peak_sustained")) if name.endswith(".peak_sustained") else None
+        if m and m.group(1) in _TENSOR_TYPES and not m.group(2) == "on":
+            out[f"peak_matrix_{_TENSOR_TYPES[m.group(1)]}"] = col(wide, name) * sm_clock
+    for level, unit in (("dram", "dram"), ("l2", "lts"), ("l1", "l1tex")):
+        per_cycle = col(wide, f"{unit}__t_bytes.sum.peak_sustained" if unit != "dram" else "dram__bytes.sum.peak_sustained")
+        out[f"peak_bytes_{level}"] = per_cycle * col(wide, f"{unit}__cycles_elapsed.avg.per_second")
+    return out
