@@ -1,0 +1,34 @@
+"""rooflint: roofline verdicts and ranked headroom from GPU profiler exports."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "load", "read_profile", "analyze", "report"]
+
+
+def read_profile(path):
+    """Read one profile (file or folder) into a `rooflint.profile.Profile`."""
+    from rooflint import parsers
+
+    return parsers.read(path)
+
+
+def load(path):
+    """The canonical launch table of one profile (format detected from content)."""
+    return read_profile(path).launches
+
+
+def analyze(launches, device=None, latency_threshold=None):
+    """Roofline columns for a launch table: pure, per partition (see rooflint.analysis)."""
+    from rooflint import analysis
+
+    threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
+    return analysis.analyze(launches, device, threshold)
+
+
+def report(*paths, **options):
+    """The full analysis Result for profile paths (see rooflint.result.Options)."""
+    from rooflint import result
+
+    return result.build(paths, result.Options(**options))

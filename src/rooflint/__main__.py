@@ -1,0 +1,5 @@
+"""`python -m rooflint`."""
+
+from rooflint.cli import main
+
+main(prog_name="rooflint")

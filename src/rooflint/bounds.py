@@ -1,0 +1,67 @@
+"""Planning from the theory: the best a kernel could do before it is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rooflint.errors import UsageError
+
+DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "fp4": 0.5, "int8": 1}
+MATRIX_CLASS = {"fp64": "matrix_fp64", "fp32": "vector_fp32", "tf32": "matrix_tf32", "fp16": "matrix_fp16",
+                "bf16": "matrix_bf16", "fp8": "matrix_fp8", "fp4": "matrix_fp4", "int8": "matrix_int8"}
+VECTOR_CLASS = {"fp64": "vector_fp64", "fp32": "vector_fp32", "tf32": "vector_fp32", "fp16": "vector_fp16",
+                "bf16": "vector_fp16", "fp8": "vector_fp16", "fp4": "vector_fp16", "int8": "vector_fp32"}
+
+
+@dataclass(frozen=True)
+class Bound:
+    ops: float
+    bytes: float
+    compute_class: str
+    peak: float
+    bandwidth: float
+
+    @property
+    def intensity(self) -> float:
+        return self.ops / self.bytes
+
+    @property
+    def attainable(self) -> float:
+        return min(self.peak, self.bandwidth * self.intensity)
+
+    @property
+    def min_time_s(self) -> float:
+        return max(self.ops / self.peak, self.bytes / self.bandwidth)
+
+    @property
+    def bound_by(self) -> str:
+        return "compute" if self.ops / self.peak >= self.bytes / self.bandwidth else "memory"
+
+
+def gemm(device, m: int, n: int, k: int, dtype: str, out_dtype: str | None = None) -> Bound:
+    """C[m,n] = A[m,k] B[k,n]: 2mnk ops; perfect reuse reads A and B once and writes C once."""
+    size = DTYPE_BYTES[dtype]
+    out_size = DTYPE_BYTES[out_dtype or dtype]
+    ops = 2.0 * m * n * k
+    moved = (m * k + k * n) * size + m * n * out_size
+    return _bound(device, ops, moved, MATRIX_CLASS[dtype], VECTOR_CLASS[dtype])
+
+
+def elementwise(device, n: int, dtype: str, inputs: int = 2, outputs: int = 1, ops_per_element: float = 1.0) -> Bound:
+    """n elements: read `inputs` arrays, write `outputs`, `ops_per_element` each."""
+    moved = n * (inputs + outputs) * DTYPE_BYTES[dtype]
+    return _bound(device, ops_per_element * n, moved, VECTOR_CLASS[dtype], VECTOR_CLASS[dtype])
+
+
+def reduction(device, n: int, dtype: str) -> Bound:
+    """Sum of n elements: n reads, about n adds."""
+    return _bound(device, float(n), n * DTYPE_BYTES[dtype], VECTOR_CLASS[dtype], VECTOR_CLASS[dtype])
+
+
+def _bound(device, ops, moved, preferred, fallback) -> Bound:
+    cls = preferred if preferred in device.compute else fallback
+    if cls not in device.compute:
+        raise UsageError(f"{device.id} has no {preferred} or {fallback} ceiling; pick another --dtype or device")
+    if "dram" not in device.memory:
+        raise UsageError(f"{device.id} has no DRAM bandwidth in the catalog")
+    return Bound(ops, moved, cls, device.compute[cls].value, device.memory["dram"].value)

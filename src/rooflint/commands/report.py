@@ -1,0 +1,71 @@
+"""`rooflint report`: profiles in, a ranked, classified headroom report out."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from rooflint import output, reporters, result
+from rooflint.analysis import LATENCY_THRESHOLD
+from rooflint.parsers.values import LOCALES
+from rooflint.ranking import GROUPINGS
+
+FORMAT_CHOICES = list(reporters.FORMATS)
+
+
+def input_options(f):
+    """Options shared by every command that reads profiles."""
+    for option in reversed([
+        click.option("--device", "device_id", metavar="ID", help="Use this catalog device (see `rooflint devices`)."),
+        click.option("--device-file", type=click.Path(dir_okay=False), metavar="FILE.toml",
+                     help="Device or measured ceilings (TOML); wins over the profile and catalog."),
+        click.option("--locale", type=click.Choice(LOCALES), help="Number format of the export, when it is ambiguous."),
+        click.option("--latency-threshold", type=click.FloatRange(0, 1), default=LATENCY_THRESHOLD, show_default=True,
+                     help="Below this fraction of the attainable roof a kernel is latency-bound."),
+        click.option("--strict", is_flag=True, help="Fail on any input that is not a profile instead of skipping it."),
+    ]):
+        f = option(f)
+    return f
+
+
+def options_from(kwargs: dict, group_by: str = "kernel") -> result.Options:
+    return result.Options(device_id=kwargs.get("device_id"), device_file=kwargs.get("device_file"),
+                          locale=kwargs.get("locale"), group_by=group_by,
+                          latency_threshold=kwargs.get("latency_threshold", LATENCY_THRESHOLD),
+                          strict=kwargs.get("strict", False))
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path())
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMAT_CHOICES), help="Output format (default: from -o, else table).")
+@click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")
+@click.option("--group-by", type=click.Choice(list(GROUPINGS)), default="kernel", show_default=True,
+              help="kernel = name + launch configuration; name merges configurations.")
+@click.option("--top", type=click.IntRange(1), default=None, help="Show only the top N groups.")
+@click.option("--per", type=click.Choice(["launch", "kernel"]), default="launch", show_default=True,
+              help="CSV/Parquet rows: one per launch or per kernel group.")
+@click.option("--excel-safe", is_flag=True, help="CSV: prefix cells that spreadsheets would run as formulas.")
+@click.option("--level", type=click.Choice(["dram", "l2", "l1"]), default="dram", show_default=True,
+              help="Chart: memory level for the intensity axis.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@input_options
+def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, **kwargs):
+    """Rank the kernels in INPUTS (profile files or folders) by optimisation headroom."""
+    from rooflint import progress as progress_mod
+
+    fmt = reporters.choose_format(fmt, output)
+    with progress_mod.bar(enabled=not quiet) as tick:
+        res = result.build(inputs, options_from(kwargs, group_by), progress=tick)
+    default_top = 20 if fmt == "table" else None
+    data = reporters.render(res, fmt, top=top or default_top, per=per, excel_safe=excel_safe, level=level)
+    if fmt == "parquet" and output and output != "-":
+        return  # the parquet reporter writes its dataset folder itself
+    output_target = output
+    if fmt in ("png", "svg", "pdf", "parquet") and output_target in (None, "-") and sys.stdout.isatty():
+        raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
+    _write(output_target, data)
+
+
+def _write(target, data):
+    output.write(target, data)

@@ -1,0 +1,36 @@
+"""Writing outputs atomically: a temporary file in the target folder, then a rename."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rooflint.errors import UsageError
+
+
+def write(target: str | None, data: str | bytes) -> None:
+    """Write `data` to `target` ("-" or None is stdout); never leaves a half-written file."""
+    if target in (None, "-"):
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(data)
+            sys.stdout.flush()
+        return
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path = Path(target)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"output folder {folder} does not exist; create it or choose another -o path",
+                         path=str(target))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

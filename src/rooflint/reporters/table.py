@@ -1,0 +1,58 @@
+"""The terminal table: header (device, ceilings, accounting), then ranked kernels."""
+
+from __future__ import annotations
+
+from rooflint import names
+from rooflint.reporters import common
+
+COLUMNS = ["#", "id", "kernel", "launches", "time", "share", "verdict", "eff", "headroom", "limiter"]
+
+
+def render(result, top: int | None = 20, **_options) -> str:
+    lines = _header(result)
+    kernels = result.kernels if top is None else result.kernels.head(top)
+    rows = [_row(result, r) for _, r in kernels.iterrows()]
+    lines += [""] + _grid([COLUMNS] + rows)
+    if top is not None and len(result.kernels) > top:
+        lines.append(f"... {len(result.kernels) - top} more group(s); use --top to show more")
+    lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _header(result) -> list[str]:
+    s = common.summary_numbers(result)
+    lines = [f"rooflint: {common.device_line(result)}",
+             f"total {common.si(s['total_time_s'], 's')}, headroom {common.si(s['total_headroom_s'], 's')}, "
+             f"time-weighted efficiency {common.pct(s['time_weighted_efficiency'])}",
+             common.accounting_line(result)]
+    for use in result.devices:
+        lines += [f"  {line}" for line in use.provenance]
+    ceilings = [_ceiling_text(row) for row in common.ceiling_rows(result)]
+    if ceilings:
+        lines.append("  ceilings: " + ", ".join(ceilings))
+    for source, problem in result.skipped:
+        lines.append(f"  skipped {source}: {problem}")
+    return lines
+
+
+def _row(result, r) -> list[str]:
+    return [str(r["rank"]), names.short_id(r["kernel"] if result.group_by in ("kernel", "name") else r["group"]),
+            common.display_name(r, result.group_by), str(r["launches"]), common.si(r["duration_s"], "s"),
+            common.pct(r["time_share"], 1), r["verdict"], common.pct(r["efficiency"]),
+            common.si(r["headroom_s"], "s"), r["limiter"] if isinstance(r["limiter"], str) else "—"]
+
+
+def _grid(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    numeric = {0, 3, 4, 5, 7, 8}
+    out = []
+    for row in rows:
+        cells = [str(c).rjust(w) if i in numeric else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def _ceiling_text(row) -> str:
+    unit = "FLOP/s" if row["kind"] == "compute" else "B/s"
+    ridge = f" (ridge {row['ridge_dram']:.3g})" if row.get("ridge_dram") else ""
+    return f"{row['ceiling']} {common.si(row['value'], unit)}{ridge}"

@@ -1,0 +1,156 @@
+"""From input paths to one analysis result that every reporter formats (and never recomputes)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from rooflint import analysis, families, hardware, parsers, ranking, schema
+from rooflint.errors import InputError, RooflintError
+from rooflint.profile import Profile
+
+
+@dataclass
+class DeviceUse:
+    """A device as used for some inputs: its final ceilings and where each came from."""
+
+    device: object  # rooflint.hardware.Device, or None when no ceilings could be found
+    provenance: list[str]
+    sources: list[str]
+
+
+@dataclass
+class Result:
+    launches: pd.DataFrame  # canonical columns + analysis.RESULT_COLUMNS + family
+    kernels: pd.DataFrame  # ranking.KERNEL_COLUMNS
+    group_by: str
+    devices: list[DeviceUse]
+    inputs: list[Profile]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    latency_threshold: float = analysis.LATENCY_THRESHOLD
+
+    @property
+    def accounting(self) -> dict:
+        return accounting(self.launches, self.inputs, self.skipped)
+
+    def per_source(self) -> pd.DataFrame:
+        return per_source(self.launches)
+
+
+@dataclass
+class Options:
+    device_id: str | None = None
+    device_file: str | None = None
+    locale: str | None = None
+    group_by: str = "kernel"
+    latency_threshold: float = analysis.LATENCY_THRESHOLD
+    strict: bool = False
+
+
+def build(paths: Iterable[str], options: Options | None = None,
+          progress: Callable[[str, int], None] | None = None) -> Result:
+    """Read every input, resolve each one's device, analyse, rank."""
+    options = options or Options()
+    profiles, skipped = read_all(paths, options, progress)
+    return assemble(profiles, skipped, options)
+
+
+def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
+    frames, uses = [], {}
+    for profile in profiles:
+        device, provenance = _device_for(profile, options)
+        key = getattr(device, "id", None)
+        use = uses.setdefault(key, DeviceUse(device, provenance, []))
+        use.sources.append(profile.source)
+        frames.append(analysis.analyze(profile.launches, device, options.latency_threshold))
+    launches = pd.concat(frames, ignore_index=True) if frames else analysis.analyze(schema.empty(), None)
+    launches["family"] = families.classify(launches["kernel"])
+    kernels = ranking.rank(launches, options.group_by, options.latency_threshold)
+    return Result(launches, kernels, options.group_by, list(uses.values()), profiles, skipped,
+                  options.latency_threshold)
+
+
+def _device_for(profile: Profile, options: Options):
+    """The device and ceilings for one profile; an unknown device leaves it unanalysable."""
+    try:
+        return hardware.resolve(profile.launches, device_id=options.device_id, device_file=options.device_file,
+                                measured=profile.measured_ceilings or None,
+                                measured_source=profile.measured_source, hints=profile.device_hints or None)
+    except RooflintError as exc:
+        if options.device_id or options.device_file or options.strict:
+            raise
+        return None, [f"{profile.source}: no ceilings: {exc.problem}"]
+
+
+def read_all(paths: Iterable[str], options: Options, progress=None):
+    """Profiles from files and folders (recursing); non-profiles are skipped with the reason."""
+    paths = list(paths)
+    candidates = [c for p in paths for c in _expand(Path(p))]
+    single = len(paths) == 1 and len(candidates) == 1
+    profiles, skipped = [], []
+    for candidate in candidates:
+        try:
+            profile = parsers.read(candidate, locale=options.locale)
+        except RooflintError as exc:
+            if single or options.strict:
+                raise
+            skipped.append((str(candidate), exc.problem))
+            continue
+        profiles.append(profile)
+        if progress:
+            progress(str(candidate), len(profile.launches))
+    if not profiles:
+        if skipped:
+            raise InputError(f"no usable profile among {len(skipped)} file(s) (first: {skipped[0][0]}: "
+                             f"{skipped[0][1]})", path=", ".join(paths))
+        raise InputError("no profile files found; pass Nsight Compute CSV exports or rocprof output",
+                         path=", ".join(paths))
+    return profiles, skipped
+
+
+def _expand(path: Path) -> list[Path]:
+    if not path.is_dir() or _is_profile_folder(path):
+        return [path]
+    found = []
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        here = Path(root)
+        if here != path and _is_profile_folder(here):
+            found.append(here)
+            dirs.clear()
+            continue
+        found.extend(here / f for f in sorted(files) if not f.startswith("."))
+    return found
+
+
+def _is_profile_folder(path: Path) -> bool:
+    return any(getattr(r, "sniff_folder", None) and r.sniff_folder(path) for r in parsers.READERS)
+
+
+def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
+    """launches read = analysed + not analysable, with the reasons counted."""
+    not_ok = launches["verdict"] == analysis.NOT_ANALYSABLE
+    reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
+    reasons = dict(sorted(((str(k), int(v)) for k, v in reasons.items()), key=lambda kv: (-kv[1], kv[0])))
+    return {
+        "launches_read": int(len(launches)),
+        "analysed": int((~not_ok).sum()),
+        "not_analysable": int(not_ok.sum()),
+        "not_analysable_reasons": reasons,
+        "inputs_read": len(inputs),
+        "inputs_skipped": [{"path": p, "reason": r} for p, r in skipped],
+        "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
+    }
+
+
+def per_source(launches: pd.DataFrame) -> pd.DataFrame:
+    """Time, headroom and verdict mix per input file."""
+    mix = pd.crosstab(launches["source"], launches["verdict"]).reindex(columns=list(analysis.VERDICTS), fill_value=0)
+    sums = launches.groupby("source", sort=True).agg(launches=("duration_s", "size"),
+                                                     duration_s=("duration_s", "sum"),
+                                                     headroom_s=("headroom_s", "sum"))
+    return sums.join(mix).reset_index()
