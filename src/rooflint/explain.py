@@ -33,6 +33,9 @@ def sentence(verdict: str, efficiency: float, limiter: str | None, reason: str =
     if verdict == COMPUTE_BOUND:
         if efficiency >= NEAR_CEILING:
             return f"compute-bound at {pct} of the {roof} roof: near the ceiling"
+        if limiter and limiter.startswith("matrix"):
+            return (f"compute-bound at {pct} of the {roof} roof: schedule better (pipelining, tile "
+                    "shapes, occupancy) or narrow the precision")
         return (f"compute-bound at {pct} of the {roof} roof: reach the matrix units, narrow the "
                 "precision, schedule better")
     if verdict == LATENCY_BOUND:

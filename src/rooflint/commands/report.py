@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from rooflint import output, reporters, result
+from rooflint import output as outputs, reporters, result
 from rooflint.analysis import LATENCY_THRESHOLD
 from rooflint.parsers.values import LOCALES
 from rooflint.ranking import GROUPINGS
@@ -58,14 +58,9 @@ def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, **
     with progress_mod.bar(enabled=not quiet) as tick:
         res = result.build(inputs, options_from(kwargs, group_by), progress=tick)
     default_top = 20 if fmt == "table" else None
-    data = reporters.render(res, fmt, top=top or default_top, per=per, excel_safe=excel_safe, level=level)
-    if fmt == "parquet" and output and output != "-":
-        return  # the parquet reporter writes its dataset folder itself
-    output_target = output
-    if fmt in ("png", "svg", "pdf", "parquet") and output_target in (None, "-") and sys.stdout.isatty():
+    if fmt in ("png", "svg", "pdf", "parquet") and output in (None, "-") and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
-    _write(output_target, data)
-
-
-def _write(target, data):
-    output.write(target, data)
+    data = reporters.render(res, fmt, top=top or default_top, per=per, excel_safe=excel_safe, level=level,
+                            output=output)
+    if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)
+        outputs.write(output, data)
