@@ -1,0 +1,36 @@
+"""Shared test fixtures: where the bundled and the shared real profiles live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+SHARED = ROOT.parent / "shared" / "fixtures"
+
+settings.register_profile("ci", max_examples=30, deadline=None)
+settings.register_profile("long", max_examples=2000, deadline=None)
+settings.load_profile("long" if os.environ.get("ROOFLINT_FUZZ") == "long" else "ci")
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture
+def shared_fixtures() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip("shared/fixtures is not present beside the checkout")
+    return SHARED
+
+
+def shared(relative: str) -> Path:
+    """A file under ../shared/fixtures, skipping the test when the folder is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("shared/fixtures is not present beside the checkout")
+    return SHARED / relative
