@@ -1,0 +1,295 @@
+"""The built-in device catalog and user device files: TOML in, checked `Device` out."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+from importlib import resources
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
+
+from rooflint.errors import DeviceError
+from rooflint.schema import COMPUTE_CLASSES, MEMORY_LEVELS
+
+from .device import Ceiling, Device
+from .names import token_key, tokens
+
+# table key -> (allowed entries, factor to SI, what an entry is called in messages)
+TABLES = {
+    "compute_tflops": (COMPUTE_CLASSES, 1e12, "compute class"),
+    "bandwidth_gbps": (MEMORY_LEVELS, 1e9, "memory level"),
+}
+STRING_KEYS = ("id", "name", "vendor", "arch", "source", "base")
+KNOWN_KEYS = (*STRING_KEYS, "profiler_names", "sm_count", "boost_clock_mhz", *TABLES)
+# A catalog file must say everything; a user file may leave out these (defaults: empty, 0, 0).
+USER_OPTIONAL = ("id", "source", "profiler_names", "sm_count", "boost_clock_mhz")
+FORMAT_HINT = "see any file under rooflint/hardware/devices/ for the format"
+
+
+def catalog() -> dict[str, Device]:
+    """Every built-in device, by id (read once, from the package data, so it works from a wheel)."""
+    return dict(_load_catalog())
+
+
+@functools.cache
+def _load_catalog() -> dict[str, Device]:
+    folder = resources.files("rooflint.hardware").joinpath("devices")
+    entries = sorted(
+        (e for e in folder.iterdir() if e.name.endswith(".toml")), key=lambda e: e.name
+    )
+    devices = [_catalog_device(e.name, e.read_text(encoding="utf-8")) for e in entries]
+    return {d.id: d for d in devices}
+
+
+def get(device_id: str) -> Device:
+    """The catalog device with this id (case-insensitive); DeviceError naming close ids if none."""
+    devices = _load_catalog()
+    key = device_id.strip().lower()
+    if key not in devices:
+        raise unknown_device(device_id)
+    return devices[key]
+
+
+def unknown_device(text: str) -> DeviceError:
+    """The error for a device name or id that the catalog does not know."""
+    close = ", ".join(close_ids(text)) or "none"
+    return DeviceError(
+        f"unknown device '{text}'; close matches: {close}; "
+        "pass --device ID (see `rooflint devices`) or --device-file FILE.toml"
+    )
+
+
+def close_ids(text: str, n: int = 3) -> list[str]:
+    """Up to `n` catalog ids whose id or names look like `text` (containing its words first)."""
+    scored = sorted(((_likeness(text, d), d.id) for d in catalog().values()), reverse=True)
+    return [device_id for score, device_id in scored[:n] if score >= 0.6]
+
+
+def _likeness(text: str, device: Device) -> float:
+    words = tokens(text)
+    best = 0.0
+    for label in (device.id, device.name, *device.profiler_names):
+        theirs = tokens(label)
+        if words and words <= theirs:
+            best = max(best, 2 + len(words) / len(theirs))
+        else:
+            shared = len(words & theirs) / len(words | theirs) if words else 0.0
+            ratio = difflib.SequenceMatcher(None, token_key(text), token_key(label)).ratio()
+            best = max(best, shared + ratio)
+    return best
+
+
+def load_device_file(path: str | Path) -> Device:
+    """A user's device file as a Device (merged over its `base` catalog device, if it names one)."""
+    return read_user_file(path)[0]
+
+
+def read_user_file(path: str | Path) -> tuple[Device, set[str]]:
+    """The device of a user file and the ceiling names the file itself supplies."""
+    label = str(path)
+    data = _read_toml(Path(path), label)
+    _check_keys(data, label)
+    if "base" in data:
+        return _over_base(data, label)
+    _require(data, label, [k for k in KNOWN_KEYS if k not in (*USER_OPTIONAL, "base")])
+    default_source = f"user file {label}"
+    source = _user_source(data, label)
+    device = _build(data, label, source, fallback_id=Path(path).stem, default_source=default_source)
+    return device, {*device.compute, *device.memory}
+
+
+def _catalog_device(filename: str, text: str) -> Device:
+    data = _parse_toml(text, filename)
+    _check_keys(data, filename)
+    if "base" in data:
+        raise DeviceError("key 'base' is for user files only; remove it", path=filename)
+    _require(data, filename, [k for k in KNOWN_KEYS if k != "base"])
+    cite = f"{_cite(_string(data, 'source', filename))} (catalog {_string(data, 'id', filename)})"
+    device = _build(data, filename, cite, fallback_id="", default_source="")
+    if device.id != filename.removesuffix(".toml"):
+        raise DeviceError(
+            f"key 'id' must equal the file stem (got '{device.id}'); rename one", path=filename
+        )
+    return device
+
+
+def _over_base(data: dict, label: str) -> tuple[Device, set[str]]:
+    base_id = _string(data, "base", label)
+    if base_id not in _load_catalog():
+        close = ", ".join(close_ids(base_id)) or "none"
+        raise DeviceError(
+            f"key 'base' names no catalog device ('{base_id}'; close matches: {close}); "
+            "use an id from `rooflint devices`",
+            path=label,
+        )
+    base = _load_catalog()[base_id]
+    source = _user_source(data, label)
+    compute = _ceilings(data, "compute_tflops", label, source)
+    memory = _ceilings(data, "bandwidth_gbps", label, source)
+    device = base.replace_ceilings(compute=compute, memory=memory)
+    fields = _identity(data, label, base)
+    merged = Device(
+        **fields,
+        compute=device.compute,
+        memory=device.memory,
+        source=f"{source} over catalog '{base_id}' ({base.source})",
+    )
+    return merged, {*compute, *memory}
+
+
+def _identity(data: dict, label: str, base: Device) -> dict:
+    """id, name, vendor, arch, names, SM count and clock: the file's where given, else the base's."""
+    return {
+        "id": _string(data, "id", label) if "id" in data else base.id,
+        "name": _string(data, "name", label) if "name" in data else base.name,
+        "vendor": _string(data, "vendor", label).lower() if "vendor" in data else base.vendor,
+        "arch": _string(data, "arch", label) if "arch" in data else base.arch,
+        "profiler_names": _names(data, label) if "profiler_names" in data else base.profiler_names,
+        "sm_count": _count(data, label) if "sm_count" in data else base.sm_count,
+        "boost_clock_hz": _clock(data, label) if "boost_clock_mhz" in data else base.boost_clock_hz,
+    }
+
+
+def _build(data: dict, label: str, source: str, *, fallback_id: str, default_source: str) -> Device:
+    return Device(
+        id=_string(data, "id", label) if "id" in data else fallback_id,
+        name=_string(data, "name", label),
+        vendor=_string(data, "vendor", label).lower(),
+        arch=_string(data, "arch", label),
+        profiler_names=_names(data, label) if "profiler_names" in data else (),
+        sm_count=_count(data, label) if "sm_count" in data else 0,
+        boost_clock_hz=_clock(data, label) if "boost_clock_mhz" in data else 0.0,
+        compute=_ceilings(data, "compute_tflops", label, source, required=True),
+        memory=_ceilings(data, "bandwidth_gbps", label, source, required=True),
+        source=_string(data, "source", label) if "source" in data else default_source,
+    )
+
+
+def _cite(source: str) -> str:
+    """The document part of a catalog source ("... datasheet (2023)"), without the details."""
+    return source.split(";", 1)[0].split(":", 1)[0].strip()
+
+
+def _user_source(data: dict, label: str) -> str:
+    if "source" in data:
+        return f"{_string(data, 'source', label)} (user file {label})"
+    return f"user file {label}"
+
+
+def _read_toml(path: Path, label: str) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise DeviceError(
+            f"cannot read device file ({reason}); check the path", path=label
+        ) from exc
+    return _parse_toml(text, label)
+
+
+def _parse_toml(text: str, label: str) -> dict:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DeviceError(f"not valid TOML ({exc}); fix the syntax", path=label) from exc
+
+
+def _check_keys(data: dict, label: str) -> None:
+    for key in data:
+        if key not in KNOWN_KEYS:
+            raise DeviceError(
+                f"unknown key '{key}' (known keys: {', '.join(KNOWN_KEYS)}); rename or remove it",
+                path=label,
+            )
+
+
+def _require(data: dict, label: str, keys: list[str]) -> None:
+    for key in keys:
+        if key not in data:
+            how = f"add a [{key}] table" if key in TABLES else f"add {key} = ..."
+            extra = (
+                ', or set base = "<catalog id>" to start from a catalog device'
+                if key in TABLES
+                else ""
+            )
+            raise DeviceError(f"missing key '{key}'; {how}{extra} ({FORMAT_HINT})", path=label)
+
+
+def _got(value: object) -> str:
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+def _string(data: dict, key: str, label: str) -> str:
+    value = data[key]
+    if not isinstance(value, str) or not value.strip():
+        raise DeviceError(
+            f"key '{key}' must be a non-empty string (got {_got(value)}); fix the value", path=label
+        )
+    return value.strip()
+
+
+def _names(data: dict, label: str) -> tuple:
+    value = data["profiler_names"]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise DeviceError(
+            f"key 'profiler_names' must be a list of strings (got {_got(value)}); fix the value",
+            path=label,
+        )
+    return tuple(v.strip() for v in value)
+
+
+def _count(data: dict, label: str) -> int:
+    value = data["sm_count"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise DeviceError(
+            f"key 'sm_count' must be a non-negative integer (got {_got(value)}); fix the value",
+            path=label,
+        )
+    return value
+
+
+def _clock(data: dict, label: str) -> float:
+    value = data["boost_clock_mhz"]
+    if not _is_number(value) or value < 0:
+        raise DeviceError(
+            f"key 'boost_clock_mhz' must be a non-negative number (got {_got(value)}); fix the value",
+            path=label,
+        )
+    return float(value) * 1e6
+
+
+def _ceilings(
+    data: dict, table: str, label: str, source: str, required: bool = False
+) -> dict[str, Ceiling]:
+    allowed, factor, what = TABLES[table]
+    entries = data.get(table, {})
+    if not isinstance(entries, dict):
+        raise DeviceError(
+            f"key '{table}' must be a table (got {_got(entries)}); write it as [{table}]",
+            path=label,
+        )
+    if required and not entries:
+        raise DeviceError(f"key '{table}' is empty; add at least one {what}", path=label)
+    out = {}
+    for key, value in entries.items():
+        if key not in allowed:
+            raise DeviceError(
+                f"unknown {what} '{table}.{key}' (known: {', '.join(allowed)}); rename or remove it",
+                path=label,
+            )
+        if not _is_number(value) or value <= 0:
+            raise DeviceError(
+                f"key '{table}.{key}' must be a positive number (got {_got(value)}); fix the value",
+                path=label,
+            )
+        out[key] = Ceiling(float(value) * factor, source)
+    return out
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

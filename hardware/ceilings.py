@@ -1,0 +1,159 @@
+"""Choosing the ceilings of a run: user file > measured > profile-derived > catalog (at the run's clock)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from rooflint.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
+
+from .catalog import get, read_user_file
+from .device import Ceiling, Device
+from .matching import match
+
+
+def profile_ceilings(launches: pd.DataFrame) -> dict[str, Ceiling]:
+    """The peaks the profile measured for its own run: the median over launches of each peak column."""
+    clock = median_clock(launches)
+    found = {}
+    for column in PEAKS:
+        values = _positive(launches, column)
+        if values.empty:
+            continue
+        key = column.removeprefix("peak_").removeprefix("bytes_")
+        found[key] = Ceiling(float(values.median()), _profile_source(len(values), clock))
+    return found
+
+
+def scale_to_clock(device: Device, sm_clock_hz: float | None) -> Device:
+    """Compute ceilings scaled from the boost clock to the measured SM clock (memory untouched)."""
+    if not _usable(sm_clock_hz) or not _usable(device.boost_clock_hz):
+        return device
+    factor = sm_clock_hz / device.boost_clock_hz
+    note = (
+        f"scaled to measured SM clock {_ghz(sm_clock_hz)} from boost {_ghz(device.boost_clock_hz)}"
+    )
+    compute = {
+        k: Ceiling(c.value * factor, f"{c.source}; {note}") for k, c in device.compute.items()
+    }
+    return device.replace_ceilings(compute=compute)
+
+
+def resolve(
+    launches: pd.DataFrame,
+    *,
+    device_id: str | None = None,
+    device_file: str | Path | None = None,
+    measured: dict[str, float] | None = None,
+    measured_source: str = "",
+    hints: dict | None = None,
+) -> tuple[Device, list[str]]:
+    """The device of a run with every ceiling from the best source, and provenance lines."""
+    device, user_keys, lines = _pick_device(launches, device_id, device_file, hints)
+    scaled = scale_to_clock(device, median_clock(launches))
+    measured_ceilings, ignored = _measured(measured or {}, measured_source)
+    overrides = {**profile_ceilings(launches), **measured_ceilings}
+    overrides = {k: c for k, c in overrides.items() if k not in user_keys}
+    kept = {k: c for k, c in {**device.compute, **device.memory}.items() if k in user_keys}
+    final = _apply(_apply(scaled, overrides), kept)
+    return final, lines + ignored + _provenance(final)
+
+
+def median_clock(launches: pd.DataFrame) -> float | None:
+    """The median SM clock of the launches in Hz, or None when the profile does not report it."""
+    values = _positive(launches, "sm_clock_hz")
+    return float(values.median()) if not values.empty else None
+
+
+def _pick_device(launches, device_id, device_file, hints) -> tuple[Device, set[str], list[str]]:
+    if device_file is not None:
+        device, user_keys = read_user_file(device_file)
+        return (
+            device,
+            user_keys,
+            [f"device: {device.name} ({device.id}) from --device-file {device_file}"],
+        )
+    if device_id is not None:
+        device = get(device_id)
+        return device, set(), [f"device: {device.name} ({device.id}) chosen with --device"]
+    names = _counts(launches, "device_name")
+    device, how = match(names[0] if names else None, _first(_counts(launches, "arch")), hints)
+    lines = [f"device: {device.name} ({device.id}), {how}"]
+    if len(names) > 1:
+        lines.append(
+            f"the profile names {len(names)} devices ({', '.join(names)}); used the most common"
+        )
+    return device, set(), lines
+
+
+def _apply(device: Device, ceilings: dict[str, Ceiling]) -> Device:
+    compute = {k: c for k, c in ceilings.items() if k in COMPUTE_CLASSES}
+    memory = {k: c for k, c in ceilings.items() if k in MEMORY_LEVELS}
+    return device.replace_ceilings(compute=compute, memory=memory)
+
+
+def _measured(measured: dict[str, float], source: str) -> tuple[dict[str, Ceiling], list[str]]:
+    label = f"measured: {source}" if source else "measured ceilings"
+    found, ignored = {}, []
+    for key, value in measured.items():
+        if key not in COMPUTE_CLASSES and key not in MEMORY_LEVELS:
+            ignored.append(
+                f"ignored measured ceiling '{key}' ({label}): not a compute class or memory level"
+            )
+        elif not _usable(value):
+            ignored.append(
+                f"ignored measured ceiling '{key}' ({label}): {value!r} is not a positive number"
+            )
+        else:
+            found[key] = Ceiling(float(value), label)
+    return found, ignored
+
+
+def _provenance(device: Device) -> list[str]:
+    """One line per source: which ceilings it supplied."""
+    by_source: dict[str, list[str]] = {}
+    for key, ceiling in {**device.compute, **device.memory}.items():
+        by_source.setdefault(ceiling.source, []).append(key)
+    return [f"{', '.join(keys)}: {source}" for source, keys in by_source.items()]
+
+
+def _profile_source(count: int, clock: float | None) -> str:
+    where = f", SM clock {_ghz(clock)}" if clock else ""
+    plural = "launch" if count == 1 else "launches"
+    return f"profile-derived: peak_sustained × measured clock (median of {count} {plural}{where})"
+
+
+def _positive(launches: pd.DataFrame, column: str) -> pd.Series:
+    if column not in launches:
+        return pd.Series(dtype="float64")
+    values = pd.to_numeric(launches[column], errors="coerce").astype("float64")
+    return values[values.gt(0) & values.lt(math.inf)]
+
+
+def _counts(launches: pd.DataFrame, column: str) -> list[str]:
+    """Distinct non-blank values of a text column, most common first."""
+    if column not in launches:
+        return []
+    values = launches[column].dropna().astype(str).str.strip()
+    return list(values[values != ""].value_counts().index)
+
+
+def _first(values: list[str]) -> str | None:
+    return values[0] if values else None
+
+
+def _usable(value: object) -> bool:
+    """A positive, finite number (numpy scalars included)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return 0 < number < math.inf
+
+
+def _ghz(hz: float) -> str:
+    return f"{hz / 1e9:.4g} GHz"
