@@ -43,7 +43,7 @@ _TENSOR_TYPES = {
 }
 
 MISSING_REASONS = {
-    "duration_s": "no duration metric (gpu__time_duration.sum); run `rooflint metrics ncu`",
+    "duration_s": "no duration metric (gpu__time_duration.sum); `rooflint metrics ncu` prints the ncu command that collects it",
     "bytes_dram": "no DRAM traffic metric (dram__bytes.sum, or dram__bytes_read.sum + "
     "dram__bytes_write.sum); run `rooflint metrics ncu` for the ncu command that collects it",
     "ops": "no FLOP counters (sm__sass_thread_inst_executed_op_*_pred_on.sum, "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -116,11 +118,14 @@ def add_note(frame: pd.DataFrame, note: str, where: np.ndarray | None = None) ->
     return frame
 
 
+_ENTRY_SPLIT = re.compile(r"; (?=(?:duration_s|sm_clock_hz|ops|ops_\w+|bytes_\w+): )")
+
+
 def missing_map(text: str) -> dict[str, str]:
     """Parse a `missing` cell back into {quantity: reason}."""
     if not text:
         return {}
-    pairs = (item.split(": ", 1) for item in text.split("; "))
+    pairs = (item.split(": ", 1) for item in _ENTRY_SPLIT.split(text))
     return {q: (r[0] if r else "") for q, *r in pairs}
 
 
