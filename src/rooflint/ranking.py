@@ -5,8 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflint.analysis import ABOVE_ROOF, COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND, NOT_ANALYSABLE
-from rooflint.analysis import LATENCY_THRESHOLD, ABOVE_ROOF_TOLERANCE
+from rooflint.analysis import (
+    ABOVE_ROOF,
+    ABOVE_ROOF_TOLERANCE,
+    COMPUTE_BOUND,
+    LATENCY_BOUND,
+    LATENCY_THRESHOLD,
+    MEMORY_BOUND,
+    NOT_ANALYSABLE,
+)
 
 GROUPINGS = {
     "kernel": ["kernel", "grid", "block"],  # name and launch configuration
