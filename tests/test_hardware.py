@@ -10,6 +10,9 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 import pytest
+
+from rooflint import schema
+from rooflint.errors import DeviceError
 from rooflint.hardware import (
     Ceiling,
     Device,
@@ -21,9 +24,6 @@ from rooflint.hardware import (
     resolve,
     scale_to_clock,
 )
-
-from rooflint import schema
-from rooflint.errors import DeviceError
 
 T = 1e12  # TFLOP/s -> FLOP/s
 G = 1e9  # GB/s -> byte/s
