@@ -5,13 +5,9 @@ from __future__ import annotations
 import difflib
 import functools
 import math
+import tomllib
 from importlib import resources
 from pathlib import Path
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
-    import tomli as tomllib
 
 from rooflint.errors import DeviceError
 from rooflint.schema import COMPUTE_CLASSES, MEMORY_LEVELS
