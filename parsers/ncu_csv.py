@@ -62,6 +62,8 @@ def read(path, locale: str | None = None, **_options) -> Profile:
     header = next(csv.reader([lines[start]]))
     _refuse_aggregates(header, source)
     body = [line for line in lines[start:] if line.startswith('"')]
+    if len(body) < 2:
+        raise InputError(f"header but no launches; the export is empty, {EXPORT_HINT}", path=source)
     table, repairs = _parse(body, header, source)
     if table.num_rows == 0:
         raise InputError(f"header but no launches; the export is empty, {EXPORT_HINT}", path=source)
@@ -167,6 +169,9 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
     if len(frame) and frame["ID"].iloc[0] == "":
         units = frame.iloc[0].to_dict()
         frame = frame.iloc[1:].reset_index(drop=True)
+        if frame.empty:
+            raise InputError(f"header and units row but no launches; the export is empty, {EXPORT_HINT}",
+                             path=source)
     else:
         notes.append("no units row after the header: values read as base units")
     metric_cols = [c for c in frame.columns if metrics.wanted(c) and c not in _TEXT_METRICS]
