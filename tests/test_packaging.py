@@ -1,0 +1,22 @@
+"""The wheel ships every package: each folder with an __init__.py is listed in pyproject.toml."""
+
+from __future__ import annotations
+
+import tomllib
+
+from tests.conftest import ROOT
+
+
+def test_every_python_package_is_listed_for_setuptools():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    folders = {"rooflint": ROOT / "src" / "rooflint", "rooflint.parsers": ROOT / "parsers",
+               "rooflint.hardware": ROOT / "hardware"}
+    found = set()
+    for package, folder in folders.items():
+        for init in folder.rglob("__init__.py"):
+            relative = init.parent.relative_to(folder).parts
+            found.add(".".join((package, *relative)))
+    assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+    for package in listed:
+        assert package in config["package-dir"] or package.rsplit(".", 1)[0] in config["package-dir"]
