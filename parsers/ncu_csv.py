@@ -62,12 +62,21 @@ def read(path, locale: str | None = None, **_options) -> Profile:
     header = next(csv.reader([lines[start]]))
     _refuse_aggregates(header, source)
     body = [line for line in lines[start:] if line.startswith('"')]
+    cut = _cut_short(text, body, len(header))
+    if cut:
+        body = body[:-1]
+    empty = (f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}" if cut
+             else f"header but no launches; the export is empty, {EXPORT_HINT}")
     if len(body) < 2:
-        raise InputError(f"header but no launches; the export is empty, {EXPORT_HINT}", path=source)
+        raise InputError(empty, path=source)
     table, repairs = _parse(body, header, source)
+    if cut:
+        repairs.insert(0, "last line cut short (the file ends mid-row: a truncated copy?) skipped")
     if table.num_rows == 0:
-        raise InputError(f"header but no launches; the export is empty, {EXPORT_HINT}", path=source)
+        raise InputError(empty, path=source)
     frame = table.to_pandas()
+    if "Metric Name" not in header and len(frame) == 1 and frame["ID"].iloc[0] == "":
+        raise InputError(empty.replace("header but", "header and units row but"), path=source)
     if "Metric Name" in header:
         launches, notes = _from_details(frame, source, locale)
         fmt = "ncu-details"
@@ -75,6 +84,15 @@ def read(path, locale: str | None = None, **_options) -> Profile:
         launches, notes = _from_raw(frame, source, locale)
         fmt = "ncu-raw"
     return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
+
+
+def _cut_short(text: str, body: list[str], width: int) -> bool:
+    """Whether the file stops inside its last row: no final newline, and that row lacks fields
+    or its closing quote (ncu quotes every field)."""
+    if len(body) < 2 or text.endswith(("\n", "\r")) or not text.endswith(body[-1]):
+        return False
+    last = body[-1]
+    return not last.endswith('"') or len(next(csv.reader([last]))) != width
 
 
 def _read_text(path: Path) -> str:
@@ -169,9 +187,6 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
     if len(frame) and frame["ID"].iloc[0] == "":
         units = frame.iloc[0].to_dict()
         frame = frame.iloc[1:].reset_index(drop=True)
-        if frame.empty:
-            raise InputError(f"header and units row but no launches; the export is empty, {EXPORT_HINT}",
-                             path=source)
     else:
         notes.append("no units row after the header: values read as base units")
     metric_cols = [c for c in frame.columns if metrics.wanted(c) and c not in _TEXT_METRICS]
