@@ -83,7 +83,21 @@ def read(path, locale: str | None = None, **_options) -> Profile:
     else:
         launches, notes = _from_raw(frame, source, locale)
         fmt = "ncu-raw"
+        repairs += _duplicate_ids(frame["ID"])
     return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
+
+
+def _duplicate_ids(ids: pd.Series) -> list[str]:
+    """A raw page has one row per launch: IDs on several rows are named (every row is kept)."""
+    ids = ids[ids != ""]
+    repeated = ids[ids.duplicated(keep=False)]
+    if repeated.empty:
+        return []
+    counts = repeated.value_counts()
+    order = pd.unique(repeated)
+    shown = ", ".join(f"{i} ({counts[i]} rows)" for i in order[:5]) + (", ..." if len(order) > 5 else "")
+    return [f"{len(repeated)} rows share {len(order)} launch ID(s): {shown}; all rows kept "
+            "(two exports joined into one file?)"]
 
 
 def _cut_short(text: str, body: list[str], width: int) -> bool:
