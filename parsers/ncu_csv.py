@@ -201,8 +201,9 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
     if len(frame) and frame["ID"].iloc[0] == "":
         units = frame.iloc[0].to_dict()
         frame = frame.iloc[1:].reset_index(drop=True)
-    else:
-        notes.append("no units row after the header: values read as base units")
+    else:  # ncu's base units are SI except time, which it counts in nanoseconds
+        units = {metrics.DURATION: "ns"}
+        notes.append("no units row after the header: values read as ncu base units (durations in ns)")
     metric_cols = [c for c in frame.columns if metrics.wanted(c) and c not in _TEXT_METRICS]
     locale = _choose_locale(frame[metric_cols], locale, source)
     wide = pd.DataFrame({c: to_float(frame[c], locale) * unit_scale(units.get(c, "")) for c in metric_cols},
