@@ -78,7 +78,11 @@ def classify(header: list[str]) -> str | None:
     names = {norm(h) for h in header}
     if not names:
         return None
-    if "countername" in names and "countervalue" in names and ("dispatchid" in names or "correlationid" in names):
+    if (
+        "countername" in names
+        and "countervalue" in names
+        and ("dispatchid" in names or "correlationid" in names)
+    ):
         return PMC_LONG
     if "agenttype" in names and ({"cucount", "gfxtargetversion", "nodeid"} & names):
         return AGENT_INFO
@@ -121,9 +125,13 @@ _CLONE = re.compile(r"\s*(\[clone \.kd\]|\(\.kd\))\s*$")
 
 def clean_kernel(names: pd.Series) -> pd.Series:
     """Kernel names without the code-object suffixes rocprof appends (' [clone .kd]', '.kd')."""
-    text = names.astype("string").str.strip().str.strip('"')
-    text = text.str.replace(_CLONE, "", regex=True)
-    return text.str.replace(r"\.kd$", "", regex=True)
+    codes, uniques = pd.factorize(names.astype("string"))  # traces repeat a few names a lot
+    text = pd.Series(uniques, dtype="string").str.strip().str.strip('"')
+    text = text.str.replace(_CLONE, "", regex=True).str.replace(r"\.kd$", "", regex=True)
+    out = pd.Series(
+        text.to_numpy(dtype=object)[np.maximum(codes, 0)], index=names.index, dtype="string"
+    )
+    return out.where(codes >= 0, pd.NA)
 
 
 def numeric(values) -> pd.Series:

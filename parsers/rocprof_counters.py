@@ -44,6 +44,8 @@ LDS_BANKS_DEFAULT = 32
 # FETCH_SIZE / WRITE_SIZE are rocprof derived metrics in KiB.
 KIB = 1024
 
+_INSTANCE = re.compile(r"^(.*)\[(\d+)\]$")
+
 VALU_PRECISIONS = {"F16": "ops_vector_fp16", "F32": "ops_vector_fp32", "F64": "ops_vector_fp64"}
 VALU_KINDS = ("ADD", "MUL", "FMA", "TRANS")
 # MFMA counter suffix -> canonical column. F6F4 is one counter for FP6 and FP4 (gfx950).
@@ -66,14 +68,65 @@ MFMA_BY_ARCH = {
     "gfx950": ("F16", "BF16", "F32", "F64", "I8", "F8", "F6F4"),
 }
 
-GFX950_HBM_NOTE = "MI300 HBM formula on gfx950: reads ~2× low"
-PACKED_NOTE = ("VALU FLOPs counted per wave instruction (lanes × 1, FMA × 2): packed FP16/FP32 "
-               "math (v_pk_*) may be under-counted")
-RDNA_NOTE = "low-confidence: RDNA memory counters are unreliable"
-F32_MFMA_NOTE = ("FP32 MFMA ops (SQ_INSTS_VALU_MFMA_MOPS_F32 × 512) are in no ops column: "
-                 "the schema has no matrix_fp32 class")
+# Every counter the formulas below read (base names; _sum and [n] forms are found from them).
+# Long tables are pivoted to these only, so a 2,000-counter collection stays cheap.
+USED = frozenset(
+    [f"SQ_INSTS_VALU_{kind}_{p}" for kind in VALU_KINDS for p in VALU_PRECISIONS]
+    + [f"SQ_INSTS_VALU_MFMA_MOPS_{kind}" for kind in [*MFMA_COLUMNS, "F32"]]
+    + [
+        "SQ_INSTS_VALU_MFMA_F6F4",
+        "SQ_INSTS_VALU",
+        "SQ_INSTS_SALU",
+        "SQ_INSTS_MFMA",
+        "TCC_EA0_RDREQ_DRAM_32B",
+        "TCC_EA0_WRREQ_WRITE_DRAM_32B",
+        "TCC_EA0_WRREQ_ATOMIC_DRAM_32B",
+        "TCC_EA0_RDREQ",
+        "TCC_EA0_RDREQ_32B",
+        "TCC_EA0_RDREQ_64B",
+        "TCC_EA0_RDREQ_128B",
+        "TCC_EA0_WRREQ",
+        "TCC_EA0_WRREQ_64B",
+        "TCC_BUBBLE",
+        "TCC_EA_RDREQ",
+        "TCC_EA_RDREQ_32B",
+        "TCC_EA_WRREQ",
+        "TCC_EA_WRREQ_64B",
+        "FETCH_SIZE",
+        "WRITE_SIZE",
+        "TCC_READ_SECTORS",
+        "TCC_WRITE_SECTORS",
+        "TCC_ATOMIC_SECTORS",
+        "TCC_REQ",
+        "TCP_TCC_READ_REQ",
+        "TCP_TCC_WRITE_REQ",
+        "TCP_TCC_ATOMIC_WITH_RET_REQ",
+        "TCP_TCC_ATOMIC_WITHOUT_RET_REQ",
+        "TCP_TOTAL_CACHE_ACCESSES",
+        "SQ_LDS_IDX_ACTIVE",
+        "SQ_LDS_BANK_CONFLICT",
+    ]
+)
 
-_INSTANCE = re.compile(r"^(.*)\[(\d+)\]$")
+
+def base_name(name: str) -> str:
+    """TCC_HIT[3] and TCC_HIT_sum -> TCC_HIT."""
+    m = _INSTANCE.match(name)
+    if m:
+        return m.group(1)
+    return name[:-4] if name.endswith("_sum") else name
+
+
+GFX950_HBM_NOTE = "MI300 HBM formula on gfx950: reads ~2× low"
+PACKED_NOTE = (
+    "VALU FLOPs counted per wave instruction (lanes × 1, FMA × 2): packed FP16/FP32 "
+    "math (v_pk_*) may be under-counted"
+)
+RDNA_NOTE = "low-confidence: RDNA memory counters are unreliable"
+F32_MFMA_NOTE = (
+    "FP32 MFMA ops (SQ_INSTS_VALU_MFMA_MOPS_F32 × 512) are in no ops column: "
+    "the schema has no matrix_fp32 class"
+)
 
 
 class Counters:
@@ -134,44 +187,62 @@ class Derived:
     columns: dict[str, pd.Series] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # quantity -> why it is NA
     notes: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (note, rows)
-    file_notes: list[str] = field(default_factory=list)
 
 
 def infer_arch(counters: Counters, omniperf_table: bool) -> str | None:
     """A gfx target guessed from which counters exist; None when the names do not tell."""
     c = counters
-    if (c.has("SQ_INSTS_VALU_MFMA_MOPS_F6F4") or c.has("SQ_INSTS_VALU_MFMA_F6F4")
-            or c.has("TCC_EA0_RDREQ_DRAM_32B") or c.has("TCC_READ_SECTORS")):
+    if (
+        c.has("SQ_INSTS_VALU_MFMA_MOPS_F6F4")
+        or c.has("SQ_INSTS_VALU_MFMA_F6F4")
+        or c.has("TCC_EA0_RDREQ_DRAM_32B")
+        or c.has("TCC_READ_SECTORS")
+    ):
         return "gfx950"
-    if (c.has("TCC_EA0_RDREQ") or c.has("TCC_EA0_WRREQ") or c.has("TCC_BUBBLE")
-            or c.has("SQ_INSTS_VALU_MFMA_MOPS_F8")):
+    if (
+        c.has("TCC_EA0_RDREQ")
+        or c.has("TCC_EA0_WRREQ")
+        or c.has("TCC_BUBBLE")
+        or c.has("SQ_INSTS_VALU_MFMA_MOPS_F8")
+    ):
         return "gfx942"
     if c.has("SQ_INSTS_VALU_MFMA_MOPS_F16") or c.has("SQ_INSTS_VALU_ADD_F32"):
         return "gfx90a"
     # A full rocprof-compute collection (every SQ counter the GPU has) with no typed VALU and no
     # MFMA counters, on the MI100-era TCC_EA_* names, is an MI100.
-    if (omniperf_table and c.has("TCC_EA_RDREQ") and c.has("SQ_INSTS_VALU")
-            and c.has("SQ_INSTS_SALU") and not c.has("SQ_INSTS_MFMA")):
+    if (
+        omniperf_table
+        and c.has("TCC_EA_RDREQ")
+        and c.has("SQ_INSTS_VALU")
+        and c.has("SQ_INSTS_SALU")
+        and not c.has("SQ_INSTS_MFMA")
+    ):
         return "gfx908"
     return None
 
 
-def derive(frame: pd.DataFrame, arch: str | None, wave_size: pd.Series,
-           lds_banks: int | None = None) -> Derived:
+def derive(
+    frame: pd.DataFrame, arch: str | None, wave_size: pd.Series, lds_banks: int | None = None
+) -> Derived:
     """Operations and bytes for each row of a wide counter table on one architecture."""
     counters = Counters(frame)
     out = Derived()
     _vector_ops(counters, arch, wave_size, out)
     _matrix_ops(counters, arch, out)
-    if not any(c in out.columns for c in list(VALU_PRECISIONS.values()) + list(MFMA_COLUMNS.values())):
+    if not any(
+        c in out.columns for c in list(VALU_PRECISIONS.values()) + list(MFMA_COLUMNS.values())
+    ):
         out.reasons.setdefault("ops", _no_flops_reason(arch))
     _dram_bytes(counters, arch, out)
     _l2_bytes(counters, arch, out)
     _l1_bytes(counters, out)
     _lds_bytes(counters, lds_banks or LDS_BANKS_DEFAULT, out)
     if arch and arch.startswith(RDNA_PREFIXES):
-        present = [out.columns[c].notna().to_numpy() for c in
-                   ("bytes_dram", "bytes_l2", "bytes_l1", "bytes_lds") if c in out.columns]
+        present = [
+            out.columns[c].notna().to_numpy()
+            for c in ("bytes_dram", "bytes_l2", "bytes_l1", "bytes_lds")
+            if c in out.columns
+        ]
         if present:
             out.notes.append((RDNA_NOTE, np.logical_or.reduce(present)))
     return out
@@ -180,8 +251,10 @@ def derive(frame: pd.DataFrame, arch: str | None, wave_size: pd.Series,
 def _no_flops_reason(arch: str | None) -> str:
     if arch and arch.startswith(NO_TYPED_FLOPS):
         return f"{arch} has no typed FLOP counters"
-    return ("no FLOP counters in this file (collect SQ_INSTS_VALU_{ADD,MUL,FMA,TRANS}_F{16,32,64} "
-            "and SQ_INSTS_VALU_MFMA_MOPS_*)")
+    return (
+        "no FLOP counters in this file (collect SQ_INSTS_VALU_{ADD,MUL,FMA,TRANS}_F{16,32,64} "
+        "and SQ_INSTS_VALU_MFMA_MOPS_*)"
+    )
 
 
 def _vector_ops(c: Counters, arch: str | None, wave: pd.Series, out: Derived) -> None:
@@ -205,7 +278,9 @@ def _vector_ops(c: Counters, arch: str | None, wave: pd.Series, out: Derived) ->
 
 
 def _matrix_ops(c: Counters, arch: str | None, out: Derived) -> None:
-    family = "gfx950" if arch == "gfx950" else "gfx94" if arch and arch.startswith("gfx94") else arch
+    family = (
+        "gfx950" if arch == "gfx950" else "gfx94" if arch and arch.startswith("gfx94") else arch
+    )
     expected = MFMA_BY_ARCH.get(family or "", ())
     found_any = any(c.has(f"SQ_INSTS_VALU_MFMA_MOPS_{k}") for k in list(MFMA_COLUMNS) + ["F32"])
     for kind, column in MFMA_COLUMNS.items():
@@ -219,16 +294,25 @@ def _matrix_ops(c: Counters, arch: str | None, out: Derived) -> None:
         out.notes.append((F32_MFMA_NOTE, (f32 > 0).to_numpy()))
     if c.has("SQ_INSTS_VALU_MFMA_MOPS_F6F4"):
         fp4 = out.columns["ops_matrix_fp4"]
-        out.notes.append(("ops_matrix_fp4 counts FP6 and FP4 MFMA together (one F6F4 counter)",
-                          (fp4 > 0).to_numpy()))
+        out.notes.append(
+            (
+                "ops_matrix_fp4 counts FP6 and FP4 MFMA together (one F6F4 counter)",
+                (fp4 > 0).to_numpy(),
+            )
+        )
 
 
 def _clipped(values: pd.Series, out: Derived, what: str) -> pd.Series:
     """Counter differences read from different passes can dip below zero: clip, and say so."""
     negative = (values < 0).to_numpy()
     if negative.any():
-        out.notes.append((f"{what}: negative counter difference (counters from different passes) "
-                          "clipped to 0", negative))
+        out.notes.append(
+            (
+                f"{what}: negative counter difference (counters from different passes) "
+                "clipped to 0",
+                negative,
+            )
+        )
     return values.clip(lower=0)
 
 
@@ -306,15 +390,23 @@ def _l2_bytes(c: Counters, arch: str | None, out: Derived) -> None:
                 total = total + extra
         out.columns["bytes_l2"] = TCP_TCC_REQ_BYTES * total
         if arch == "gfx950":
-            out.notes.append(("bytes_l2 from 64 B vL1D->L2 requests: gfx950 reads in 128 B "
-                              "requests, so L2 reads may be under-counted",
-                              out.columns["bytes_l2"].notna().to_numpy()))
+            out.notes.append(
+                (
+                    "bytes_l2 from 64 B vL1D->L2 requests: gfx950 reads in 128 B "
+                    "requests, so L2 reads may be under-counted",
+                    out.columns["bytes_l2"].notna().to_numpy(),
+                )
+            )
         return
     req = c.get("TCC_REQ")
     if req is not None:
         out.columns["bytes_l2"] = TCC_REQ_BYTES * req
-        out.notes.append(("bytes_l2 = TCC_REQ × 128 B (full cache lines; over-counts partial "
-                          "requests)", req.notna().to_numpy()))
+        out.notes.append(
+            (
+                "bytes_l2 = TCC_REQ × 128 B (full cache lines; over-counts partial requests)",
+                req.notna().to_numpy(),
+            )
+        )
         return
     out.reasons["bytes_l2"] = "no L2 request counters (TCP_TCC_*_REQ or TCC_REQ) in this file"
 
@@ -330,7 +422,9 @@ def _l1_bytes(c: Counters, out: Derived) -> None:
 def _lds_bytes(c: Counters, banks: int, out: Derived) -> None:
     pair = c.all("SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT")
     if pair is None:
-        out.reasons["bytes_lds"] = "no LDS counters (SQ_LDS_IDX_ACTIVE, SQ_LDS_BANK_CONFLICT) in this file"
+        out.reasons["bytes_lds"] = (
+            "no LDS counters (SQ_LDS_IDX_ACTIVE, SQ_LDS_BANK_CONFLICT) in this file"
+        )
         return
     active, conflict = pair
     out.columns["bytes_lds"] = LDS_DWORD_BYTES * banks * _clipped(active - conflict, out, "LDS")

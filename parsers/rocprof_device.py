@@ -109,9 +109,7 @@ def read_sysinfo(path: Path) -> DeviceInfo:
     if values.get("wave_size"):
         info.wave_size = int(values["wave_size"])
     if unusable:
-        info.notes.append(
-            f"{path.name}: unusable values ignored ({', '.join(unusable)}); "
-            "clocks and sizes from this file were not used")
+        info.notes.append(f"{path.name}: unusable values ignored ({', '.join(unusable)})")
     return info
 
 
@@ -130,14 +128,16 @@ def read_agent_info(path: Path) -> DeviceInfo:
         c = cols.get(name)
         return gpus[c] if c else pd.Series(default, index=gpus.index)
 
-    agents = pd.DataFrame({
-        "node": pd.to_numeric(col("nodeid"), errors="coerce"),
-        "logical": pd.to_numeric(col("logicalnodeid"), errors="coerce"),
-        "gfx": col("name").replace("", pd.NA),
-        "product": col("productname").replace("", pd.NA),
-        "cu_count": pd.to_numeric(col("cucount"), errors="coerce"),
-        "wave": pd.to_numeric(col("wavefrontsize"), errors="coerce"),
-    }).reset_index(drop=True)
+    agents = pd.DataFrame(
+        {
+            "node": pd.to_numeric(col("nodeid"), errors="coerce"),
+            "logical": pd.to_numeric(col("logicalnodeid"), errors="coerce"),
+            "gfx": col("name").replace("", pd.NA),
+            "product": col("productname").replace("", pd.NA),
+            "cu_count": pd.to_numeric(col("cucount"), errors="coerce"),
+            "wave": pd.to_numeric(col("wavefrontsize"), errors="coerce"),
+        }
+    ).reset_index(drop=True)
     info.agents = agents
     _summarise(info, agents, path.name)
     return info
@@ -164,14 +164,16 @@ def agents_from_rocpd(rows: pd.DataFrame) -> DeviceInfo:
     info = DeviceInfo()
     if rows.empty:
         return info
-    agents = pd.DataFrame({
-        "node": pd.to_numeric(rows.get("absolute_index"), errors="coerce"),
-        "logical": pd.to_numeric(rows.get("logical_index"), errors="coerce"),
-        "gfx": rows.get("name"),
-        "product": rows.get("product_name"),
-        "cu_count": pd.to_numeric(rows.get("cu_count"), errors="coerce"),
-        "wave": pd.to_numeric(rows.get("wave_front_size"), errors="coerce"),
-    }).reset_index(drop=True)
+    agents = pd.DataFrame(
+        {
+            "node": pd.to_numeric(rows.get("absolute_index"), errors="coerce"),
+            "logical": pd.to_numeric(rows.get("logical_index"), errors="coerce"),
+            "gfx": rows.get("name"),
+            "product": rows.get("product_name"),
+            "cu_count": pd.to_numeric(rows.get("cu_count"), errors="coerce"),
+            "wave": pd.to_numeric(rows.get("wave_front_size"), errors="coerce"),
+        }
+    ).reset_index(drop=True)
     info.agents = agents
     _summarise(info, agents, "rocpd agents")
     return info
@@ -206,12 +208,17 @@ def read_roofline(path: Path) -> tuple[dict[str, float], list[str]]:
     table = _read_small_csv(path)
     notes: list[str] = []
     if table.empty:
-        raise InputError("roofline.csv has a header but no measurements; run the roofline "
-                         "benchmark again (rocprof-compute profile --roof-only)", path=str(path))
+        raise InputError(
+            "roofline.csv has a header but no measurements; run the roofline "
+            "benchmark again (rocprof-compute profile --roof-only)",
+            path=str(path),
+        )
     if len(table) > 1:
         first = table.columns[0]
-        notes.append(f"{path.name}: {len(table)} devices measured; used the first "
-                     f"({first} = {table.iloc[0][first]})")
+        notes.append(
+            f"{path.name}: {len(table)} devices measured; used the first "
+            f"({first} = {table.iloc[0][first]})"
+        )
     row = table.iloc[0]
     ceilings: dict[str, float] = {}
     skipped = []

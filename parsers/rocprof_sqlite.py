@@ -49,7 +49,9 @@ def read_v1(path: Path) -> pd.DataFrame:
     try:
         return pd.read_sql_query('SELECT * FROM "KERN"', con)
     except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        raise InputError(f"cannot read table KERN ({exc}); export the profile again", path=str(path)) from None
+        raise InputError(
+            f"cannot read table KERN ({exc}); export the profile again", path=str(path)
+        ) from None
     finally:
         con.close()
 
@@ -65,19 +67,26 @@ def read_rocpd(path: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, DeviceInf
         names = _names(con)
         kernels = pd.read_sql_query(
             "SELECT dispatch_id AS Dispatch_Id, pid AS Process_Id, agent_abs_index AS Agent_Id, "
-            "name AS Kernel_Name, start AS Start_Timestamp, \"end\" AS End_Timestamp, "
+            'name AS Kernel_Name, start AS Start_Timestamp, "end" AS End_Timestamp, '
             "grid_x AS Grid_Size_X, grid_y AS Grid_Size_Y, grid_z AS Grid_Size_Z, "
             "workgroup_x AS Workgroup_Size_X, workgroup_y AS Workgroup_Size_Y, "
-            "workgroup_z AS Workgroup_Size_Z FROM kernels", con)
+            "workgroup_z AS Workgroup_Size_Z FROM kernels",
+            con,
+        )
         counters = None
         if "counters_collection" in names:
             counters = pd.read_sql_query(
                 "SELECT dispatch_id AS Dispatch_Id, pid AS Process_Id, counter_name AS Counter_Name, "
-                "value AS Counter_Value FROM counters_collection", con)
+                "value AS Counter_Value FROM counters_collection",
+                con,
+            )
         agents = _agents(con, names)
     except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        raise InputError(f"cannot read the rocpd views ({exc}); the database may come from an "
-                         "unsupported rocprofv3 version", path=str(path)) from None
+        raise InputError(
+            f"cannot read the rocpd views ({exc}); the database may come from an "
+            "unsupported rocprofv3 version",
+            path=str(path),
+        ) from None
     finally:
         con.close()
     return kernels, counters, agents

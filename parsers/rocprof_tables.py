@@ -10,7 +10,7 @@ import pandas as pd
 from rooflint import schema
 
 from . import rocprof_columns as cols
-from .rocprof_counters import Counters, derive, infer_arch
+from .rocprof_counters import USED, Counters, base_name, derive, infer_arch
 from .rocprof_device import RDNA_PREFIXES, DeviceInfo
 
 QUANTITIES = ["duration_s", "bytes_dram", "bytes_l2", "bytes_l1", "bytes_lds"]
@@ -47,10 +47,10 @@ def wide(frame: pd.DataFrame, name: str) -> Table:
         return table
     key = _separate_processes(frame, key, found)
     kernel = found.get("kernel")
-    grouped = frame.groupby(key, sort=False, dropna=False)
-    if kernel and (grouped[kernel].nunique() > 1).any():
+    if kernel and _mixed(frame, key, kernel):
         table.notes.append(f"{name}: dispatch ids repeat with different kernels; every row kept")
         return table
+    grouped = frame.groupby(key, sort=False, dropna=False)
     # The same dispatch in several rows: one row per pmc pass. Each pass brings its own
     # counters; take each column's first value and the median of the passes' durations.
     merged = frame.assign(__dur=durations).groupby(key, sort=False, dropna=False)
@@ -61,8 +61,10 @@ def wide(frame: pd.DataFrame, name: str) -> Table:
     repeated = int((grouped.size() > 1).sum())
     table.frame = out.drop(columns="__dur")
     table.duration_s = out["__dur"]
-    table.repairs.append(f"{name}: merged {extra} duplicate rows into {repeated} dispatches "
-                         "(the same dispatch in several pmc passes)")
+    table.repairs.append(
+        f"{name}: merged {extra} duplicate rows into {repeated} dispatches "
+        "(the same dispatch in several pmc passes)"
+    )
     table.notes.append(f"{name}: durations of merged dispatches are the median over their passes")
     return table
 
@@ -70,44 +72,83 @@ def wide(frame: pd.DataFrame, name: str) -> Table:
 def _separate_processes(frame, key, found):
     """Add the process id to the key when dispatch ids alone mix kernels of different processes."""
     kernel, pid = found.get("kernel"), found.get("pid")
-    if kernel and pid and pid not in key:
-        if (frame.groupby(key, sort=False, dropna=False)[kernel].nunique() > 1).any():
-            return key + [pid]
+    if kernel and pid and pid not in key and _mixed(frame, key, kernel):
+        return key + [pid]
     return key
 
 
+def _mixed(frame: pd.DataFrame, key: list[str], column: str) -> bool:
+    """Whether some key has more than one value of `column` (integer codes: fast on big tables)."""
+    codes = pd.factorize(frame[column])[0]
+    groups = frame.groupby(key, sort=False, dropna=False).ngroup().to_numpy()
+    per = pd.DataFrame({"g": groups, "c": codes}).groupby("g")["c"]
+    return bool((per.min() != per.max()).any())
+
+
 def long(frame: pd.DataFrame, name: str) -> Table:
-    """rocprofv3 / rocpd counter rows (one per counter per dispatch) pivoted to one row per dispatch."""
+    """rocprofv3 / rocpd counter rows (one per counter per dispatch) pivoted to one row per dispatch.
+
+    Only counters the formulas read are pivoted (see rocprof_counters.USED): a rocprof-compute
+    collection carries ~2,000 counters per dispatch.
+    """
     found = cols.roles(frame.columns)
     key = _separate_processes(frame, _key(found), found)
     cname, cvalue = found["counter_name"], found["counter_value"]
-    counters = pd.DataFrame({k: frame[k] for k in key})
-    counters["__name"] = frame[cname].astype("string").str.strip()
-    counters["__value"] = cols.numeric(frame[cvalue])
     notes, repairs = [], []
-    repeats = int(counters.duplicated(key + ["__name"]).sum())
-    if repeats:
-        repairs.append(f"{name}: averaged {repeats} repeated counter readings (the same counter "
-                       "for the same dispatch in several rows)")
-    values = counters.groupby(key + ["__name"], sort=False, dropna=False)["__value"].mean()
-    values = values.unstack("__name")
-    values.columns = [str(c) for c in values.columns]
+    groups = frame.groupby(key, sort=False, dropna=False).ngroup().to_numpy()
+    n_groups = int(groups.max()) + 1 if len(groups) else 0
+    first = np.unique(groups, return_index=True)[1]  # groups are numbered by first appearance
     identity_cols = [c for c in frame.columns if c not in (cname, cvalue)]
-    identity = frame[identity_cols].groupby(key, sort=False, dropna=False).first()
-    wide_frame = identity.join(values).reset_index()
+    wide_frame = frame[identity_cols].iloc[first].reset_index(drop=True)
+    names = frame[cname].astype("string").str.strip()
+    codes, uniques = pd.factorize(names)
+    wanted = np.array([base_name(str(u)) in USED for u in uniques], dtype=bool)
+    keep = (codes >= 0) & wanted[codes] if len(uniques) else np.zeros(len(codes), dtype=bool)
+    values = cols.numeric(frame[cvalue]).to_numpy()
+    if keep.any():
+        columns = np.flatnonzero(wanted)
+        position = np.full(len(uniques), -1)
+        position[columns] = np.arange(len(columns))
+        cell = groups[keep] * len(columns) + position[codes[keep]]
+        count = np.bincount(cell, minlength=n_groups * len(columns))
+        valid = ~np.isnan(values[keep])
+        total = np.bincount(
+            cell[valid], weights=values[keep][valid], minlength=n_groups * len(columns)
+        )
+        seen = np.bincount(cell[valid], minlength=n_groups * len(columns))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(seen > 0, total / np.maximum(seen, 1), np.nan)
+        pivot = pd.DataFrame(
+            mean.reshape(n_groups, len(columns)), columns=[str(uniques[i]) for i in columns]
+        )
+        wide_frame = pd.concat([wide_frame, pivot], axis=1)
+        repeats = int((count > 1).sum())
+        if repeats:
+            repairs.append(
+                f"{name}: averaged repeated readings of {repeats} (dispatch, counter) "
+                "pairs (the same counter for the same dispatch in several rows)"
+            )
     durations = pd.Series(np.nan, index=wide_frame.index)
     if "start" in found and "end" in found:
-        stamps = frame[key + [found["start"], found["end"]]].drop_duplicates()
-        stamps = stamps.assign(__dur=cols.durations_s(stamps, found))
-        per = stamps.groupby(key, sort=False, dropna=False)["__dur"]
-        med = per.median().rename("__dur")
-        durations = wide_frame[key].merge(med.reset_index(), on=key, how="left")["__dur"]
-        passes = int(per.size().max())
+        stamps = pd.DataFrame(
+            {
+                "g": groups,
+                "start": pd.to_numeric(frame[found["start"]], errors="coerce"),
+                "end": pd.to_numeric(frame[found["end"]], errors="coerce"),
+            }
+        )
+        stamps = stamps.drop_duplicates()
+        stamps["dur"] = (stamps["end"] - stamps["start"]).astype("float64") * 1e-9
+        stamps = stamps[stamps["dur"] >= 0]
+        per = stamps.groupby("g")["dur"]
+        durations = per.median().reindex(range(n_groups)).reset_index(drop=True)
+        passes = int(per.size().max()) if len(stamps) else 0
         if passes > 1:
-            notes.append(f"{name}: each dispatch was timed in up to {passes} profiling passes; "
-                         "duration is the median of its passes")
-    table = Table(wide_frame, durations.reset_index(drop=True), notes=notes, repairs=repairs)
-    return table
+            notes.append(
+                f"{name}: each dispatch was timed in up to {passes} profiling passes; "
+                "duration is the median of its passes"
+            )
+    return Table(wide_frame, durations, notes=notes, repairs=repairs)
 
 
 def trace(frame: pd.DataFrame) -> Table:
@@ -124,14 +165,23 @@ def join_trace(table: Table, trace_frame: pd.DataFrame, trace_name: str) -> None
     """
     found, tfound = table.found, cols.roles(trace_frame.columns)
     if "dispatch" not in found or "dispatch" not in tfound or "kernel" not in tfound:
-        table.duration_reason = (f"no timestamps in this file and {trace_name} has no dispatch ids "
-                                 "to join on")
+        table.duration_reason = (
+            f"no timestamps in this file and {trace_name} has no dispatch ids to join on"
+        )
         return
-    ours = pd.DataFrame({"__id": cols.numeric(table.frame[found["dispatch"]]),
-                         "__kernel": cols.clean_kernel(table.frame[found["kernel"]])})
-    theirs = pd.DataFrame({"__id": cols.numeric(trace_frame[tfound["dispatch"]]),
-                           "__tkernel": cols.clean_kernel(trace_frame[tfound["kernel"]]),
-                           "__dur": cols.durations_s(trace_frame, tfound)})
+    ours = pd.DataFrame(
+        {
+            "__id": cols.numeric(table.frame[found["dispatch"]]),
+            "__kernel": cols.clean_kernel(table.frame[found["kernel"]]),
+        }
+    )
+    theirs = pd.DataFrame(
+        {
+            "__id": cols.numeric(trace_frame[tfound["dispatch"]]),
+            "__tkernel": cols.clean_kernel(trace_frame[tfound["kernel"]]),
+            "__dur": cols.durations_s(trace_frame, tfound),
+        }
+    )
     on = ["__id"]
     if "gpu" in found and "gpu" in tfound:
         ours["__gpu"] = cols.agent_number(table.frame[found["gpu"]])
@@ -143,11 +193,14 @@ def join_trace(table: Table, trace_frame: pd.DataFrame, trace_name: str) -> None
     table.duration_s = joined["__dur"].where(same)
     if same.any():
         table.notes.append(f"durations joined from {trace_name} on dispatch id")
-    table.duration_reason = f"no timestamps in this file and no dispatch with the same kernel in {trace_name}"
+    table.duration_reason = (
+        f"no timestamps in this file and no dispatch with the same kernel in {trace_name}"
+    )
 
 
-def canonical(table: Table, source: str, device: DeviceInfo, arch_option: str | None,
-              omniperf: bool) -> tuple[pd.DataFrame, list[str]]:
+def canonical(
+    table: Table, source: str, device: DeviceInfo, arch_option: str | None, omniperf: bool
+) -> tuple[pd.DataFrame, list[str]]:
     """The canonical launch table for `table`, and file-level notes about how it was built."""
     frame = table.frame.reset_index(drop=True)
     found = cols.roles(frame.columns)
@@ -157,8 +210,9 @@ def canonical(table: Table, source: str, device: DeviceInfo, arch_option: str | 
     ident["launch_id"], id_note = _launch_ids(frame, found)
     if id_note:
         notes.append(id_note)
-    ident["process_id"] = (pd.to_numeric(frame[found["pid"]], errors="coerce")
-                           if "pid" in found else np.nan)
+    ident["process_id"] = (
+        pd.to_numeric(frame[found["pid"]], errors="coerce") if "pid" in found else np.nan
+    )
     ident["kernel"] = cols.clean_kernel(frame[found["kernel"]]) if "kernel" in found else pd.NA
     ident["grid"] = cols.shape_text(frame, found, "grid")
     ident["block"] = cols.shape_text(frame, found, "block")
@@ -168,15 +222,19 @@ def canonical(table: Table, source: str, device: DeviceInfo, arch_option: str | 
     if arch_note:
         notes.append(arch_note)
     ident["arch"] = gfx
-    ident["device_name"] = product.fillna(gfx) if product is not None else gfx
+    ident["device_name"] = product.fillna(gfx)
     parts, order = [], []
     for arch, rows in _groups(gfx):
         sub = frame.iloc[rows]
         part = ident.iloc[rows].copy()
         reasons = {"duration_s": table.duration_reason}
         if table.counters:
-            derived = derive(sub.reset_index(drop=True), arch, wave.iloc[rows].reset_index(drop=True),
-                             device.lds_banks_per_cu)
+            derived = derive(
+                sub.reset_index(drop=True),
+                arch,
+                wave.iloc[rows].reset_index(drop=True),
+                device.lds_banks_per_cu,
+            )
             for column, values in derived.columns.items():
                 part[column] = values.to_numpy()
             reasons.update(derived.reasons)
@@ -186,9 +244,8 @@ def canonical(table: Table, source: str, device: DeviceInfo, arch_option: str | 
             row_notes = []
         part = schema.conform(part)
         part = schema.mark_missing(part, reasons)
-        for note, where in row_notes:
-            if np.asarray(where).any():
-                part = schema.add_note(part, note, where)
+        for note, where in _combined(row_notes, len(part)):
+            part = schema.add_note(part, note, where)
         parts.append(part)
         order.append(rows)
     if not parts:
@@ -196,6 +253,19 @@ def canonical(table: Table, source: str, device: DeviceInfo, arch_option: str | 
     result = pd.concat(parts, ignore_index=True)
     result = result.iloc[np.argsort(np.concatenate(order), kind="stable")].reset_index(drop=True)
     return result, notes
+
+
+def _combined(notes: list[tuple[str, np.ndarray]], n: int):
+    """One (text, rows) per distinct combination of notes: add_note is O(rows) per call."""
+    if not notes:
+        return
+    texts = [text for text, _ in notes]
+    bits = np.zeros(n, dtype=np.int64)
+    for i, (_, where) in enumerate(notes):
+        bits |= np.asarray(where, dtype=bool).astype(np.int64) << i
+    for combo in np.unique(bits[bits > 0]):
+        chosen = [texts[i] for i in range(len(texts)) if combo >> i & 1]
+        yield "; ".join(chosen), bits == combo
 
 
 def _trace_reasons() -> dict[str, str]:
@@ -207,7 +277,11 @@ def _groups(gfx: pd.Series):
     """Row positions of each architecture (NA included), in order of first appearance."""
     codes, uniques = pd.factorize(gfx.astype(object), use_na_sentinel=False)
     for i, value in enumerate(uniques):
-        arch = None if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) else str(value)
+        arch = (
+            None
+            if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+            else str(value)
+        )
         yield arch, np.flatnonzero(codes == i)
 
 
@@ -219,8 +293,11 @@ def _launch_ids(frame: pd.DataFrame, found: dict[str, str]) -> tuple[pd.Series, 
             return ids, ""
         why = "missing" if ids.isna().any() else "not unique"
         return pd.Series(np.arange(len(frame))), (
-            f"dispatch ids {why} in this file; launch_id is the row number")
-    return pd.Series(np.arange(len(frame))), "no dispatch ids in this file; launch_id is the row number"
+            f"dispatch ids {why} in this file; launch_id is the row number"
+        )
+    return pd.Series(
+        np.arange(len(frame))
+    ), "no dispatch ids in this file; launch_id is the row number"
 
 
 def _devices(frame, found, device: DeviceInfo, arch_option, omniperf):
@@ -249,8 +326,10 @@ def _devices(frame, found, device: DeviceInfo, arch_option, omniperf):
         guess = infer_arch_of(frame, omniperf)
         if guess:
             gfx = gfx.fillna(guess)
-            note = (f"arch {guess} inferred from the counter names in this file; "
-                    "pass arch=... to override")
+            note = (
+                f"arch {guess} inferred from the counter names in this file; "
+                "pass arch=... to override"
+            )
     if arch_option:
         gfx = pd.Series(pd.array([arch_option] * n, dtype="string"))
         note = ""
@@ -261,7 +340,12 @@ def _devices(frame, found, device: DeviceInfo, arch_option, omniperf):
         wave = wave.fillna(float(device.wave_size))
     rdna = gfx.fillna("").str.startswith(RDNA_PREFIXES).to_numpy(dtype=bool)
     wave = wave.fillna(pd.Series(np.where(rdna, 32.0, 64.0)))
-    return gfx.reset_index(drop=True), product.reset_index(drop=True), wave.reset_index(drop=True), note
+    return (
+        gfx.reset_index(drop=True),
+        product.reset_index(drop=True),
+        wave.reset_index(drop=True),
+        note,
+    )
 
 
 def infer_arch_of(frame: pd.DataFrame, omniperf: bool) -> str | None:

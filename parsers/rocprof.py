@@ -1,0 +1,325 @@
+"""AMD profiles: rocprof v1/v2, rocprofv3 (CSV and rocpd), rocprof-compute workloads, by content.
+
+Reads rocprof v1 results.csv and results.db, rocprof-compute / Omniperf pmc_perf.csv (wide and
+long), rocprofv3 counter collections (joined with their kernel trace for durations), kernel
+traces, rocpd databases, and whole rocprof-compute workload or rocprofv3 output folders.
+sysinfo.csv, agent_info.csv and roofline.csv supply device facts and measured ceilings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from rooflint import schema
+from rooflint.errors import InputError
+from rooflint.profile import Profile
+
+from . import rocprof_columns as cols
+from . import rocprof_sqlite as db
+from . import rocprof_tables as tables
+from .rocprof_device import DeviceInfo, read_agent_info, read_roofline, read_sysinfo
+from .sniff import SQLITE, head_text
+
+FOLDER_HINT = "pass the workload folder, its pmc_perf.csv, or a rocprofv3 *_counter_collection.csv"
+_REFUSALS = {
+    cols.SYSINFO: "holds no kernel dispatches (it is a rocprof-compute sysinfo file); pass the "
+    "workload folder or its pmc_perf.csv",
+    cols.AGENT_INFO: "holds no kernel dispatches (it is a rocprofv3 agent_info file); pass the "
+    "rocprofv3 output folder or its *_counter_collection.csv / *_kernel_trace.csv",
+}
+
+
+def sniff(path: Path, head: str) -> bool:
+    """An AMD profiler table (or a file that goes with one), recognised by its header."""
+    if head == SQLITE:
+        return db.kind(Path(path)) is not None
+    if head.startswith("\x00"):
+        return False
+    return cols.classify(cols.header_of(head)) is not None
+
+
+def sniff_folder(path: Path) -> bool:
+    """A rocprof-compute workload (sysinfo.csv) or a rocprofv3 output folder (agent_info.csv)."""
+    kinds = {kind for _, kind in _folder_files(Path(path))}
+    return bool(kinds & {cols.SYSINFO, cols.AGENT_INFO, db.ROCPD})
+
+
+def read(path, arch: str | None = None, **_options) -> Profile:
+    """Read an AMD profile file or folder into a Profile (one canonical row per launch).
+
+    `arch` (e.g. "gfx942") overrides the architecture found in or inferred from the input.
+    """
+    p = Path(path)
+    source = str(path)
+    if p.is_dir():
+        return _read_folder(p, source, arch)
+    head = head_text(p)
+    if head == SQLITE:
+        return _read_sqlite(p, source, arch)
+    kind = cols.classify(cols.header_of(head))
+    if kind in _REFUSALS:
+        raise InputError(_REFUSALS[kind], path=source)
+    if kind == cols.STATS:
+        raise InputError(_stats_message(head), path=source)
+    if kind == cols.ROOFLINE:
+        return _ceilings_only(p, source)
+    if kind not in cols.DISPATCH_KINDS:
+        raise InputError(
+            "not a rocprof table this reader knows (no dispatch id, kernel name or "
+            f"counter columns in the header); {FOLDER_HINT}",
+            path=source,
+        )
+    device, notes = _siblings(p, kind)
+    table, fmt = _dispatch_table(p, kind, source)
+    return _profile(table, source, fmt, device, notes, arch, kind)
+
+
+def _stats_message(head: str) -> str:
+    names = {cols.norm(h) for h in cols.header_of(head)}
+    if "minns" in names or "stddev" in names:  # rocprofv3 kernel_stats.csv
+        return (
+            "holds per-kernel aggregates (rocprofv3 kernel_stats), not kernel launches; pass "
+            "the *_kernel_trace.csv or *_counter_collection.csv written next to it"
+        )
+    return (
+        "holds per-kernel aggregates (rocprof --stats summary), not kernel launches; pass the "
+        "results.csv written next to it"
+    )
+
+
+def _read_csv(path: Path, source: str) -> pd.DataFrame:
+    try:
+        # pyarrow's reader is several times faster on the long (one row per counter) tables.
+        frame = pd.read_csv(path, engine="pyarrow")
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"cannot parse as CSV ({str(exc).splitlines()[0]}); export it again", path=source
+        ) from None
+    except pd.errors.EmptyDataError:
+        raise InputError("file is empty; export the profile again", path=source) from None
+    return frame
+
+
+def _dispatch_table(path: Path, kind: str, source: str) -> tuple[tables.Table, str]:
+    frame = _read_csv(path, source)
+    if frame.empty:
+        raise InputError(
+            f"{kind} header but no dispatches; the run profiled no kernel", path=source
+        )
+    if kind == cols.PMC_LONG:
+        table = tables.long(frame, path.name)
+        fmt = "rocprofv3-counter-collection"
+        if table.duration_s.isna().all():
+            _durations_from_trace(table, path)
+        return table, fmt
+    if kind == cols.KERNEL_TRACE:
+        return tables.trace(frame), "rocprofv3-kernel-trace"
+    fmt = "rocprof-v1-results" if kind == cols.V1_RESULTS else "rocprof-compute-pmc"
+    table = tables.wide(frame, path.name)
+    if kind == cols.V1_RESULTS and table.duration_s.isna().all():
+        table.duration_reason = "no timestamps in this file (rocprof v1 run without --timestamp on)"
+    return table, fmt
+
+
+def _durations_from_trace(table: tables.Table, path: Path) -> None:
+    """rocprofv3 writes PREFIX_counter_collection.csv next to PREFIX_kernel_trace.csv."""
+    suffix = "counter_collection.csv"
+    sibling = (
+        path.with_name(path.name[: -len(suffix)] + "kernel_trace.csv")
+        if path.name.endswith(suffix)
+        else None
+    )
+    if sibling is None or not sibling.is_file() or _kind(sibling) != cols.KERNEL_TRACE:
+        table.duration_reason = (
+            "no timestamps in this file and no *_kernel_trace.csv of the same run next to it"
+        )
+        return
+    tables.join_trace(table, _read_csv(sibling, str(sibling)), sibling.name)
+
+
+def _kind(path: Path) -> str | None:
+    try:
+        head = head_text(path)
+    except InputError:
+        return None
+    if head == SQLITE:
+        return db.kind(path)
+    return cols.classify(cols.header_of(head))
+
+
+def _siblings(path: Path, kind: str) -> tuple[DeviceInfo, list[str]]:
+    """Device facts written next to a dispatch table by the same run (checked by content)."""
+    folder = path.parent
+    if kind in (cols.PMC_LONG, cols.KERNEL_TRACE):
+        for suffix in ("counter_collection.csv", "kernel_trace.csv"):
+            if path.name.endswith(suffix):
+                agent = folder / (path.name[: -len(suffix)] + "agent_info.csv")
+                if agent.is_file() and _kind(agent) == cols.AGENT_INFO:
+                    info = read_agent_info(agent)
+                    return info, list(info.notes)
+    sysinfo = folder / "sysinfo.csv"
+    if sysinfo.is_file() and _kind(sysinfo) == cols.SYSINFO:
+        info = read_sysinfo(sysinfo)
+        return info, list(info.notes)
+    return DeviceInfo(), []
+
+
+def _profile(
+    table: tables.Table,
+    source: str,
+    fmt: str,
+    device: DeviceInfo,
+    notes: list[str],
+    arch: str | None,
+    kind: str,
+    sibling_roofline: bool = True,
+) -> Profile:
+    launches, more = tables.canonical(table, source, device, arch, omniperf=kind == cols.PMC_WIDE)
+    profile = Profile(
+        source=source,
+        format=fmt,
+        launches=launches,
+        notes=notes + more,
+        repairs=list(table.repairs),
+        device_hints=device.hints(),
+    )
+    roofline = Path(source).parent / "roofline.csv"
+    if sibling_roofline and roofline.is_file() and _kind(roofline) == cols.ROOFLINE:
+        _attach_ceilings(profile, roofline)
+    return profile
+
+
+def _attach_ceilings(profile: Profile, roofline: Path) -> None:
+    values, notes = read_roofline(roofline)
+    profile.measured_ceilings = values
+    profile.measured_source = f"measured: rocprof-compute roofline.csv ({roofline})"
+    profile.notes.extend(notes)
+
+
+def _ceilings_only(path: Path, source: str) -> Profile:
+    profile = Profile(
+        source=source,
+        format="rocprof-compute-roofline",
+        launches=schema.empty(),
+        notes=[f"{path.name} holds measured ceilings only, no kernel launches"],
+    )
+    _attach_ceilings(profile, path)
+    return profile
+
+
+def _read_sqlite(path: Path, source: str, arch: str | None) -> Profile:
+    kind = db.kind(path)
+    if kind == db.V1_DB:
+        frame = db.read_v1(path)
+        if frame.empty:
+            raise InputError(
+                "results.db has no dispatches in table KERN; the run profiled no kernel",
+                path=source,
+            )
+        table = tables.wide(frame, path.name)
+        return _profile(table, source, "rocprof-v1-db", DeviceInfo(), [], arch, cols.V1_RESULTS)
+    if kind == db.ROCPD:
+        kernels, counters, device = db.read_rocpd(path)
+        table = _rocpd_table(kernels, counters, path.name)
+        return _profile(table, source, "rocpd", device, list(device.notes), arch, cols.PMC_LONG)
+    raise InputError(
+        f"an SQLite database but not a rocprof one (no KERN table, no rocpd views); {FOLDER_HINT}",
+        path=source,
+    )
+
+
+def _rocpd_table(kernels: pd.DataFrame, counters: pd.DataFrame | None, name: str) -> tables.Table:
+    if counters is None or counters.empty:
+        return tables.trace(kernels)
+    table = tables.long(counters, name)
+    found = table.found
+    key = [found["dispatch"]] + ([found["pid"]] if "pid" in found else [])
+    merged = table.frame.merge(kernels, on=key, how="left")
+    durations = cols.durations_s(merged, cols.roles(merged.columns))
+    return tables.Table(merged, durations, notes=table.notes, repairs=table.repairs)
+
+
+# --- folders ---------------------------------------------------------------------------------
+
+
+def _folder_files(folder: Path) -> list[tuple[Path, str]]:
+    """CSV and database files of a workload or rocprofv3 output folder (and its host subfolders)."""
+    found = []
+    candidates = sorted(folder.glob("*")) + sorted(folder.glob("*/*"))
+    for path in candidates:
+        if path.is_file() and path.suffix.lower() in (".csv", ".db"):
+            kind = _kind(path)
+            if kind:
+                found.append((path, kind))
+    return found
+
+
+def _read_folder(folder: Path, source: str, arch: str | None) -> Profile:
+    files = _folder_files(folder)
+    by_kind: dict[str, list[Path]] = {}
+    for path, kind in files:
+        by_kind.setdefault(kind, []).append(path)
+    device, notes = _folder_device(by_kind)
+    roofline = (by_kind.get(cols.ROOFLINE) or [None])[0]
+    top = [
+        p
+        for p, k in files
+        if p.parent == folder and k in (cols.PMC_WIDE, cols.PMC_LONG, cols.V1_RESULTS)
+    ]
+    pmc_perf = [p for p in top if p.name == "pmc_perf.csv"]
+    if pmc_perf:  # rocprof-compute's merged table; the other CSVs are its per-pass inputs
+        chosen, fmt = pmc_perf, "rocprof-compute-workload"
+    elif by_kind.get(cols.PMC_LONG):
+        chosen, fmt = by_kind[cols.PMC_LONG], "rocprofv3-folder"
+    elif by_kind.get(cols.KERNEL_TRACE):
+        chosen, fmt = by_kind[cols.KERNEL_TRACE], "rocprofv3-folder"
+    elif by_kind.get(db.ROCPD):
+        chosen, fmt = by_kind[db.ROCPD], "rocpd-folder"
+    elif len(top) == 1:
+        chosen, fmt = top, "rocprof-compute-workload"
+    elif top:
+        names = ", ".join(p.name for p in top)
+        raise InputError(
+            f"folder holds several dispatch tables ({names}) and no pmc_perf.csv; pass one of them",
+            path=source,
+        )
+    else:
+        raise InputError(
+            "folder holds no kernel dispatches (no pmc_perf.csv, counter collection, "
+            f"kernel trace or rocpd database); {FOLDER_HINT}",
+            path=source,
+        )
+    profiles = [_read_member(path, device, arch) for path in chosen]
+    launches = pd.concat([p.launches for p in profiles], ignore_index=True)
+    profile = Profile(
+        source=source, format=fmt, launches=launches, notes=notes, device_hints=device.hints()
+    )
+    for member in profiles:
+        profile.notes.extend(n for n in member.notes if n not in profile.notes)
+        profile.repairs.extend(member.repairs)
+        if not profile.device_hints:
+            profile.device_hints = member.device_hints
+    if roofline is not None:
+        _attach_ceilings(profile, roofline)
+    return profile
+
+
+def _folder_device(by_kind: dict[str, list[Path]]) -> tuple[DeviceInfo, list[str]]:
+    if by_kind.get(cols.SYSINFO):
+        info = read_sysinfo(by_kind[cols.SYSINFO][0])
+        return info, list(info.notes)
+    if by_kind.get(cols.AGENT_INFO):
+        info = read_agent_info(by_kind[cols.AGENT_INFO][0])
+        return info, list(info.notes)
+    return DeviceInfo(), []
+
+
+def _read_member(path: Path, device: DeviceInfo, arch: str | None) -> Profile:
+    kind = _kind(path)
+    source = str(path)
+    if kind in (db.ROCPD, db.V1_DB):
+        return _read_sqlite(path, source, arch)
+    table, fmt = _dispatch_table(path, kind, source)
+    return _profile(table, source, fmt, device, [], arch, kind, sibling_roofline=False)
