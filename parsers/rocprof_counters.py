@@ -49,12 +49,11 @@ _INSTANCE = re.compile(r"^(.*)\[(\d+)\]$")
 VALU_PRECISIONS = {"F16": "ops_vector_fp16", "F32": "ops_vector_fp32", "F64": "ops_vector_fp64"}
 VALU_KINDS = ("ADD", "MUL", "FMA", "TRANS")
 # MFMA counter suffix -> canonical column. F6F4 is one counter for FP6 and FP4 (gfx950).
-# MFMA F32 has no column: it is genuine FP32 matrix math (rocprof-compute's "MFMA FLOPs (F32)",
-# peak MFMAF32Flops), not TF32/XF32 (gfx940's xf32 MFMA has no counter of its own), and the
-# schema has no ops_matrix_fp32. Those ops are reported in a per-launch note instead of being
-# misfiled as tf32 or vector fp32.
+# MFMA F32 is genuine FP32 matrix math (rocprof-compute's "MFMA FLOPs (F32)", peak
+# MFMAF32Flops), not TF32/XF32 (gfx940's xf32 MFMA has no counter of its own): matrix_fp32.
 MFMA_COLUMNS = {
     "F16": "ops_matrix_fp16",
+    "F32": "ops_matrix_fp32",
     "BF16": "ops_matrix_bf16",
     "F64": "ops_matrix_fp64",
     "F8": "ops_matrix_fp8",
@@ -72,7 +71,7 @@ MFMA_BY_ARCH = {
 # Long tables are pivoted to these only, so a 2,000-counter collection stays cheap.
 USED = frozenset(
     [f"SQ_INSTS_VALU_{kind}_{p}" for kind in VALU_KINDS for p in VALU_PRECISIONS]
-    + [f"SQ_INSTS_VALU_MFMA_MOPS_{kind}" for kind in [*MFMA_COLUMNS, "F32"]]
+    + [f"SQ_INSTS_VALU_MFMA_MOPS_{kind}" for kind in MFMA_COLUMNS]
     + [
         "SQ_INSTS_VALU_MFMA_F6F4",
         "SQ_INSTS_VALU",
@@ -123,10 +122,6 @@ PACKED_NOTE = (
     "math (v_pk_*) may be under-counted"
 )
 RDNA_NOTE = "low-confidence: RDNA memory counters are unreliable"
-F32_MFMA_NOTE = (
-    "FP32 MFMA ops (SQ_INSTS_VALU_MFMA_MOPS_F32 × 512) are in no ops column: "
-    "the schema has no matrix_fp32 class"
-)
 
 
 class Counters:
@@ -282,16 +277,13 @@ def _matrix_ops(c: Counters, arch: str | None, out: Derived) -> None:
         "gfx950" if arch == "gfx950" else "gfx94" if arch and arch.startswith("gfx94") else arch
     )
     expected = MFMA_BY_ARCH.get(family or "", ())
-    found_any = any(c.has(f"SQ_INSTS_VALU_MFMA_MOPS_{k}") for k in list(MFMA_COLUMNS) + ["F32"])
+    found_any = any(c.has(f"SQ_INSTS_VALU_MFMA_MOPS_{k}") for k in MFMA_COLUMNS)
     for kind, column in MFMA_COLUMNS.items():
         mops = c.get(f"SQ_INSTS_VALU_MFMA_MOPS_{kind}")
         if mops is not None:
             out.columns[column] = mops * MFMA_OPS_PER_MOP
         elif found_any and kind in expected:
             out.reasons[column] = f"SQ_INSTS_VALU_MFMA_MOPS_{kind} not collected"
-    f32 = c.get("SQ_INSTS_VALU_MFMA_MOPS_F32")
-    if f32 is not None:
-        out.notes.append((F32_MFMA_NOTE, (f32 > 0).to_numpy()))
     if c.has("SQ_INSTS_VALU_MFMA_MOPS_F6F4"):
         fp4 = out.columns["ops_matrix_fp4"]
         out.notes.append(

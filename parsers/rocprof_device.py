@@ -190,6 +190,7 @@ _ROOFLINE_KEYS = {
     "fp32flops": "vector_fp32",
     "fp64flops": "vector_fp64",
     "mfmaf16flops": "matrix_fp16",
+    "mfmaf32flops": "matrix_fp32",
     "mfmabf16flops": "matrix_bf16",
     "mfmaf64flops": "matrix_fp64",
     "mfmaf8flops": "matrix_fp8",
@@ -199,8 +200,8 @@ _ROOFLINE_KEYS = {
     "mfmai8ops": "matrix_int8",
     "mfmafi8ops": "matrix_int8",  # the "MFMAFI8Ops" spelling of some rocprof-compute versions
 }
-# Measured, but no canonical class to put them in (see the MFMA F32 note in rocprof_counters).
-_ROOFLINE_UNMAPPED = {"mfmaf32flops": "MFMA F32 (no matrix_fp32 class)"}
+# Measured, but no canonical class to put them in.
+_ROOFLINE_UNMAPPED: dict[str, str] = {}
 
 
 def read_roofline(path: Path) -> tuple[dict[str, float], list[str]]:

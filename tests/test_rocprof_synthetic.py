@@ -200,12 +200,12 @@ def test_mfma_mops_per_precision_and_fp32_mfma_kept_apart(tmp_path):
     assert row["ops_matrix_fp16"] == 512 and row["ops_matrix_bf16"] == 1024
     assert row["ops_matrix_fp64"] == 2048 and row["ops_matrix_fp8"] == 2560
     assert row["ops_matrix_fp4"] == 3072 and row["ops_matrix_int8"] == 3584
-    # FP32 MFMA (3 * 512 = 1,536 ops) is not TF32: no column takes it, a note says so.
+    # FP32 MFMA (3 * 512 = 1,536 ops) is genuine FP32 matrix math, not TF32.
+    assert row["ops_matrix_fp32"] == 1536
     assert np.isnan(row["ops_matrix_tf32"]) and np.isnan(row["ops_vector_fp32"])
-    assert "no matrix_fp32 class" in row["notes"]
     assert "FP6 and FP4" in row["notes"]
-    # FLOPs exclude the integer ops: 512 * (1 + 2 + 4 + 5 + 6) = 9,216.
-    assert schema.flops(launches).iloc[0] == 9_216
+    # FLOPs exclude the integer ops: 512 * (1 + 2 + 3 + 4 + 5 + 6) = 10,752.
+    assert schema.flops(launches).iloc[0] == 10_752
 
 
 def test_valu_ops_need_all_four_counters_of_a_precision(tmp_path):

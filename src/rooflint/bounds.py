@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rooflint.errors import UsageError
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "fp4": 0.5, "int8": 1}
-MATRIX_CLASS = {"fp64": "matrix_fp64", "fp32": "vector_fp32", "tf32": "matrix_tf32", "fp16": "matrix_fp16",
+MATRIX_CLASS = {"fp64": "matrix_fp64", "fp32": "matrix_fp32", "tf32": "matrix_tf32", "fp16": "matrix_fp16",
                 "bf16": "matrix_bf16", "fp8": "matrix_fp8", "fp4": "matrix_fp4", "int8": "matrix_int8"}
 VECTOR_CLASS = {"fp64": "vector_fp64", "fp32": "vector_fp32", "tf32": "vector_fp32", "fp16": "vector_fp16",
                 "bf16": "vector_fp16", "fp8": "vector_fp16", "fp4": "vector_fp16", "int8": "vector_fp32"}

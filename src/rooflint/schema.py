@@ -25,6 +25,7 @@ TIME = ["duration_s", "sm_clock_hz"]
 VECTOR_OPS = ["ops_vector_fp64", "ops_vector_fp32", "ops_vector_fp16"]
 MATRIX_OPS = [
     "ops_matrix_fp64",
+    "ops_matrix_fp32",  # genuine FP32 matrix math (AMD MFMA F32); NVIDIA has no such unit
     "ops_matrix_tf32",
     "ops_matrix_fp16",
     "ops_matrix_bf16",
@@ -83,7 +84,29 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
     result = pd.DataFrame(out, index=frame.index).reset_index(drop=True)
     result["missing"] = result["missing"].fillna("")
     result["notes"] = result["notes"].fillna("")
+    _null_invalid(result)
     return result
+
+
+INVALID_NOTE = "negative or infinite in the input, read as missing"
+
+
+def _null_invalid(frame: pd.DataFrame) -> None:
+    """Times, counts, clocks and rates are never negative or infinite: such values become NA,
+    with a note on the launch, so that no parser can hand the math an impossible number."""
+    values = frame[FLOAT_COLUMNS]
+    bad = values.lt(0) | np.isinf(values)
+    flagged = bad.any()
+    if not flagged.any():
+        return
+    frame[FLOAT_COLUMNS] = values.mask(bad)
+    for col in flagged[flagged].index:
+        add_note(frame, f"{col} {INVALID_NOTE}", bad[col].to_numpy())
+
+
+def invalid_rows(frame: pd.DataFrame) -> int:
+    """How many launches had a negative or infinite quantity set to NA by `conform`."""
+    return int(frame["notes"].str.contains(INVALID_NOTE, regex=False).sum())
 
 
 def mark_missing(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
