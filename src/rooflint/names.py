@@ -6,25 +6,31 @@ import hashlib
 import re
 
 _RETURN_TYPE = re.compile(r"^(void|int|float|double|auto)\s+")
-_WRAPPER = re.compile(r"^[\w:]*(?:[Kk]ernel\d?|device_kernel)<([A-Za-z_]\w*)>$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
 
 def short_name(full: str, width: int = 48) -> str:
-    """Base name with template arguments elided and parameters dropped, cut to `width`.
+    """Base name plus as many top-level template arguments as fit, nested ones elided.
 
-    `void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_...>(T1::Params)` → `cutlass::Kernel<…>`.
+    `void benchmark_func<HIP_vector_type<float, 2u>, 256, 8u, 0u>(...)` →
+    `benchmark_func<HIP_vector_type<…>, 256, 8u, 0u>`; long namespaces keep their last part.
     """
     if not isinstance(full, str) or not full:
         return "(unnamed)"
-    name = _RETURN_TYPE.sub("", full.strip()).replace("<unnamed>", "{anonymous}")
-    name = _drop_parameters(name)
-    wrapped = _WRAPPER.match(name)
-    name = _elide_templates(name)
-    if wrapped:  # `cutlass::Kernel<cutlass_80_tensorop_s1688gemm_...>`: the argument is the name
-        name = name.replace("<…>", "<" + wrapped.group(1) + ">", 1)
-    if len(name) > width:
-        name = name[: width - 1] + "…"
-    return name
+    name = _drop_parameters(_RETURN_TYPE.sub("", full.strip()).replace("<unnamed>", "{anonymous}"))
+    base, args = _split_template(name)
+    if len(base) > width // 2 and "::" in base:
+        base = base.rsplit("::", 1)[-1]
+    if args is None:
+        return _cut(base, width)
+    kept: list[str] = []
+    for arg in args:
+        if len(base) + len(", ".join([*kept, arg])) + 4 > width:
+            if not kept and _IDENTIFIER.match(arg):  # `cutlass::Kernel<cutlass_80_tensorop_...>`
+                return _cut(f"{base}<{arg}", width - 1) + ">"
+            return f"{base}<{', '.join([*kept, '…'])}>" if kept or len(base) < width - 3 else _cut(base, width)
+        kept.append(arg)
+    return _cut(f"{base}<{', '.join(kept)}>", width)
 
 
 def short_id(full: str) -> str:
@@ -33,12 +39,19 @@ def short_id(full: str) -> str:
 
 
 def base_name(full: str) -> str:
-    """The demangled base name with template arguments and parameters removed (diff matching)."""
-    return short_name(full, width=10_000).replace("<…>", "")
+    """The name without return type, parameters or template arguments (for fuzzy matching)."""
+    if not isinstance(full, str) or not full:
+        return ""
+    name = _drop_parameters(_RETURN_TYPE.sub("", full.strip()).replace("<unnamed>", "{anonymous}"))
+    return _split_template(name)[0]
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _drop_parameters(name: str) -> str:
-    """Cut the trailing parameter list "(...)" at depth zero of templates."""
+    """Cut the trailing parameter list "(...)" at template depth zero."""
     depth = 0
     for i, ch in enumerate(name):
         if ch == "<":
@@ -50,15 +63,29 @@ def _drop_parameters(name: str) -> str:
     return name
 
 
-def _elide_templates(name: str) -> str:
-    out, depth = [], 0
-    for ch in name:
+def _split_template(name: str) -> tuple[str, list[str] | None]:
+    """("base", [top-level args with nested templates elided]) or (name, None)."""
+    start = name.find("<")
+    if start <= 0:
+        return name, None
+    args, current, depth = [], [], 0
+    for ch in name[start + 1:]:
         if ch == "<":
-            if depth == 0:
-                out.append("<…>")
             depth += 1
-        elif ch == ">" and depth:
+            if depth == 1:
+                current.append("<…>")
+            continue
+        if ch == ">":
+            if depth == 0:
+                break
             depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
+            continue
+        if depth:
+            continue
+        if ch == ",":
+            args.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    args.append("".join(current).strip())
+    return name[:start], args
