@@ -78,12 +78,17 @@ def read(path, locale: str | None = None, **_options) -> Profile:
     if "Metric Name" not in header and len(frame) == 1 and frame["ID"].iloc[0] == "":
         raise InputError(empty.replace("header but", "header and units row but"), path=source)
     if "Metric Name" in header:
-        launches, notes = _from_details(frame, source, locale)
+        launches, notes, unreadable = _from_details(frame, source, locale)
         fmt = "ncu-details"
     else:
-        launches, notes = _from_raw(frame, source, locale)
+        launches, notes, unreadable = _from_raw(frame, source, locale)
         fmt = "ncu-raw"
         repairs += _duplicate_ids(frame["ID"])
+    repairs += unreadable
+    invalid = schema.invalid_rows(launches)
+    if invalid:
+        repairs.append(f"{invalid} launch(es) with a negative or infinite value, read as missing "
+                       "(each launch's notes name the quantity)")
     return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
 
 
@@ -208,8 +213,9 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
     locale = _choose_locale(frame[metric_cols], locale, source)
     wide = pd.DataFrame({c: to_float(frame[c], locale) * unit_scale(units.get(c, "")) for c in metric_cols},
                         index=frame.index)
+    unreadable = _not_numbers(frame[metric_cols], wide, frame["ID"])
     identity = _identity(frame, frame)
-    return _launches(frame, wide, identity, source, notes), notes
+    return _launches(frame, wide, identity, source, notes), notes, unreadable
 
 
 _TEXT_METRICS = {"device__attribute_display_name"}
@@ -229,6 +235,8 @@ def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
     locale = _choose_locale(num_rows[["Metric Value"]], locale, source)
     scales = unit[num_rows.index].map(unit_scale).to_numpy(dtype="float64")
     values = to_float(num_rows["Metric Value"], locale) * scales
+    unreadable = _not_numbers(num_rows[["Metric Value"]], pd.DataFrame({"Metric Value": values}, index=num_rows.index),
+                              num_rows["ID"], num_rows["Metric Name"])
     long = pd.DataFrame({"ID": num_rows["ID"].to_numpy(), "metric": name[num_rows.index].to_numpy(), "value": values})
     long = long.drop_duplicates(["ID", "metric"])
     wide = long.pivot(index="ID", columns="metric", values="value").reindex(order).reset_index(drop=True)
@@ -236,7 +244,25 @@ def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
     texts = text_rows.drop_duplicates("ID").set_index("ID")["Metric Value"].reindex(order).reset_index(drop=True)
     launches_frame["device__attribute_display_name"] = texts.to_numpy() if len(texts) else np.nan
     identity = _identity(launches_frame, launches_frame)
-    return _launches(launches_frame, wide, identity, source, notes), notes
+    return _launches(launches_frame, wide, identity, source, notes), notes, unreadable
+
+
+_NO_VALUE = {"", "n/a", "nan", "-"}
+
+
+def _not_numbers(cells: pd.DataFrame, parsed: pd.DataFrame, ids: pd.Series, names: pd.Series | None = None) -> list[str]:
+    """Metric cells holding text instead of a number (read as missing), counted and the first named."""
+    text = cells.apply(lambda c: c.astype("string").str.strip())
+    bad = parsed.isna() & ~text.apply(lambda c: c.str.lower().isin(_NO_VALUE)) & text.notna()
+    count = int(bad.to_numpy().sum())
+    if not count:
+        return []
+    row, col = (int(a[0]) for a in np.nonzero(bad.to_numpy()))
+    metric = names.iloc[row] if names is not None else cells.columns[col]
+    value = text.iat[row, col]
+    shown = value[:40] + ("..." if len(value) > 40 else "")
+    return [f"{count} metric value(s) that are not numbers read as missing (first: {metric} = {shown!r} "
+            f"for launch ID {ids.iloc[row]})"]
 
 
 def _choose_locale(values: pd.DataFrame, forced: str | None, source: str) -> str:
