@@ -95,7 +95,7 @@ def _apply(device: Device, ceilings: dict[str, Ceiling]) -> Device:
 
 
 def _measured(measured: dict[str, float], source: str) -> tuple[dict[str, Ceiling], list[str]]:
-    label = f"measured: {source}" if source else "measured ceilings"
+    label = (source if source.startswith("measured") else f"measured: {source}") if source else "measured ceilings"
     found, ignored = {}, []
     for key, value in measured.items():
         if key not in COMPUTE_CLASSES and key not in MEMORY_LEVELS:

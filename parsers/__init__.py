@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from rooflint.errors import InputError, UnsupportedFormatError
+from rooflint.errors import InputError, UnsupportedFormatError, UsageError
 from rooflint.profile import Profile
 
 from . import ncu_csv, ncu_rep, nvprof
@@ -22,6 +22,49 @@ try:  # optional formats register themselves only when their module is present
     READERS.append(rocprof)
 except ImportError:  # pragma: no cover - until the AMD readers land
     pass
+
+
+def is_roofline_csv(path: str | os.PathLike) -> bool:
+    """A rocprof-compute roofline.csv (measured ceilings), recognised by its header."""
+    first = head_text(Path(path)).lstrip("\ufeff").partition("\n")[0]
+    return "HBMBw" in first and "Flops" in first
+
+
+def read_roofline(path: str | os.PathLike) -> tuple[dict[str, float], list[str]]:
+    """Measured ceilings (op/s, byte/s keyed like the catalog) and notes from a roofline.csv."""
+    from .rocprof_device import read_roofline as read_measured
+
+    return read_measured(Path(path))
+
+
+MAX_INPUT_ENV = "ROOFLINT_MAX_INPUT_BYTES"
+DEFAULT_MAX_INPUT_BYTES = 4 * 1024**3
+
+
+def max_input_bytes() -> int:
+    """The largest input file rooflint will parse: $ROOFLINT_MAX_INPUT_BYTES, else 4 GiB.
+
+    A CSV needs several times its size in memory once parsed, so a file far beyond the machine
+    fails here, before a byte of it is read, instead of swapping or being killed. Tested sizes
+    (tests/test_bad_inputs.py): the 45,050-byte sgemm raw export is refused with the limit set
+    through the variable to 1,024 bytes and to 45,049, and loads at 45,050; a bad value is a
+    usage error. The 4 GiB default is not exercised with a file of that size.
+    """
+    text = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_INPUT_BYTES
+    if not text.isdigit() or int(text) == 0:
+        raise UsageError(f"{MAX_INPUT_ENV}={text!r} is not a positive whole number of bytes; "
+                         f"set it like {MAX_INPUT_ENV}=8589934592 (8 GiB) or unset it")
+    return int(text)
+
+
+def _check_size(path: Path) -> None:
+    size, limit = path.stat().st_size, max_input_bytes()
+    if size > limit:
+        raise InputError(f"file is {size:,} bytes, over the input limit of {limit:,} bytes; split the "
+                         "export into smaller files (e.g. ncu --launch-skip/--launch-count) or raise "
+                         f"{MAX_INPUT_ENV}", path=str(path))
 
 
 def read(path: str | os.PathLike, **options) -> Profile:
@@ -44,6 +87,7 @@ def detect(path: str | os.PathLike):
             "folder); pass the profile files inside it instead",
             path=str(path),
         )
+    _check_size(p)
     head = head_text(p)
     for reader in READERS:
         if reader.sniff(p, head):

@@ -129,3 +129,15 @@ def test_single_missing_path_is_exit_2():
 
 def test_shared_fixture_skips_cleanly_when_absent():
     shared("ncu")  # skips (not fails) on a plain clone without ../shared
+
+
+def test_mi200_fp64_benchmark_reaches_its_measured_roof():
+    # roofline.csv FP64Flops 20,272.682 GFLOP/s given as measured ceilings; the dispatch does
+    # 34,393,292,800 FLOP (counters) in 1.715511 ms: 34.393e9 / 1.715511e-3 / 20.272682e12 = 98.9 %
+    results = shared("rocprof/v1_mi200_rocm513_multipass_results.csv")
+    doc = report_json(results, "--device-file", shared("rocprof/omniperf2_mi200_roofline.csv"))
+    kernel = next(k for k in doc["kernels"] if "benchmark_func<double, 256, 8u, 512u>" in k["kernel"])
+    assert kernel["efficiency"] == pytest.approx(34_393_292_800 / 1.715511e-3 / 20_272.682e9, rel=1e-6)
+    assert kernel["verdict"] == "compute-bound" and kernel["limiter"] == "vector_fp64"
+    fp64 = {c["name"]: c for c in doc["device"]["ceilings"]}["vector_fp64"]
+    assert fp64["source"].startswith("measured: rocprof-compute roofline.csv")

@@ -75,11 +75,20 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
 
 
 def _device_for(profile: Profile, options: Options):
-    """The device and ceilings for one profile; an unknown device leaves it unanalysable."""
+    """The device and ceilings for one profile; an unknown device leaves it unanalysable.
+
+    `--device-file` is a TOML device file, or a rocprof-compute roofline.csv of measured
+    ceilings, which then wins over any roofline.csv inside the profile's own folder.
+    """
+    device_file, measured, measured_source = options.device_file, profile.measured_ceilings, profile.measured_source
+    if device_file and parsers.is_roofline_csv(device_file):
+        measured, notes = parsers.read_roofline(device_file)
+        measured_source = f"measured: rocprof-compute roofline.csv ({device_file})"
+        device_file = None
     try:
-        return hardware.resolve(profile.launches, device_id=options.device_id, device_file=options.device_file,
-                                measured=profile.measured_ceilings or None,
-                                measured_source=profile.measured_source, hints=profile.device_hints or None)
+        return hardware.resolve(profile.launches, device_id=options.device_id, device_file=device_file,
+                                measured=measured or None, measured_source=measured_source,
+                                hints=profile.device_hints or None)
     except RooflintError as exc:
         if options.device_id or options.device_file or options.strict:
             raise
