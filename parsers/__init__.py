@@ -111,6 +111,9 @@ def _unrecognised_hint(head: str) -> str:
     if '"Name","Start (ns)"' in head or "Time (%)" in head:
         return ("this is an Nsight Systems export, which has no hardware counters; profile with "
                 "Nsight Compute and export `ncu --csv --page raw --print-units base`")
+    if "Self CPU" in first or "Self CUDA" in first:
+        return ("this is a PyTorch profiler table (operator times, no hardware counters); profile the "
+                "model under Nsight Compute and pass its export (`ncu --csv --page raw --print-units base`)")
     shown = first[:60] + ("..." if len(first) > 60 else "")
     return ("not a profile rooflint reads (first line: " + repr(shown) + "); expected an Nsight "
             "Compute CSV export (ncu --csv --page raw) or rocprof/rocprofv3 counter CSV")
