@@ -215,7 +215,7 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
                         index=frame.index)
     unreadable = _not_numbers(frame[metric_cols], wide, frame["ID"])
     identity = _identity(frame, frame)
-    return _launches(frame, wide, identity, source, notes), notes, unreadable
+    return metrics.launch_table(wide, identity, source, notes), notes, unreadable
 
 
 _TEXT_METRICS = {"device__attribute_display_name"}
@@ -244,7 +244,7 @@ def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
     texts = text_rows.drop_duplicates("ID").set_index("ID")["Metric Value"].reindex(order).reset_index(drop=True)
     launches_frame["device__attribute_display_name"] = texts.to_numpy() if len(texts) else np.nan
     identity = _identity(launches_frame, launches_frame)
-    return _launches(launches_frame, wide, identity, source, notes), notes, unreadable
+    return metrics.launch_table(wide, identity, source, notes), notes, unreadable
 
 
 _NO_VALUE = {"", "n/a", "nan", "-"}
@@ -310,15 +310,3 @@ def _nvtx(frame: pd.DataFrame) -> pd.Series:
     joined = frame[cols].fillna("").agg(" ".join, axis=1)
     ranges = joined.map(lambda s: "/".join(_NVTX_RANGE.findall(s)) or pd.NA)
     return ranges.astype("string")
-
-
-def _launches(frame, wide, identity, source, notes) -> pd.DataFrame:
-    names = identity["kernel"].fillna("")
-    quantities, row_notes = metrics.quantities(wide, names, identity["arch"])
-    table = pd.DataFrame({**identity, **quantities})
-    table["source"] = source
-    table = schema.conform(table)
-    for message, mask in row_notes:
-        schema.add_note(table, message, np.asarray(mask, dtype=bool))
-        notes.append(message)
-    return schema.mark_missing(table, metrics.MISSING_REASONS)

@@ -20,6 +20,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from rooflint import schema
+
 DURATION = "gpu__time_duration.sum"
 SECTOR_BYTES = 32.0
 
@@ -97,6 +99,18 @@ def first(*candidates: pd.Series) -> pd.Series:
     return out
 
 
+def launch_table(wide: pd.DataFrame, identity: dict, source: str, notes: list[str]) -> pd.DataFrame:
+    """The canonical launch table from identity columns and a wide metric frame (both readers)."""
+    quantities_, row_notes = quantities(wide, identity["kernel"].fillna(""), identity["arch"])
+    table = pd.DataFrame({**identity, **quantities_})
+    table["source"] = source
+    table = schema.conform(table)
+    for message, mask in row_notes:
+        schema.add_note(table, message, np.asarray(mask, dtype=bool))
+        notes.append(message)
+    return schema.mark_missing(table, MISSING_REASONS)
+
+
 def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[dict, list[tuple]]:
     """Canonical quantity columns from a wide metric frame.
 
@@ -141,7 +155,7 @@ def _dram_bytes(wide, duration, notes):
                  col(wide, "dram__bytes_read.sum.per_second") + col(wide, "dram__bytes_write.sum.per_second"))
     estimated = exact.isna() & (rate * duration).notna()
     if estimated.any():
-        notes.append(("DRAM bytes = DRAM throughput x duration (both rounded as printed)", estimated))
+        notes.append(("DRAM bytes = DRAM throughput x duration", estimated))
     return exact.fillna(rate * duration)
 
 
@@ -153,7 +167,7 @@ def _vector_ops(wide, duration, notes):
         cycles = first(col(wide, "smsp__cycles_elapsed.avg"), col(wide, "smsp__cycles_elapsed.avg.per_second") * duration)
         from_rate = counts.isna() & (rates * cycles).notna()
         if from_rate.any():
-            notes.append((f"{precision} FLOPs = per-cycle rate x elapsed cycles (rates rounded as printed)", from_rate))
+            notes.append((f"{precision} FLOPs = per-cycle rate x elapsed cycles", from_rate))
         out[f"ops_vector_{precision}"] = counts.fillna(rates * cycles)
     return out
 

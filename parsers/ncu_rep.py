@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint import schema
 from rooflint.errors import InputError, UnsupportedFormatError
 from rooflint.profile import Profile
 
@@ -28,7 +27,6 @@ _CC = ("device__attribute_compute_capability_major", "device__attribute_compute_
 _GRID = tuple(f"launch__grid_dim_{a}" for a in "xyz")
 _BLOCK = tuple(f"launch__block_dim_{a}" for a in "xyz")
 # ncu_metrics words its fallback notes for printed CSV values; report values are not rounded.
-_ROUNDED = re.compile(r" \([^)]*rounded as printed\)")
 
 
 def available() -> bool:
@@ -162,15 +160,7 @@ def _nvtx(state):
 
 
 def _table(wide: pd.DataFrame, identity: pd.DataFrame, source: str, notes: list[str]) -> pd.DataFrame:
-    quantities, row_notes = metrics.quantities(wide, identity["kernel"].fillna(""), identity["arch"])
-    table = pd.DataFrame({**{c: identity[c] for c in identity.columns}, **quantities})
-    table["source"] = source
-    table = schema.conform(table)
-    for message, mask in row_notes:
-        message = _ROUNDED.sub("", message)
-        schema.add_note(table, message, np.asarray(mask, dtype=bool))
-        notes.append(message)
-    return schema.mark_missing(table, metrics.MISSING_REASONS)
+    return metrics.launch_table(wide, {c: identity[c] for c in identity.columns}, source, notes)
 
 
 def result_process_ids(path: Path) -> list[int] | None:
