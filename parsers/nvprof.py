@@ -26,6 +26,7 @@ METRICS = {
 }
 AGGREGATE_NOTE = ("nvprof metrics export: per-kernel averages repeated for each invocation; "
                   "nvprof --metrics records no kernel time (profile with Nsight Compute instead)")
+EXPORT_AGAIN = "export again with `nvprof --csv --metrics flop_count_sp,dram_read_bytes,dram_write_bytes`"
 _HEADER = '"Device","Kernel","Invocations","Metric Name"'
 
 
@@ -38,9 +39,14 @@ def read(path, **_options) -> Profile:
     lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     body = [line for line in lines if line.startswith('"')]
     if len(body) < 2:
-        raise InputError("nvprof export has a header but no metric rows; export again with "
-                         "`nvprof --csv --metrics flop_count_sp,dram_read_bytes,dram_write_bytes`", path=source)
-    rows = pd.read_csv(io.StringIO("\n".join(body)), dtype=str, keep_default_na=False)
+        raise InputError(f"nvprof export has a header but no metric rows; {EXPORT_AGAIN}", path=source)
+    try:
+        rows = pd.read_csv(io.StringIO("\n".join(body)), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise InputError(f"malformed nvprof CSV ({str(exc).splitlines()[0]}); {EXPORT_AGAIN}", path=source) from None
+    lacking = [c for c in ("Device", "Kernel", "Invocations", "Metric Name", "Avg") if c not in rows]
+    if lacking:
+        raise InputError(f"nvprof export without column(s) {', '.join(lacking)}; {EXPORT_AGAIN}", path=source)
     avg = to_float(rows["Avg"].str.rstrip("%"), "C")
     rows = rows.assign(value=avg)
     kernels = rows.drop_duplicates(["Device", "Kernel"])[["Device", "Kernel", "Invocations"]]
