@@ -1,10 +1,26 @@
 """Op families from kernel names: a documented rule table, first match wins.
 
-The rules cover the naming of cuBLAS/cuBLASLt (`ampere_s16816gemm`, `sm90_xmma_gemm`),
-CUTLASS (`cutlass::gemm`), cuDNN (`cudnn::`, `implicit_convolve`), Triton (`triton_`),
-FlashAttention (`flash_fwd`, `fmha`), PyTorch ATen (`at::native::`), hipBLASLt (`Cijk_`),
-rocBLAS, MIOpen (`MIOpen`, `naive_conv`) and NCCL/RCCL. Order matters: attention before GEMM
-(FlashAttention kernels contain "gemm" pieces), communication before copy.
+Kernel names are whatever the libraries chose, so the rules read the naming of each library:
+
+| library | GEMM | attention | other families |
+| --- | --- | --- | --- |
+| cuBLAS / cuBLASLt | `ampere_s16816gemm_*`, `sm90_xmma_gemm_*`, `nvjet_*`, `gemv2T_kernel`, `splitKreduce_kernel` | | |
+| CUTLASS | `cutlass::Kernel<cutlass_80_tensorop_*gemm*>`, `cutlass::gemm::kernel::GemmUniversal` | `cutlass_fmha` | conv: `*fprop*`, `ImplicitGemmConvolution` |
+| cuDNN | | `*_sdpa_*`, `*flash_fprop*` | conv: `implicit_convolve_sgemm`, `*_xmma_fprop_implicit_gemm_*`, `dgrad`, `wgrad`, `winograd`; norm: `bn_fw_tr_*` |
+| PyTorch ATen | | | `vectorized_elementwise_kernel`, `reduce_kernel`, `cunn_SoftMaxForward`, `vectorized_layer_norm_kernel`, `CatArrayBatchedCopy` |
+| Triton (Inductor) | `triton_tem_fused_mm_*` | | `triton_poi_*` pointwise, `triton_red_*` / `triton_per_*` reductions |
+| FlashAttention / xFormers | | `flash_fwd_kernel`, `flash_bwd_*`, `fmha_*`, `*MemEffAttention*` | |
+| hipBLASLt / rocBLAS (Tensile) | `Cijk_Ailk_Bljk_*` | | |
+| Composable Kernel | `ck::kernel_gemm_xdl_*` | `*gemm_softmax_gemm*` | conv: `kernel_grouped_conv_fwd_*` |
+| MIOpen | | | conv: `naive_conv_*`, `igemm_fwd_gtc*`, `miopenSp3AsmConv*`; norm: `MIOpenBatchNorm*` |
+| NCCL / RCCL | | | communication: `ncclDevKernel_AllReduce_*`, `ncclKernel_*` |
+| ROCclr / CUDA runtime | | | copy: `__amd_rocclr_copyBuffer`, `__amd_rocclr_fillBuffer`, `[CUDA memcpy HtoD]`, `[CUDA memset]` |
+
+Order matters where names carry several hints: communication first (`AllReduce_Sum`), attention
+before GEMM and convolution (FlashAttention names hold `gemm` and `fprop` pieces), Triton's own
+kernel kind before op names fused into it, normalization and softmax before reductions (they
+reduce too), convolution before GEMM (implicit GEMM convolutions), copies before elementwise.
+Letters around short words are checked (`conv` is not `Converter`, `cast` is not `broadcast`).
 """
 
 from __future__ import annotations
@@ -13,19 +29,49 @@ import re
 
 import pandas as pd
 
-FAMILIES = ("communication", "attention", "convolution", "gemm", "normalization", "softmax",
-            "reduction", "copy", "elementwise", "other")
+FAMILIES = ("gemm", "attention", "convolution", "normalization", "softmax", "reduction", "elementwise",
+            "copy", "communication", "other")
 
+# A word that is not part of a longer word: no letter right before or after it.
+_W = r"(?<![a-z])({})(?![a-z])"
+
+# (family, pattern); patterns are case-insensitive; the first rule that matches wins.
 RULES: list[tuple[str, str]] = [
-    ("communication", r"nccl|rccl|all_?reduce|allgather|all_?gather|reduce_?scatter|alltoall|sendrecv|ncclDevKernel"),
-    ("attention", r"flash|fmha|attention|attn|sdpa|_mha_|mha_fwd|mha_bwd|paged_?decode|xformers|cutlass_?fmha|decode_?attention"),
-    ("convolution", r"conv|implicit_?gemm_?conv|wgrad|dgrad|fprop|winograd|im2col|col2im|miopen.*(fwd|bwd|wrw)|naive_conv|igemm"),
-    ("gemm", r"gemm|matmul|_mm_|\bmm\b|bmm|cublas|cutlass|xmma|hgemm|sgemm|dgemm|Cijk_|rocblas|hipblaslt|tensorop|mfma|wmma|linear|dot_?product|splitkreduce|gemv"),
-    ("normalization", r"layer_?norm|rms_?norm|batch_?norm|group_?norm|instance_?norm|bn_fw|bn_bw|norm_?kernel|welford"),
-    ("softmax", r"softmax|log_?softmax"),
-    ("reduction", r"triton_red|triton_per|reduc|\bsum\b|_sum_|mean|argmax|argmin|max_?kernel|min_?kernel|scan|cumsum|topk|sort|histogram|lean_reduction"),
-    ("copy", r"memcpy|memset|copy|fill|transpose|permute|cat_?array|concat|gather|scatter|index_?select|embedding|pad|to_?contiguous|cast"),
-    ("elementwise", r"elementwise|vectorized|unrolled|pointwise|triton_poi|add|mul|relu|gelu|silu|sigmoid|tanh|exp|axpy|scale|bias|dropout|activation|distribution|uniform|normal|random|vecadd|vec_?add|init"),
+    # NCCL/RCCL kernels, custom all-reduce kernels (vLLM), MSCCL, NVSHMEM
+    ("communication", r"nccl|rccl|msccl|nvshmem|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|"
+                      r"send_?recv|cross_device_reduce"),
+    # FlashAttention 1-3, cuDNN SDPA, xFormers/PyTorch memory-efficient attention, CK fused attention,
+    # paged attention (vLLM, FlashInfer)
+    ("attention", r"flash|fmha|attention|attn|sdpa|" + _W.format("mha") + r"|mem_?eff|"
+                  r"gemm_softmax_gemm|paged_?kv|paged_?attention|decode_?attention"),
+    # Triton (Inductor) says what kind of kernel it generated before the fused op names
+    ("elementwise", r"^triton_poi_"),
+    ("gemm", r"^triton_(tem|mm)_"),
+    # Positional embeddings are arithmetic, not the table look-up that `embedding` means below
+    ("elementwise", r"rotary|" + _W.format("rope")),
+    ("normalization", r"layer_?norm|rms_?norm|batch_?norm|group_?norm|instance_?norm|l2_?norm|"
+                      r"(?<![a-z])bn_(fw|bw)|rowwise_?moments|welford"),
+    ("softmax", r"softmax"),
+    ("reduction", r"^triton_(red|per)_"),
+    # cuDNN (implicit GEMM fprop/dgrad/wgrad, winograd, FFT), CUTLASS conv, MIOpen, CK
+    ("convolution", r"conv(?!ert)|fprop|dgrad|wgrad|winograd|im2col|col2im|implicit_?gemm|igemm|"
+                    r"depthwise|miopen\w*(fwd|bwd|wrw)"),
+    # CUTLASS's reference kernels: a GEMM, or filling and comparing tensors
+    ("gemm", r"cutlass::reference::\w+::kernel::gemm"),
+    ("elementwise", r"cutlass::reference"),
+    # cuBLAS/cuBLASLt (incl. Hopper `nvjet`), CUTLASS, Tensile (`Cijk_`: hipBLASLt, rocBLAS), CK, generic
+    ("gemm", r"gemm|gemv|matmul|" + _W.format("mm|bmm|addmm") + r"|cublas|cutlass|xmma|nvjet|Cijk_|"
+             r"hipblaslt|tensorop|mfma|wmma|splitk_?reduce"),
+    ("reduction", r"reduc|" + _W.format("sum|mean|dot|norm|loss") + r"|cumsum|cumprod|"
+                  r"argmax|argmin|max_?kernel|min_?kernel|scan|topk|sort|histogram|pool|nll_?loss|"
+                  r"cross_?entropy"),
+    ("copy", r"memcpy|memset|copy|fill|transpose|permute|cat_?array|concat|gather|scatter|"
+             r"index_?select|embedding|" + _W.format("pad") + r"|constant_pad|to_?contiguous|"
+             r"(?<!broad)cast|nchw_?to_?nhwc|nhwc_?to_?nchw|reshape"),
+    ("elementwise", r"elementwise|vectorized|unrolled|pointwise|add|mul|" + _W.format("sub|subtract|div|divide")
+                    + r"|relu|gelu|silu|swish|sigmoid|tanh|" + _W.format("exp|log|pow|sqrt|rsqrt|abs|neg|where")
+                    + r"|clamp|axpy|scale|bias|dropout|activation|distribution|uniform|normal|random|"
+                    r"vecadd|vec_?add|init|adam|sgd|multi_tensor|upsample|interpolat"),
 ]
 
 _COMPILED = [(family, re.compile(pattern, re.IGNORECASE)) for family, pattern in RULES]
