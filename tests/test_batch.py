@@ -1,0 +1,140 @@
+"""Batch triage: many inputs and folders in one call, non-profiles skipped and accounted for."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import rooflint
+from rooflint import result
+from rooflint.cli import main
+from tests.conftest import FIXTURES, shared
+
+NOTES = "just some notes about the run\n"
+
+
+@pytest.fixture
+def mixed(tmp_path) -> Path:
+    """A folder as people keep them: ncu exports (bundled and shared), rocprof CSVs in a
+    subfolder, a text file that is not a profile, and a hidden file."""
+    (tmp_path / "nv").mkdir()
+    (tmp_path / "amd").mkdir()
+    shutil.copy(FIXTURES / "ncu" / "a100-gemm-details.csv", tmp_path / "nv")
+    shutil.copy(FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv", tmp_path / "nv")
+    shutil.copy(shared("ncu/roofline-analysis-b200-ncu2025.x-raw.csv"), tmp_path)
+    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), tmp_path / "amd")
+    shutil.copy(shared("rocprof/v3_docs_2025_counter_collection.csv"), tmp_path / "amd")
+    (tmp_path / "notes.txt").write_text(NOTES)
+    (tmp_path / ".DS_Store").write_bytes(b"\x00\x01binary")
+    return tmp_path
+
+
+PROFILES = ["amd/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv", "amd/v3_docs_2025_counter_collection.csv",
+            "nv/a100-gemm-details.csv", "nv/rtx2080ti-sgemm-raw-base.csv", "roofline-analysis-b200-ncu2025.x-raw.csv"]
+
+
+def _json(args) -> dict:
+    out = CliRunner().invoke(main, ["report", *args, "--format", "json", "--quiet"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+def test_folder_of_mixed_inputs_reports_every_profile_and_accounts_for_the_rest(mixed):
+    doc = _json([str(mixed)])
+    acc = doc["accounting"]
+    singles = {p: len(rooflint.load(mixed / p)) for p in PROFILES}
+    assert acc["inputs_read"] == len(PROFILES)
+    assert acc["launches_read"] == sum(singles.values())
+    assert acc["launches_read"] == acc["analysed"] + acc["not_analysable"]
+    assert [s["path"] for s in acc["inputs_skipped"]] == [str(mixed / "notes.txt")]  # hidden file not even tried
+    assert acc["inputs_skipped"][0]["reason"].startswith("not a profile rooflint reads")
+    per_source = {row["source"]: row for row in doc["per_source"]}
+    assert set(per_source) == {str(mixed / p) for p in PROFILES}
+    for p, n in singles.items():
+        assert per_source[str(mixed / p)]["launches"] == n
+
+
+def test_one_combined_ranking_across_files_and_vendors(mixed):
+    doc = _json([str(mixed)])
+    kernels = doc["kernels"]
+    assert [k["rank"] for k in kernels] == list(range(1, len(kernels) + 1))
+    headroom = [k["headroom_s"] for k in kernels if k["headroom_s"] is not None]
+    assert headroom == sorted(headroom, reverse=True)
+    assert all(k["headroom_s"] is None for k in kernels[len(headroom):])  # not analysable: last
+    assert sum(k["time_share"] for k in kernels) == pytest.approx(1.0)
+    assert sum(k["launches"] for k in kernels) == doc["accounting"]["launches_read"]
+    names = " ".join(k["group"] for k in kernels)
+    assert "cutlass::Kernel" in names and "vecCopy" in names and "volta_sgemm" in names  # NVIDIA and AMD
+
+
+def test_combined_numbers_are_the_single_file_numbers(mixed):
+    combined = result.build([str(mixed)]).kernels.set_index("group")
+    alone = result.build([str(mixed / "nv" / "a100-gemm-details.csv")]).kernels.set_index("group")
+    for group, row in alone.iterrows():
+        assert combined.loc[group, "headroom_s"] == row["headroom_s"]
+        assert combined.loc[group, "duration_s"] == row["duration_s"]
+        assert combined.loc[group, "launches"] == row["launches"]
+
+
+def test_per_source_summary_adds_up(mixed):
+    res = result.build([str(mixed)])
+    table = res.per_source()
+    assert table["launches"].sum() == len(res.launches)
+    assert table["duration_s"].sum() == pytest.approx(res.launches["duration_s"].sum())
+    assert table["headroom_s"].sum() == pytest.approx(res.launches["headroom_s"].sum())
+    verdicts = table[["compute-bound", "memory-bound", "latency-bound", "above-roof", "not-analysable"]].sum(axis=1)
+    assert (verdicts == table["launches"]).all()
+
+
+def test_files_and_folders_mixed_on_the_command_line(mixed):
+    doc = _json([str(mixed / "nv" / "a100-gemm-details.csv"), str(mixed / "amd"), str(mixed / "notes.txt")])
+    assert doc["accounting"]["inputs_read"] == 3
+    assert [s["path"] for s in doc["accounting"]["inputs_skipped"]] == [str(mixed / "notes.txt")]
+
+
+def test_group_by_source_ranks_the_files(mixed):
+    doc = _json([str(mixed), "--group-by", "source"])
+    assert {k["group"] for k in doc["kernels"]} == {str(mixed / p) for p in PROFILES}
+    assert doc["kernels"][0]["group"] == str(mixed / "nv" / "a100-gemm-details.csv")  # most headroom
+
+
+def test_table_lists_the_skipped_file(mixed):
+    out = CliRunner().invoke(main, ["report", str(mixed), "--quiet"])
+    assert out.exit_code == 0
+    assert f"skipped {mixed / 'notes.txt'}: not a profile rooflint reads" in out.stdout
+
+
+def test_no_usable_profile_is_an_error(tmp_path):
+    (tmp_path / "notes.txt").write_text(NOTES)
+    (tmp_path / "empty.csv").write_text("")
+    out = CliRunner().invoke(main, ["report", str(tmp_path), "-o", str(tmp_path / "r.json")])
+    assert out.exit_code == 2
+    assert "no usable profile among 2 file(s)" in out.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_empty_folder_is_an_error(tmp_path):
+    out = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert out.exit_code == 2
+    assert "no profile files found" in out.stderr
+
+
+def test_strict_stops_at_the_first_non_profile(mixed, tmp_path):
+    target = tmp_path / "report.json"
+    out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "-o", str(target)])
+    assert out.exit_code == 2
+    assert out.stderr.startswith(f"rooflint: error: {mixed / 'notes.txt'}: not a profile rooflint reads")
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not target.exists()
+
+
+def test_strict_passes_when_every_input_is_a_profile(mixed):
+    (mixed / "notes.txt").unlink()
+    (mixed / "amd" / "v3_docs_2025_counter_collection.csv").unlink()  # names no device: an error under --strict
+    out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "--quiet", "-f", "json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["accounting"]["inputs_skipped"] == []
