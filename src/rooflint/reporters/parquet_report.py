@@ -1,0 +1,160 @@
+"""Parquet: the launch table (or the ranked groups) with units and ceilings in the schema metadata.
+
+`-o report.parquet` (or stdout) gets one file. `-o DIR/` gets a dataset folder partitioned the
+Hive way by input file, `DIR/source_key=<file>/part-0.parquet`, which pandas, pyarrow.dataset,
+Dask, Spark and DuckDB read as one table. The partition value is the `source` path made safe
+for a folder name; `source` itself stays a column, unchanged. docs/parquet-schema.md lists
+the columns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from rooflint import __version__, analysis, ranking, schema
+from rooflint.errors import UsageError
+
+PARTITION = "source_key"
+METADATA_KEY = b"rooflint"
+LAUNCH_COLUMNS = list(dict.fromkeys(schema.COLUMNS + analysis.RESULT_COLUMNS + ["family"]))
+KERNEL_INTS = {"rank", "launches", "analysed", "above_roof_launches"}
+KERNEL_UNITS = {"duration_s": "s", "time_share": "fraction", "t_bound_s": "s", "headroom_s": "s",
+                "headroom_share": "fraction", "efficiency": "fraction of attainable", "flops": "op",
+                "bytes_dram": "byte", "intensity_dram": "op/byte", "achieved_flops_per_s": "op/s",
+                "achieved_bytes_per_s": "byte/s", "duration_min_s": "s", "duration_max_s": "s"}
+
+
+def render(result, per: str = "launch", output: str | None = None, **_options) -> bytes | None:
+    """One Parquet file as bytes; or, when `output` names a folder, write the dataset there."""
+    table = arrow_table(result, per)
+    if output not in (None, "-") and _is_folder(output):
+        write_dataset(table, Path(output), partition=per == "launch")
+        return None
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def _is_folder(output: str) -> bool:
+    return output.endswith(("/", os.sep)) or Path(output).is_dir()
+
+
+def arrow_table(result, per: str = "launch") -> pa.Table:
+    """The rows as an Arrow table with explicit types, per-field units and the report metadata."""
+    if per == "kernel":
+        frame = result.kernels[ranking.KERNEL_COLUMNS]
+        units = KERNEL_UNITS
+        types = {c: pa.int64() for c in KERNEL_INTS}
+    elif per == "launch":
+        frame = result.launches[[c for c in LAUNCH_COLUMNS if c in result.launches.columns]]
+        units = {**schema.UNITS, **analysis.RESULT_UNITS}
+        types = {c: pa.int64() for c in schema.INT_COLUMNS}
+    else:
+        raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
+    fields, arrays = [], []
+    for column in frame.columns:
+        kind = types.get(column) or (pa.float64() if pd.api.types.is_float_dtype(frame[column]) else pa.string())
+        meta = {"unit": units[column]} if column in units else None
+        fields.append(pa.field(column, kind, metadata=meta))
+        arrays.append(_array(frame[column], kind))
+    if per == "launch":
+        fields.append(pa.field(PARTITION, pa.string()))
+        arrays.append(pa.array(partition_values(frame["source"]), pa.string()))
+    meta = {METADATA_KEY: json.dumps(_metadata(result, per, units), ensure_ascii=False).encode("utf-8")}
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
+
+
+def _array(values: pd.Series, kind: pa.DataType) -> pa.Array:
+    if pa.types.is_floating(kind):  # missing is null (as SQL engines expect), never NaN
+        return pa.array(values.to_numpy(dtype="float64", na_value=float("nan")), kind, from_pandas=True)
+    if pa.types.is_integer(kind):
+        return pa.array(values.astype("Int64"), kind)
+    return pa.array(values.astype("string"), pa.string())
+
+
+def _metadata(result, per: str, units: dict) -> dict:
+    from rooflint.reporters.json_report import _device
+
+    return {
+        "format_version": schema.FORMAT_VERSION,
+        "tool": f"rooflint {__version__}",
+        "per": per,
+        "group_by": result.group_by,
+        "latency_threshold": result.latency_threshold,
+        "units": units,
+        "partitioning": {"flavor": "hive", "column": PARTITION, "from": "source"} if per == "launch" else None,
+        "devices": [_device(use) for use in result.devices],
+        "accounting": result.accounting,
+    }
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def partition_values(sources: pd.Series) -> list[str]:
+    """A folder-safe partition value per source path, distinct for distinct sources.
+
+    Letters, digits, `.`, `_` and `-` are kept, any other run becomes `_`; a value that had to
+    be cut to 80 characters, or that two sources would share, ends in a hash of the source.
+    """
+    distinct = pd.unique(sources.fillna("").astype(str))
+    safe = {s: _UNSAFE.sub("_", s).strip("._") or "unnamed" for s in distinct}
+    taken: dict[str, int] = {}
+    for value in safe.values():
+        taken[value] = taken.get(value, 0) + 1
+    for source, value in safe.items():
+        if taken[value] > 1 or len(value) > 80:
+            digest = hashlib.sha1(source.encode("utf-8")).hexdigest()[:8]
+            safe[source] = value[-71:].lstrip("._") + "-" + digest
+    return [safe[s] for s in sources.fillna("").astype(str)]
+
+
+def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None:
+    """Write the dataset next to `target`, then move it into place: never half a dataset there."""
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"output folder {parent} does not exist; create it or choose another -o path",
+                         path=str(target))
+    if target.exists() and not _replaceable(target):
+        raise UsageError("output folder is not empty and holds more than a rooflint dataset; choose an "
+                         "empty or new folder", path=str(target))
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+    try:
+        if partition and table.num_rows:
+            ds.write_dataset(table, staging, format="parquet", basename_template="part-{i}.parquet",
+                             partitioning=ds.partitioning(pa.schema([(PARTITION, pa.string())]), flavor="hive"),
+                             existing_data_behavior="overwrite_or_ignore")
+        else:
+            pq.write_table(table, staging / "part-0.parquet")
+        _swap_in(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _replaceable(target: Path) -> bool:
+    """An empty folder, or one that holds only what an earlier `-o DIR/` wrote."""
+    if not target.is_dir():
+        return False
+    return all(p.name.startswith(f"{PARTITION}=") or p.name == "part-0.parquet" for p in target.iterdir())
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    if not target.exists():
+        os.replace(staging, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=staging.parent))
+    os.replace(target, old / "dataset")
+    os.replace(staging, target)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,182 @@
+"""Parquet output: one file, or a Hive-partitioned dataset that pandas, pyarrow and DuckDB read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from rooflint import analysis, result, schema
+from rooflint.cli import main
+from rooflint.reporters import parquet_report
+from tests.conftest import FIXTURES, shared
+
+NCU = FIXTURES / "ncu"
+
+
+@pytest.fixture
+def inputs(tmp_path) -> Path:
+    folder = tmp_path / "in put"  # a space: the partition value must be made folder-safe
+    folder.mkdir()
+    for name in ("a100-gemm-details.csv", "rtx2080ti-sgemm-raw-base.csv", "rtx3070-nvtx-raw.csv"):
+        shutil.copy(NCU / name, folder)
+    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder)
+    return folder
+
+
+def _report(*args) -> None:
+    out = CliRunner().invoke(main, ["report", *map(str, args), "--quiet"])
+    assert out.exit_code == 0, out.output
+
+
+def _in_order(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values(["source", "launch_id"], kind="mergesort").reset_index(drop=True)
+
+
+def test_dataset_folder_is_partitioned_by_source_and_reads_back_exactly(inputs, tmp_path):
+    out = tmp_path / "out"
+    _report(inputs, "--format", "parquet", "-o", f"{out}/")
+    expected = result.build([str(inputs)]).launches
+    parts = sorted(p.name for p in out.iterdir())
+    assert parts == sorted(f"source_key={s}" for s in parquet_report.partition_values(pd.Series(expected["source"].unique())))
+    assert all(" " not in p and "/" not in p for p in parts)
+    assert [p.name for p in (out / parts[0]).iterdir()] == ["part-0.parquet"]
+
+    back = _in_order(pd.read_parquet(out))
+    want = _in_order(expected)
+    assert len(back) == len(want) == 18
+    for column in schema.COLUMNS + analysis.RESULT_COLUMNS + ["family"]:
+        assert column in back.columns, column
+        if column in schema.INT_COLUMNS:  # nullable integers come back as float where NA is present
+            assert back[column].astype("Int64").tolist() == want[column].astype("Int64").tolist(), column
+        elif column in schema.FLOAT_COLUMNS or pd.api.types.is_float_dtype(want[column]):
+            np.testing.assert_array_equal(back[column].to_numpy(float), want[column].to_numpy(float, na_value=np.nan))
+        else:
+            assert back[column].astype("string").fillna("<NA>").tolist() == \
+                want[column].astype("string").fillna("<NA>").tolist(), column
+    assert set(back["source"]) == {str(inputs / n) for n in (
+        "a100-gemm-details.csv", "rtx2080ti-sgemm-raw-base.csv", "rtx3070-nvtx-raw.csv",
+        "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv")}
+
+
+def test_schema_metadata_carries_version_units_devices_and_ceilings(inputs, tmp_path):
+    out = tmp_path / "out"
+    _report(inputs, "--format", "parquet", "-o", f"{out}/")
+    dataset = ds.dataset(out, format="parquet", partitioning="hive")
+    meta = json.loads(dataset.schema.metadata[b"rooflint"])
+    assert meta["format_version"] == schema.FORMAT_VERSION
+    assert meta["per"] == "launch" and meta["partitioning"]["column"] == "source_key"
+    assert meta["units"]["duration_s"] == "s" and meta["units"]["headroom_s"] == "s"
+    devices = {d["id"]: d for d in meta["devices"]}
+    assert {"a100-sxm4-80gb", "rtx-2080-ti", "rtx-3070"} <= set(devices)
+    a100_dram = [c for c in devices["a100-sxm4-80gb"]["ceilings"] if c["name"] == "dram"][0]
+    assert a100_dram["unit"] == "byte/s" and a100_dram["value"] > 1e12
+    assert dataset.schema.field("bytes_dram").metadata == {b"unit": b"byte"}
+    assert dataset.schema.field("efficiency").metadata == {b"unit": b"fraction of attainable"}
+    assert dataset.schema.field("kernel").metadata is None
+    assert dataset.count_rows() == 18
+
+
+def test_missing_quantities_are_null_not_nan(inputs, tmp_path):
+    out = tmp_path / "r.parquet"
+    _report(inputs / "rtx3070-nvtx-raw.csv", "-o", out)  # no DRAM counters in this export
+    table = pq.read_table(out)
+    assert table.column("bytes_dram").null_count == 3
+    assert table.column("headroom_s").null_count == 3
+    assert table.column("duration_s").null_count == 0
+
+
+def test_duckdb_reads_the_dataset(inputs, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    out = tmp_path / "out"
+    _report(inputs, "--format", "parquet", "-o", f"{out}/")
+    expected = result.build([str(inputs)]).launches
+    rows = duckdb.sql(f"SELECT source, count(*), sum(headroom_s) FROM read_parquet('{out}/**/*.parquet', "
+                      "hive_partitioning = true) GROUP BY source ORDER BY source").fetchall()
+    want = expected.groupby("source")["headroom_s"].agg(["size", "sum"])
+    assert [r[0] for r in rows] == list(want.index)
+    for (_source, count, headroom), (size, total) in zip(rows, want.itertuples(index=False), strict=True):
+        assert count == size
+        assert (headroom or 0.0) == pytest.approx(total)
+
+
+def test_single_file_output(inputs, tmp_path):
+    out = tmp_path / "launches.parquet"
+    _report(inputs, "-o", out)  # format from the extension
+    table = pq.read_table(out)
+    expected = result.build([str(inputs)]).launches
+    assert table.num_rows == len(expected)
+    assert table.column("source").to_pylist() == expected["source"].tolist()  # input order kept
+    assert table.column("source_key").to_pylist() == parquet_report.partition_values(expected["source"])
+    assert json.loads(table.schema.metadata[b"rooflint"])["per"] == "launch"
+
+
+def test_per_kernel_writes_the_ranked_groups(inputs, tmp_path):
+    out = tmp_path / "kernels.parquet"
+    _report(inputs, "-o", out, "--per", "kernel", "--group-by", "name")
+    frame = pd.read_parquet(out)
+    expected = result.build([str(inputs)], result.Options(group_by="name")).kernels
+    assert frame["rank"].tolist() == list(range(1, len(expected) + 1))
+    assert frame["group"].tolist() == expected["group"].tolist()
+    np.testing.assert_array_equal(frame["headroom_s"].to_numpy(float), expected["headroom_s"].to_numpy(float))
+    meta = json.loads(pq.read_schema(out).metadata[b"rooflint"])
+    assert meta["per"] == "kernel" and meta["group_by"] == "name" and meta["partitioning"] is None
+
+
+def test_per_kernel_to_a_folder_is_one_unpartitioned_file(inputs, tmp_path):
+    out = tmp_path / "groups"
+    _report(inputs, "--format", "parquet", "-o", f"{out}/", "--per", "kernel")
+    assert [p.name for p in out.iterdir()] == ["part-0.parquet"]
+    assert len(pd.read_parquet(out)) == len(result.build([str(inputs)]).kernels)
+
+
+def test_writing_again_replaces_the_earlier_dataset(inputs, tmp_path):
+    out = tmp_path / "out"
+    _report(inputs, "--format", "parquet", "-o", f"{out}/")
+    _report(inputs / "a100-gemm-details.csv", "--format", "parquet", "-o", str(out))  # existing folder
+    assert len(list(out.iterdir())) == 1
+    assert len(pd.read_parquet(out)) == 11
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left behind
+
+
+def test_a_folder_holding_other_files_is_refused_and_untouched(inputs, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious")
+    res = CliRunner().invoke(main, ["report", str(inputs), "--format", "parquet", "-o", f"{out}/"])
+    assert res.exit_code == 2
+    assert "not empty" in res.stderr
+    assert [p.name for p in out.iterdir()] == ["thesis.tex"]
+
+
+def test_missing_parent_folder_is_a_usage_error(inputs, tmp_path):
+    res = CliRunner().invoke(main, ["report", str(inputs), "--format", "parquet", "-o", f"{tmp_path}/no/such/"])
+    assert res.exit_code == 2
+    assert "does not exist" in res.stderr
+
+
+@pytest.mark.parametrize(("sources", "expected"), [
+    (["/data/run 1/a.csv"], ["data_run_1_a.csv"]),
+    (["prof.csv", "./prof.csv"], ["prof.csv-", "prof.csv-"]),  # collide: both get a hash
+    (["", "ünïcode.csv"], ["unnamed", "n_code.csv"]),
+])
+def test_partition_values_are_folder_safe_and_distinct(sources, expected):
+    values = parquet_report.partition_values(pd.Series(sources))
+    for value, start in zip(values, expected, strict=True):
+        assert value.startswith(start)
+        assert all(c.isascii() and (c.isalnum() or c in "._-") for c in value)
+    assert len(set(values)) == len(set(sources))
+
+
+def test_long_sources_are_cut_with_a_hash():
+    long = "/" + "deep/" * 40 + "profile.csv"
+    value = parquet_report.partition_values(pd.Series([long]))[0]
+    assert len(value) <= 80 and value.endswith(parquet_report.partition_values(pd.Series([long]))[0][-9:])
+    assert "profile.csv" in value
