@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from rooflint import output as outputs, reporters, result
+from rooflint import config, gates, reporters, result
+from rooflint import output as outputs
 from rooflint.analysis import LATENCY_THRESHOLD
 from rooflint.parsers.values import LOCALES
 from rooflint.ranking import GROUPINGS
@@ -49,11 +50,20 @@ def options_from(kwargs: dict, group_by: str = "kernel") -> result.Options:
 @click.option("--level", type=click.Choice(["dram", "l2", "l1"]), default="dram", show_default=True,
               help="Chart: memory level for the intensity axis.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option("--fail-under", metavar="EFF", default=None, callback=gates.click_fraction,
+              help="Exit 1 when time-weighted efficiency is under EFF (0.6 or 60%).")
+@click.option("--fail-if-above-roof/--no-fail-if-above-roof", default=False,
+              help="Exit 1 when any launch is above its roof (a measurement problem).")
 @input_options
-def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, **kwargs):
+def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, fail_under, fail_if_above_roof,
+           **kwargs):
     """Rank the kernels in INPUTS (profile files or folders) by optimisation headroom."""
     from rooflint import progress as progress_mod
 
+    settings, origins = config.settle(click.get_current_context(), {
+        "fail_under": fail_under, "fail_if_above_roof": fail_if_above_roof,
+        "latency_threshold": kwargs.get("latency_threshold")})
+    kwargs["latency_threshold"] = settings["latency_threshold"]
     fmt = reporters.choose_format(fmt, output)
     with progress_mod.bar(enabled=not quiet) as tick:
         res = result.build(inputs, options_from(kwargs, group_by), progress=tick)
@@ -64,3 +74,4 @@ def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, **
                             output=output)
     if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)
         outputs.write(output, data)
+    gates.enforce(gates.report_gates(res, settings["fail_under"], settings["fail_if_above_roof"], origins))

@@ -1,0 +1,338 @@
+"""Comparing two analysed profiles kernel group by kernel group: time, efficiency, verdict, headroom.
+
+Groups are matched in three passes, each over what the previous left unmatched:
+
+1. exact: same kernel name and launch configuration (grid, block);
+2. name: same kernel name, launch configuration changed;
+3. base-name: same name once template arguments and parameters are elided (a fuzzy match,
+   e.g. ``gemm<128, 64>`` against ``gemm<256, 128>``); reported as fuzzy everywhere.
+
+Within a pass, several candidates on each side are paired longest first.
+
+Noise rule. A matched group is **slower** (a regression) only when head's mean per-launch
+time exceeds base's by more than the threshold *and* by more than the larger of the two
+sides' relative spreads, spread = (max - min) / mean of that side's per-launch durations (0
+for a single launch). **faster** is the mirror image. A change within the threshold is
+*unchanged*; one beyond the threshold but inside the spread is *within noise*. Groups below
+``min_time`` of total time in both profiles are ignored (shown, never gated). A group that is
+above its roof in head is a *measurement problem*, never a win. Totals compare the summed
+duration of every launch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from rooflint import analysis, names, ranking
+from rooflint.result import Result
+
+DIFF_FORMAT_VERSION = 1
+DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
+CEILING_TOLERANCE = 0.01  # ceilings derived from measured clocks jitter run to run by less than this
+
+EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = "exact", "name", "base-name", "base-only", "head-only"
+FUZZY = (NAME, BASE_NAME)
+
+SLOWER, FASTER, NOISE, UNCHANGED = "slower", "faster", "within noise", "unchanged"
+NEW, REMOVED, ABOVE_ROOF, IGNORED, NOT_COMPARABLE = "new", "removed", "measurement problem", "ignored", "not comparable"
+
+KEYS = ["kernel", "grid", "block"]
+SIDE_FIELDS = ["kernel", "grid", "block", "launches", "duration_s", "mean_s", "min_s", "max_s", "spread", "cv",
+               "time_share", "efficiency", "verdict", "limiter", "headroom_s", "above_roof_launches", "device_id",
+               "reason"]
+
+UNITS = {"time_s": "s", "delta_s": "s", "delta_pct": "fraction of base", "mean_s": "s", "min_s": "s", "max_s": "s",
+         "spread": "fraction of mean ((max - min) / mean)", "cv": "fraction of mean (std / mean)",
+         "time_share": "fraction of the side's total time", "efficiency": "fraction of attainable",
+         "headroom_s": "s", "mean_delta_pct": "fraction of base mean", "noise": "fraction of mean",
+         "threshold": "fraction", "min_time": "fraction of total time", "ceiling": "op/s or byte/s"}
+
+
+@dataclass
+class Side:
+    """One side of the comparison: the input as given and its analysis."""
+
+    label: str
+    result: Result
+    saved: str | None = None  # the tool that wrote a saved JSON report, None for a profile
+    groups: pd.DataFrame = field(default=None)  # SIDE_FIELDS, one row per kernel group
+
+    def __post_init__(self):
+        if self.groups is None:
+            self.groups = group_stats(self.result)
+
+
+@dataclass
+class Diff:
+    base: Side
+    head: Side
+    groups: pd.DataFrame  # one row per matched or unmatched group, largest |time change| first
+    totals: dict
+    device_changed: bool
+    ceiling_changes: list[dict]
+    warnings: list[str]  # shown prominently at the top of every format
+    notes: list[str]
+    threshold: float
+    min_time: float
+
+    @property
+    def regressions(self) -> pd.DataFrame:
+        return self.groups[(self.groups["status"] == SLOWER) & ~self.groups["ignored"]]
+
+    @property
+    def measurement_problems(self) -> pd.DataFrame:
+        return self.groups[self.groups["status"] == ABOVE_ROOF]
+
+
+def compare(base: Side, head: Side, threshold: float | None = None, min_time: float = 0.0) -> Diff:
+    """The group-by-group comparison of head against base (see the module docstring for rules)."""
+    threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
+    pairs = match(base.groups, head.groups)
+    rows = pd.DataFrame([_row(base.groups, head.groups, b, h, how) for b, h, how in pairs],
+                        columns=_ROW_COLUMNS)
+    rows = _classify(rows, threshold, min_time)
+    rows = _sort(rows)
+    devices_differ, ceiling_changes = device_changes(base.result, head.result)
+    totals = _totals(base, head, rows)
+    warnings = _warnings(base, head, rows, devices_differ, ceiling_changes, totals)
+    return Diff(base, head, rows, totals, devices_differ, ceiling_changes, warnings, _notes(base, head),
+                threshold, min_time)
+
+
+def group_stats(result: Result) -> pd.DataFrame:
+    """Per kernel group (name + grid + block): time, per-launch spread, efficiency, verdict."""
+    kernels = ranking.rank(result.launches, "kernel", result.latency_threshold)
+    frame = result.launches[KEYS + ["duration_s"]].copy()
+    for k in KEYS:  # the same keys ranking.rank groups on
+        frame[k] = frame[k].astype("string").fillna("(none)")
+    timing = frame.groupby(KEYS, sort=False, dropna=False)["duration_s"].agg(
+        timed="count", mean_s="mean", std_s="std").reset_index()
+    out = kernels.merge(timing, on=KEYS, how="left", validate="one_to_one")
+    out["min_s"], out["max_s"] = out["duration_min_s"], out["duration_max_s"]
+    mean = out["mean_s"].where(out["mean_s"] > 0)
+    out["spread"] = ((out["max_s"] - out["min_s"]) / mean).fillna(0.0).where(mean.notna())
+    out["cv"] = (out["std_s"].fillna(0.0) / mean).where(mean.notna())
+    return out[SIDE_FIELDS].reset_index(drop=True)
+
+
+def match(base: pd.DataFrame, head: pd.DataFrame) -> list[tuple[int | None, int | None, str]]:
+    """Pairs of (base row, head row, how matched); unmatched rows pair with None."""
+    free_b, free_h = list(base.index), list(head.index)
+    pairs = []
+    passes = [(EXACT, lambda g, i: (g.at[i, "kernel"], g.at[i, "grid"], g.at[i, "block"])),
+              (NAME, lambda g, i: g.at[i, "kernel"]),
+              (BASE_NAME, lambda g, i: names.base_name(g.at[i, "kernel"]))]
+    for how, key in passes:
+        found, free_b, free_h = _pair(base, head, free_b, free_h, key)
+        pairs += [(b, h, how) for b, h in found]
+    pairs += [(b, None, BASE_ONLY) for b in free_b] + [(None, h, HEAD_ONLY) for h in free_h]
+    return pairs
+
+
+def _pair(base, head, free_b, free_h, key):
+    """Pair rows with equal keys, longest first on both sides; return pairs and what is left."""
+    by_key: dict = {}
+    for i in sorted(free_h, key=lambda i: _time_order(head, i)):
+        by_key.setdefault(key(head, i), []).append(i)
+    found, left_b = [], []
+    for i in sorted(free_b, key=lambda i: _time_order(base, i)):
+        candidates = by_key.get(key(base, i))
+        if candidates:
+            found.append((i, candidates.pop(0)))
+        else:
+            left_b.append(i)
+    taken = {h for _, h in found}
+    return found, sorted(left_b), [i for i in free_h if i not in taken]
+
+
+def _time_order(groups: pd.DataFrame, i) -> tuple:
+    t = groups.at[i, "duration_s"]
+    return (-(t if not pd.isna(t) else -1.0), str(groups.at[i, "grid"]), str(groups.at[i, "block"]))
+
+
+_ROW_COLUMNS = (["kernel", "match"] + [f"{f}_{side}" for side in ("base", "head") for f in SIDE_FIELDS]
+                + ["delta_s", "delta_pct", "mean_delta_pct", "headroom_delta_s", "efficiency_delta"])
+
+
+def _row(base: pd.DataFrame, head: pd.DataFrame, b, h, how: str) -> dict:
+    row = {"match": how}
+    for side, frame, i in (("base", base, b), ("head", head, h)):
+        for f in SIDE_FIELDS:
+            row[f"{f}_{side}"] = frame.at[i, f] if i is not None else None
+    row["kernel"] = row["kernel_head"] if h is not None else row["kernel_base"]
+    t_b, t_h = _num(row["duration_s_base"]), _num(row["duration_s_head"])
+    row["delta_s"] = (0.0 if np.isnan(t_h) else t_h) - (0.0 if np.isnan(t_b) else t_b) \
+        if not (np.isnan(t_b) and np.isnan(t_h)) else np.nan
+    row["delta_pct"] = (t_h - t_b) / t_b if t_b > 0 else np.nan
+    m_b, m_h = _num(row["mean_s_base"]), _num(row["mean_s_head"])
+    row["mean_delta_pct"] = (m_h - m_b) / m_b if m_b > 0 else np.nan
+    row["headroom_delta_s"] = _num(row["headroom_s_head"]) - _num(row["headroom_s_base"])
+    row["efficiency_delta"] = _num(row["efficiency_head"]) - _num(row["efficiency_base"])
+    return row
+
+
+def present(row: dict, side: str) -> bool:
+    """Whether a diff row's group exists on `side` ("base" or "head")."""
+    return row["match"] != (HEAD_ONLY if side == "base" else BASE_ONLY)
+
+
+def _num(value) -> float:
+    if value is None or value is pd.NA:
+        return np.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return np.nan
+
+
+def _classify(rows: pd.DataFrame, threshold: float, min_time: float) -> pd.DataFrame:
+    """Add noise, ignored and status columns (the noise rule of the module docstring)."""
+    if rows.empty:
+        for col, dtype in (("noise", "float64"), ("ignored", "bool"), ("status", "object")):
+            rows[col] = pd.Series(dtype=dtype)
+        return rows
+    spreads = rows[["spread_base", "spread_head"]].apply(pd.to_numeric).fillna(0.0)
+    rows["noise"] = spreads.max(axis=1)
+    share = rows[["time_share_base", "time_share_head"]].apply(pd.to_numeric).fillna(0.0)
+    rows["ignored"] = (share < min_time).all(axis=1) if min_time > 0 else False
+    rows["status"] = [_status(r, threshold) for r in rows.to_dict(orient="records")]
+    return rows
+
+
+def _status(r: dict, threshold: float) -> str:
+    if r["match"] == HEAD_ONLY:
+        return NEW
+    if r["match"] == BASE_ONLY:
+        return REMOVED
+    if r["verdict_head"] == analysis.ABOVE_ROOF:
+        return ABOVE_ROOF
+    if r["ignored"]:
+        return IGNORED
+    change = r["mean_delta_pct"]
+    if change is None or np.isnan(change):
+        return NOT_COMPARABLE
+    if abs(change) <= threshold:
+        return UNCHANGED
+    if abs(change) <= r["noise"]:
+        return NOISE
+    return SLOWER if change > 0 else FASTER
+
+
+def _sort(rows: pd.DataFrame) -> pd.DataFrame:
+    order = rows.assign(_abs=rows["delta_s"].abs(), _name=rows["kernel"].astype(str))
+    order = order.sort_values(["_abs", "_name"], ascending=[False, True], na_position="last", kind="mergesort")
+    return order.drop(columns=["_abs", "_name"]).reset_index(drop=True)
+
+
+def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
+    from rooflint.reporters.common import summary_numbers  # the same headline numbers as `report`
+
+    s_b, s_h = summary_numbers(base.result), summary_numbers(head.result)
+    t_b, t_h = _num(s_b["total_time_s"]), _num(s_h["total_time_s"])
+    counts = rows["status"].value_counts().to_dict() if not rows.empty else {}
+    matches = rows["match"].value_counts().to_dict() if not rows.empty else {}
+    return {
+        "time_base_s": t_b, "time_head_s": t_h,
+        "delta_s": t_h - t_b, "delta_pct": (t_h - t_b) / t_b if t_b > 0 else np.nan,
+        "launches_base": int(len(base.result.launches)), "launches_head": int(len(head.result.launches)),
+        "efficiency_base": _num(s_b["time_weighted_efficiency"]),
+        "efficiency_head": _num(s_h["time_weighted_efficiency"]),
+        "headroom_base_s": _num(s_b["total_headroom_s"]), "headroom_head_s": _num(s_h["total_headroom_s"]),
+        "groups_base": int(len(base.groups)), "groups_head": int(len(head.groups)),
+        "matched": {k: int(matches.get(k, 0)) for k in (EXACT, NAME, BASE_NAME)},
+        "base_only": int(matches.get(BASE_ONLY, 0)), "head_only": int(matches.get(HEAD_ONLY, 0)),
+        "status": {k: int(counts.get(k, 0)) for k in (SLOWER, FASTER, NOISE, UNCHANGED, NEW, REMOVED, ABOVE_ROOF,
+                                                     IGNORED, NOT_COMPARABLE)},
+    }
+
+
+def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
+    """Whether the devices differ, and every ceiling whose value differs beyond CEILING_TOLERANCE."""
+    ids_b = [_device_id(u) for u in base.devices]
+    ids_h = [_device_id(u) for u in head.devices]
+    differ = sorted(set(ids_b), key=str) != sorted(set(ids_h), key=str)
+    pairs = [(u, v) for u in base.devices for v in head.devices if _device_id(u) == _device_id(v)]
+    if differ and len(base.devices) == 1 and len(head.devices) == 1:
+        pairs = [(base.devices[0], head.devices[0])]
+    changes = []
+    for u, v in pairs:
+        if u.device is None or v.device is None:
+            continue
+        for kind, unit in (("compute", "op/s"), ("memory", "byte/s")):
+            a, b = getattr(u.device, kind), getattr(v.device, kind)
+            for name in [k for k in a if k in b] + [k for k in b if k not in a] + [k for k in a if k not in b]:
+                before = a[name].value if name in a else None
+                after = b[name].value if name in b else None
+                if before is not None and after is not None and _close(before, after):
+                    continue
+                changes.append({"device_base": u.device.id, "device_head": v.device.id, "ceiling": name,
+                                "kind": kind, "unit": unit, "base": before, "head": after,
+                                "source_base": a[name].source if name in a else None,
+                                "source_head": b[name].source if name in b else None})
+    return differ, changes
+
+
+def _device_id(use) -> str | None:
+    return getattr(use.device, "id", None)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=CEILING_TOLERANCE)
+
+
+def device_text(result: Result) -> str:
+    parts = [f"{u.device.name} ({u.device.id})" if u.device is not None else "no device ceilings"
+             for u in result.devices]
+    return "; ".join(parts) or "no device"
+
+
+def _warnings(base: Side, head: Side, rows: pd.DataFrame, devices_differ: bool, ceilings: list[dict],
+              totals: dict) -> list[str]:
+    from rooflint.reporters.common import si
+
+    out = []
+    if devices_differ:
+        out.append(f"different devices: base ran on {device_text(base.result)}, head on "
+                   f"{device_text(head.result)}; times and verdicts are compared across devices")
+    if ceilings:
+        shown = [f"{c['ceiling']} {si(c['base'], _unit(c))} → {si(c['head'], _unit(c))}" for c in ceilings]
+        out.append("ceilings changed: " + ", ".join(shown) + "; efficiencies and verdicts are measured against "
+                   "different roofs")
+    for r in rows[rows["status"] == ABOVE_ROOF].to_dict(orient="records"):
+        out.append(f"measurement problem: {names.short_name(r['kernel'])} is above its roof in head "
+                   f"(efficiency {_pct(r['efficiency_head'])}); its speed-up is not counted: check the device, "
+                   "clocks and counters")
+    if totals["launches_base"] != totals["launches_head"]:
+        out.append(f"launch count changed: base {totals['launches_base']}, head {totals['launches_head']}; "
+                   "total time also counts the extra or missing launches")
+    return out
+
+
+def _unit(change: dict) -> str:
+    return "FLOP/s" if change["kind"] == "compute" else "B/s"
+
+
+def _pct(value) -> str:
+    v = _num(value)
+    return "—" if np.isnan(v) else f"{v * 100:.0f} %"
+
+
+def _notes(base: Side, head: Side) -> list[str]:
+    out = []
+    for name, side in (("base", base), ("head", head)):
+        if side.saved:
+            out.append(f"{name} {side.label} is a saved report ({side.saved}): its ceilings and per-launch "
+                       "verdicts are as saved; device options apply only to profiles")
+        for source, problem in side.result.skipped:
+            out.append(f"{name}: skipped {source}: {problem}")
+    return out
+
+
+def regression_rule_text(threshold: float) -> str:
+    """The noise rule in one sentence, for reports."""
+    return (f"a group is slower only when its mean per-launch time grows by more than {threshold * 100:g} % "
+            "and by more than the larger relative spread (max-min)/mean of its launches in base or head")

@@ -1,0 +1,207 @@
+"""CI gates: thresholds on a diff or a report that turn into exit code 1 with the numbers restated."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import click
+import numpy as np
+
+from rooflint import analysis, names
+from rooflint import diff as diffs
+from rooflint.errors import UsageError
+from rooflint.reporters.common import si, summary_numbers
+
+EXIT_GATE = 1
+_PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
+
+
+@dataclass
+class Gate:
+    """One gate that was set: how it reads, where it was set, and why it failed (if it did)."""
+
+    option: str  # as a flag, e.g. "--fail-on-regression"
+    setting: str  # the threshold as shown, e.g. "10 %"; "" for on/off gates
+    origin: str = ""  # "" for the command line, else the config file
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def label(self) -> str:
+        text = f"{self.option} {self.setting}".strip()
+        return f"{text} (from {self.origin})" if self.origin else text
+
+    def fail(self, what: str) -> None:
+        self.failures.append(f"gate failed: {what}")
+
+
+# --- thresholds as typed by users -------------------------------------------------------------
+
+def parse_percent(value, what: str = "--fail-on-regression") -> float:
+    """A percentage ("10", "10%", 10, 2.5) as a fraction (0.10)."""
+    number, _ = _split(value, what, "a percentage such as 10 or 10%")
+    return number / 100.0
+
+
+def parse_fraction(value, what: str = "--fail-under") -> float:
+    """An efficiency as a fraction 0-1 ("0.6", 0.6) or a percentage with a sign ("60%")."""
+    number, percent = _split(value, what, "a fraction 0-1 such as 0.6, or a percentage such as 60%")
+    if percent:
+        number /= 100.0
+    if number > 1:
+        raise UsageError(f"{_subject(what, value)} is above 1; give a fraction 0-1 (0.6) or a percentage with "
+                         "a % sign (60%)")
+    return number
+
+
+def _split(value, what: str, expected: str) -> tuple[float, bool]:
+    if isinstance(value, bool):
+        raise UsageError(f"{_subject(what, value)} is not a number; give {expected}")
+    if isinstance(value, (int, float)):
+        number, percent = float(value), False
+    else:
+        m = _PERCENT.match(str(value))
+        if not m:
+            raise UsageError(f"{_subject(what, value)} is not a number; give {expected}")
+        number, percent = float(m.group(1)), bool(m.group(2))
+    if not np.isfinite(number) or number < 0:
+        raise UsageError(f"{_subject(what, value)} must be a finite number at or above 0; give {expected}")
+    return number, percent
+
+
+def _subject(what: str, value) -> str:
+    return f"{what} {value!r}".strip()
+
+
+def click_percent(ctx, param, value):
+    """click callback: parse a percentage option or report it as a usage error (exit 2)."""
+    return _click(parse_percent, param, value)
+
+
+def click_fraction(ctx, param, value):
+    return _click(parse_fraction, param, value)
+
+
+def _click(parser, param, value):
+    if value is None:
+        return None
+    try:
+        return parser(value, "")
+    except UsageError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def show_pct(fraction: float, digits: int = 1) -> str:
+    """0.1 → "10 %", 0.123 → "12.3 %" (trailing zeros dropped)."""
+    text = f"{fraction * 100:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} %"
+
+
+def signed_pct(fraction: float, digits: int = 1) -> str:
+    if fraction is None or np.isnan(fraction):
+        return "—"
+    return f"{fraction * 100:+.{digits}f} %"
+
+
+# --- the gates --------------------------------------------------------------------------------
+
+def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_new_latency_bound: bool = False,
+               origins: dict | None = None) -> list[Gate]:
+    """The diff gates that are set, each with its failures (see rooflint.diff for the noise rule)."""
+    origins = origins or {}
+    gates = []
+    if fail_on_regression is not None:
+        gate = Gate("--fail-on-regression", show_pct(fail_on_regression), origins.get("fail_on_regression", ""))
+        _total_regression(gate, d, fail_on_regression)
+        for r in d.regressions.to_dict(orient="records"):
+            gate.fail(f"{_kernel(r)} mean per-launch time {signed_pct(r['mean_delta_pct'])} (base "
+                      f"{si(r['mean_s_base'], 's')} → head {si(r['mean_s_head'], 's')}, noise "
+                      f"{show_pct(r['noise'])}) exceeds {gate.label}")
+        gates.append(gate)
+    if fail_on_new_latency_bound:
+        gate = Gate("--fail-on-new-latency-bound", "", origins.get("fail_on_new_latency_bound", ""))
+        for r in new_latency_bound(d).to_dict(orient="records"):
+            before = "did not exist in base" if r["match"] == diffs.HEAD_ONLY else f"was {r['verdict_base']}"
+            gate.fail(f"{_kernel(r)} is latency-bound in head (efficiency {_eff(r['efficiency_head'])}, "
+                      f"{si(r['duration_s_head'], 's')}) and {before}; {gate.label}")
+        gates.append(gate)
+    return gates
+
+
+def _total_regression(gate: Gate, d: diffs.Diff, threshold: float) -> None:
+    t = d.totals
+    change = t["delta_pct"]
+    if change is not None and not np.isnan(change) and change > threshold:
+        gate.fail(f"total time {signed_pct(change)} (base {si(t['time_base_s'], 's')} → head "
+                  f"{si(t['time_head_s'], 's')}) exceeds {gate.label}")
+
+
+def new_latency_bound(d: diffs.Diff):
+    """Groups latency-bound in head that were not (or did not exist) in base, above --min-time."""
+    g = d.groups
+    latency = (g["verdict_head"] == analysis.LATENCY_BOUND) & ~g["ignored"].astype(bool)
+    was = g["verdict_base"] == analysis.LATENCY_BOUND
+    return g[latency & ~was]
+
+
+def report_gates(result, fail_under: float | None = None, fail_if_above_roof: bool = False,
+                 origins: dict | None = None) -> list[Gate]:
+    """The report gates that are set: time-weighted efficiency and launches above the roof."""
+    origins = origins or {}
+    summary = summary_numbers(result)
+    gates = []
+    if fail_under is not None:
+        gate = Gate("--fail-under", show_pct(fail_under), origins.get("fail_under", ""))
+        eff = summary["time_weighted_efficiency"]
+        if eff is None:
+            gate.fail(f"no launch could be analysed, so time-weighted efficiency is unknown; {gate.label} "
+                      "needs FLOP and DRAM counters and device ceilings")
+        elif eff < fail_under:
+            gate.fail(f"time-weighted efficiency {show_pct(eff)} (over {si(_analysed_time(result), 's')} "
+                      f"analysed) is under {gate.label}")
+        gates.append(gate)
+    if fail_if_above_roof:
+        gate = Gate("--fail-if-above-roof", "", origins.get("fail_if_above_roof", ""))
+        above = result.launches[result.launches["verdict"] == analysis.ABOVE_ROOF]
+        if len(above):
+            worst = above.sort_values("efficiency", ascending=False, kind="mergesort").iloc[0]
+            gate.fail(f"{len(above)} launch(es) above the roof (worst: {names.short_name(worst['kernel'])} at "
+                      f"efficiency {_eff(worst['efficiency'])}, tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
+                      f"{gate.label}: check the device, clocks and counters")
+        gates.append(gate)
+    return gates
+
+
+def _analysed_time(result) -> float:
+    ok = result.launches["verdict"] != analysis.NOT_ANALYSABLE
+    return float(result.launches.loc[ok, "duration_s"].sum())
+
+
+def _kernel(r: dict) -> str:
+    text = f"kernel {names.short_name(r['kernel'])} [{names.short_id(r['kernel'])}]"
+    if r["match"] in diffs.FUZZY:
+        text += f" (matched by {r['match']} to {names.short_name(r['kernel_base'])})"
+    return text
+
+
+def _eff(value) -> str:
+    return "—" if value is None or np.isnan(float(value)) else show_pct(float(value), 0)
+
+
+def failures(gates: list[Gate]) -> list[str]:
+    return [m for g in gates for m in g.failures]
+
+
+def enforce(gates: list[Gate]) -> None:
+    """Print every failure on stderr and exit with EXIT_GATE if any gate failed."""
+    messages = failures(gates)
+    for message in messages:
+        click.echo(f"rooflint: {message}", err=True)
+    if messages:
+        raise click.exceptions.Exit(EXIT_GATE)

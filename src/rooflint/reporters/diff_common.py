@@ -1,0 +1,147 @@
+"""Formatting shared by the diff reporters: the verdict line and the cells of one group's row."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from rooflint import diff as diffs
+from rooflint import names
+from rooflint.gates import failures, show_pct, signed_pct
+from rooflint.reporters.common import pct, si
+
+HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "Δ mean", "noise",
+          "efficiency", "verdict", "Δ headroom", "status"]
+NUMERIC = {0, 4, 5, 6, 7, 8, 9, 10, 13}
+
+
+def verdict(gates) -> str:
+    return "FAIL" if failures(gates) else "PASS"
+
+
+def summary_line(d: diffs.Diff, gates) -> str:
+    """`PASS|FAIL — total time +x % (base a → head b)`, the one line a PR reader needs."""
+    t = d.totals
+    line = (f"{verdict(gates)} — total time {signed_pct(t['delta_pct'])} (base {si(t['time_base_s'], 's')} → "
+            f"head {si(t['time_head_s'], 's')})")
+    s = t["status"]
+    counts = [f"{s[k]} {k}" for k in (diffs.SLOWER, diffs.FASTER, diffs.NEW, diffs.REMOVED, diffs.ABOVE_ROOF) if s[k]]
+    if counts:
+        line += "; " + ", ".join(counts)
+    if not gates:
+        line += "; no gates set"
+    return line
+
+
+def context_lines(d: diffs.Diff) -> list[str]:
+    """Efficiency, headroom and how the groups matched, in two lines."""
+    t = d.totals
+    fuzzy = t["matched"][diffs.NAME] + t["matched"][diffs.BASE_NAME]
+    matched = sum(t["matched"].values())
+    return [
+        f"time-weighted efficiency {pct(t['efficiency_base'])} → {pct(t['efficiency_head'])}, headroom "
+        f"{si(t['headroom_base_s'], 's')} → {si(t['headroom_head_s'], 's')}, launches {t['launches_base']} → "
+        f"{t['launches_head']}",
+        f"kernel groups: {matched} matched ({fuzzy} fuzzy), {t['head_only']} new, {t['base_only']} removed; "
+        f"{diffs.regression_rule_text(d.threshold)}"
+        + (f"; groups under {show_pct(d.min_time)} of total time in both profiles are ignored" if d.min_time else ""),
+    ]
+
+
+def display(r: dict) -> str:
+    """Short kernel name; a fuzzy match shows where it came from."""
+    name = names.short_name(r["kernel"])
+    if r["match"] == diffs.BASE_NAME:
+        name += f" ≈ {names.short_name(r['kernel_base'])}"
+    return name
+
+
+def match_text(r: dict) -> str:
+    if r["match"] == diffs.NAME:
+        changes = [f"{k} {r[k + '_base']}→{r[k + '_head']}" for k in ("grid", "block") if r[k + "_base"] != r[k + "_head"]]
+        return "name (" + ", ".join(changes) + ")" if changes else "name"
+    if r["match"] == diffs.BASE_NAME:
+        return "fuzzy: base name"
+    return {diffs.BASE_ONLY: "base only", diffs.HEAD_ONLY: "head only"}.get(r["match"], r["match"])
+
+
+def cells(rank: int, r: dict) -> list[str]:
+    return [str(rank), names.short_id(r["kernel"]), display(r), match_text(r), _pair(r, "launches", _count),
+            si(r["duration_s_base"], "s"), si(r["duration_s_head"], "s"), signed_si(r["delta_s"]),
+            signed_pct(_f(r["delta_pct"])), signed_pct(_f(r["mean_delta_pct"])), _noise(r),
+            _pair(r, "efficiency", pct), _verdicts(r), signed_si(r["headroom_delta_s"]), status_text(r)]
+
+
+def status_text(r: dict) -> str:
+    text = r["status"]
+    if r["status"] == diffs.ABOVE_ROOF:
+        text = "measurement problem (above roof)"
+    elif r["ignored"] and r["status"] != diffs.IGNORED:
+        text += " (ignored: under --min-time)"
+    elif r["status"] == diffs.IGNORED:
+        text = "ignored (under --min-time)"
+    return text
+
+
+def signed_si(value, unit: str = "s") -> str:
+    v = _f(value)
+    if math.isnan(v):
+        return "—"
+    return ("+" if v > 0 else "") + si(v, unit)
+
+
+def spread_text(r: dict, side: str) -> str:
+    """`n× min–max (spread x %)` for a side with several launches, else the one duration."""
+    n = r[f"launches_{side}"]
+    if not diffs.present(r, side) or pd.isna(n):
+        return "—"
+    if int(n) < 2:
+        return si(r[f"mean_s_{side}"], "s")
+    return (f"{int(n)}× {si(r[f'min_s_{side}'], 's')}–{si(r[f'max_s_{side}'], 's')} "
+            f"(spread {show_pct(_f(r[f'spread_{side}']))}, CV {show_pct(_f(r[f'cv_{side}']))})")
+
+
+def _noise(r: dict) -> str:
+    n = _f(r.get("noise"))
+    has_both = r["match"] not in (diffs.BASE_ONLY, diffs.HEAD_ONLY)
+    return show_pct(n) if has_both and not math.isnan(n) else "—"
+
+
+def _verdicts(r: dict) -> str:
+    b, h = r["verdict_base"], r["verdict_head"]
+    if not diffs.present(r, "base"):
+        return f"new: {h}"
+    if not diffs.present(r, "head"):
+        return f"was {b}"
+    return b if b == h else f"{b} → {h}"
+
+
+def _pair(r: dict, field: str, fmt) -> str:
+    b, h = r[f"{field}_base"], r[f"{field}_head"]
+    if not diffs.present(r, "base"):
+        return fmt(h)
+    if not diffs.present(r, "head"):
+        return fmt(b)
+    fb, fh = fmt(b), fmt(h)
+    return fb if fb == fh else f"{fb} → {fh}"
+
+
+def _count(value) -> str:
+    return "—" if value is None or pd.isna(value) else str(int(value))
+
+
+def _f(value) -> float:
+    try:
+        return float(value) if value is not None and value is not pd.NA else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def ceiling_text(c: dict) -> str:
+    unit = "FLOP/s" if c["kind"] == "compute" else "B/s"
+    return f"{c['ceiling']} {si(c['base'], unit)} → {si(c['head'], unit)}"
+
+
+def records(d: diffs.Diff) -> list[dict]:
+    return d.groups.to_dict(orient="records")

@@ -1,0 +1,156 @@
+"""Reading a saved `rooflint report --format json` file back into a Result, numbers unchanged."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rooflint import analysis, ranking, schema
+from rooflint.errors import InputError
+from rooflint.hardware import Ceiling, Device
+from rooflint.profile import Profile
+from rooflint.result import DeviceUse, Result
+
+FORMAT = "rooflint-json"
+_FLOAT_RESULTS = ["flops", "intensity_dram", "achieved_flops_per_s", "achieved_bytes_per_s", "t_compute_s",
+                  "t_memory_s", "t_bound_s", "efficiency", "headroom_s"]
+
+
+def looks_saved(path: str | Path) -> bool:
+    """True when `path` is a file whose content starts like a JSON object (a saved report or not)."""
+    p = Path(path)
+    if not p.is_file():
+        return False
+    try:
+        with open(p, "rb") as fh:
+            start = fh.read(64)
+    except OSError:
+        return False
+    return start.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+
+
+def read_document(path: str | Path) -> dict | None:
+    """The parsed report when `path` holds a rooflint JSON report, else None (not ours)."""
+    if not looks_saved(path):
+        return None
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            doc = json.load(fh)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(doc, dict) or "format_version" not in doc:
+        return None
+    if not str(doc.get("tool", "")).startswith("rooflint"):
+        return None
+    return doc
+
+
+def load(path: str | Path, latency_threshold: float | None = None) -> Result:
+    """A Result from a saved JSON report: launches as saved, groups re-ranked from them.
+
+    The roofline numbers are taken as saved (they were computed against the ceilings the report
+    lists); only the grouping is redone, so that a top-N report still diffs completely.
+    """
+    doc = read_document(path)
+    if doc is None:
+        raise InputError("not a rooflint JSON report (expected an object with format_version and "
+                         "tool 'rooflint ...'); pass `rooflint report --format json` output or a profile",
+                         path=str(path))
+    check_version(doc, path)
+    if "launches" not in doc or not isinstance(doc["launches"], list):
+        raise InputError("rooflint JSON report has no 'launches' list; save the report again with "
+                         "`rooflint report --format json`", path=str(path))
+    saved_threshold = _number(doc.get("latency_threshold"), analysis.LATENCY_THRESHOLD)
+    threshold = saved_threshold if latency_threshold is None else latency_threshold
+    launches = launch_table(doc["launches"], path)
+    kernels = ranking.rank(launches, "kernel", threshold)
+    devices = [device_use(entry) for entry in doc.get("devices") or []]
+    inputs = _inputs(doc, launches)
+    skipped = [(s.get("path", ""), s.get("reason", "")) for s in (doc.get("accounting") or {}).get("inputs_skipped", [])]
+    return Result(launches, kernels, "kernel", devices, inputs, skipped, threshold)
+
+
+def check_version(doc: dict, path) -> None:
+    version = doc.get("format_version")
+    if doc.get("kind") == "diff":
+        raise InputError("this is a saved `rooflint diff`, not a report; pass a `rooflint report "
+                         "--format json` file or a profile", path=str(path))
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InputError(f"format_version {version!r} is not a version rooflint wrote; save the report "
+                         "again with `rooflint report --format json`", path=str(path))
+    if version > schema.FORMAT_VERSION:
+        raise InputError(f"written by a newer rooflint ({doc.get('tool')}, format_version {version}); this "
+                         f"rooflint reads format_version {schema.FORMAT_VERSION} and older: upgrade rooflint "
+                         "(pip install -U rooflint) or diff the original profile instead", path=str(path))
+
+
+def launch_table(records: list, path) -> pd.DataFrame:
+    """The analysed launch table (canonical + result columns) from saved launch records."""
+    if records and not all(isinstance(r, dict) for r in records):
+        raise InputError("'launches' holds something other than objects; save the report again",
+                         path=str(path))
+    frame = pd.DataFrame.from_records(records) if records else pd.DataFrame(index=pd.RangeIndex(0))
+    if "missing" in frame:
+        frame["missing"] = [_missing_text(m) for m in frame["missing"]]
+    out = schema.conform(frame)
+    n = len(out)
+    for col in analysis.RESULT_COLUMNS + ["family"]:
+        if col in _FLOAT_RESULTS:
+            values = frame[col] if col in frame else pd.Series([np.nan] * n)
+            out[col] = pd.to_numeric(values, errors="coerce").astype("float64").to_numpy()
+        else:
+            values = frame[col] if col in frame else pd.Series([pd.NA] * n)
+            out[col] = pd.array(values.to_numpy(dtype=object), dtype="string")
+    out["reason"] = out["reason"].fillna("")
+    out["verdict"] = out["verdict"].fillna(analysis.NOT_ANALYSABLE)
+    return out
+
+
+def _missing_text(value) -> str:
+    """The saved {quantity: reason} map back into the canonical `missing` cell."""
+    if isinstance(value, dict):
+        return "; ".join(f"{q}: {r}" for q, r in value.items())
+    return value if isinstance(value, str) else ""
+
+
+def device_use(entry: dict) -> DeviceUse:
+    """A saved device entry as a DeviceUse whose device carries the saved ceilings."""
+    sources = list(entry.get("sources") or [])
+    provenance = list(entry.get("provenance") or [])
+    if not entry.get("id"):
+        return DeviceUse(None, provenance, sources)
+    compute, memory = {}, {}
+    for c in entry.get("ceilings") or []:
+        value = _number(c.get("value"), None)
+        if value is None:
+            continue
+        table = compute if c.get("kind") == "compute" else memory
+        table[c.get("name")] = Ceiling(value, c.get("source") or "saved report")
+    device = Device(id=entry["id"], name=entry.get("name") or entry["id"], vendor=entry.get("vendor") or "",
+                    arch=entry.get("arch") or "", profiler_names=(), sm_count=0, boost_clock_hz=float("nan"),
+                    compute=compute, memory=memory, source="saved rooflint report")
+    return DeviceUse(device, provenance, sources)
+
+
+def _inputs(doc: dict, launches: pd.DataFrame) -> list[Profile]:
+    """One Profile per source the report read, with its notes and repairs restored."""
+    sources = list(dict.fromkeys(launches["source"].dropna().astype(str)))
+    notes = list(doc.get("notes") or [])
+    repairs = list((doc.get("accounting") or {}).get("repairs") or [])
+    profiles = []
+    for source in sources:
+        prefix = source + ": "
+        profiles.append(Profile(source=source, format=FORMAT, launches=launches[launches["source"] == source],
+                                notes=[n[len(prefix):] for n in notes if n.startswith(prefix)],
+                                repairs=[r[len(prefix):] for r in repairs if r.startswith(prefix)]))
+    return profiles
+
+
+def _number(value, default):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    return default if math.isnan(float(value)) else float(value)

@@ -1,0 +1,546 @@
+"""`rooflint diff`: matching, the noise rule, sanity flags, gates and the three output formats."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from markdown_it import MarkdownIt
+
+from rooflint import diff, hardware, names, result, saved, schema
+from rooflint.cli import main
+from rooflint.profile import Profile
+from rooflint.reporters import diff_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+A100 = ROOT / "fixtures" / "ncu" / "a100-gemm-details.csv"
+SHARED = ROOT.parent / "shared" / "fixtures" / "ncu"
+B200_RAW = "roofline-analysis-b200-ncu2025.x-raw.csv"
+LEAN = "lean_reduction_kernel"  # 8 launches, 3.8 % of the B200 trace
+SDPA = "sdpa_sm100_flash"  # 8 launches, 96 % of it
+LEAN_FULL = ("void cudnn::lean_reduction_kernel<0, 0, 0>(void *, float *, float *, float *, float *, const float *, "
+             "float *, float *, float *, float *, float *" + ", unsigned int" * 20 + ", bool)")
+INIT_FLOAT = "void InitializeMatrix_kernel<float, (bool)1>(T1 *, int, int, int)"
+
+
+def shared(name: str) -> Path:
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"shared fixture {name} not available")
+    return path
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+
+# --- building inputs from real exports ---------------------------------------------------------
+
+def raw_rows(path: Path) -> tuple[str, list[list[str]]]:
+    """The text before the CSV (==PROF== lines) and the CSV rows of a raw-page export."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    return "".join(lines[:start]), list(csv.reader(lines[start:]))
+
+
+def write_raw(path: Path, prelude: str, rows: list[list[str]]) -> Path:
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    path.write_text(prelude + buf.getvalue(), encoding="utf-8")
+    return path
+
+
+def scaled_raw(src: Path, dest: Path, kernel_part: str, factor: float) -> Path:
+    """A copy of a raw export with one kernel's gpu__time_duration.sum multiplied by `factor`."""
+    prelude, rows = raw_rows(src)
+    header = rows[0]
+    t, k = header.index("gpu__time_duration.sum"), header.index("Kernel Name")
+    assert rows[1][t] == "ns"  # the units row: the scaled values stay in nanoseconds
+    for row in rows[2:]:
+        if kernel_part in row[k]:
+            row[t] = repr(float(row[t]) * factor)
+    return write_raw(dest, prelude, rows)
+
+
+def raw_durations(src: Path, kernel_part: str) -> list[float]:
+    """Per-launch durations in seconds, read straight from the CSV (independently of rooflint)."""
+    _, rows = raw_rows(src)
+    header = rows[0]
+    t, k = header.index("gpu__time_duration.sum"), header.index("Kernel Name")
+    return [float(r[t]) * 1e-9 for r in rows[2:] if kernel_part in r[k]]
+
+
+def details_without(src: Path, dest: Path, kernel_part: str) -> Path:
+    """A copy of a details export without the rows of one kernel."""
+    kept = [line for line in src.read_text(encoding="utf-8").splitlines(keepends=True) if kernel_part not in line]
+    dest.write_text("".join(kept), encoding="utf-8")
+    return dest
+
+
+def saved_report(tmp_path: Path, profile: Path, name: str, *options) -> Path:
+    out = tmp_path / name
+    res = run("report", profile, "-f", "json", "-o", out, "-q", *options)
+    assert res.exit_code == 0, res.output
+    return out
+
+
+# --- hand-built launches on a catalog device ---------------------------------------------------
+
+DEVICE = "a100-sxm4-80gb"
+
+
+def synthetic(launches: list[dict], source: str = "synthetic.csv") -> diff.Side:
+    """A Side analysed on the A100 SXM4 80GB catalog ceilings (no clock, so no scaling)."""
+    rows = [{"source": source, "launch_id": i, "grid": "(1, 1, 1)", "block": "(256, 1, 1)", "ops_vector_fp32": 0.0,
+             **launch} for i, launch in enumerate(launches)]
+    profile = Profile(source, "synthetic", schema.conform(pd.DataFrame(rows)))
+    return diff.Side(source, result.assemble([profile], [], result.Options(device_id=DEVICE)))
+
+
+def dram_bytes(seconds: float) -> float:
+    """Bytes that take `seconds` at the device's DRAM bandwidth."""
+    return hardware.get(DEVICE).memory["dram"].value * seconds
+
+
+def timed(kernel: str, durations: list[float], roof: float = 1e-3, **extra) -> list[dict]:
+    """Launches of `kernel` whose DRAM traffic alone takes `roof` seconds."""
+    return [{"kernel": kernel, "duration_s": t, "bytes_dram": dram_bytes(roof), **extra} for t in durations]
+
+
+# --- Markdown as a reader sees it ----------------------------------------------------------------
+
+class Tables(HTMLParser):
+    """Every <table> in rendered HTML as rows of cell text."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self._cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def rendered(markdown: str) -> tuple[str, list[list[list[str]]]]:
+    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    parser = Tables()
+    parser.feed(html)
+    return html, parser.tables
+
+
+def as_dicts(table: list[list[str]]) -> list[dict]:
+    return [dict(zip(table[0], row, strict=True)) for row in table[1:]]
+
+
+# --- a profile against itself ------------------------------------------------------------------
+
+def test_profile_against_itself_shows_no_change_and_passes():
+    res = run("diff", A100, A100, "-f", "json", "--fail-on-regression", "10", "--fail-on-new-latency-bound")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["verdict"] == "pass"
+    assert doc["totals"]["delta_s"] == 0 and doc["totals"]["delta_pct"] == 0
+    assert len(doc["groups"]) == 4  # cutlass (6 launches), cuBLAS (1), two InitializeMatrix (2 each)
+    assert {g["match"] for g in doc["groups"]} == {"exact"}
+    assert {g["status"] for g in doc["groups"]} == {"unchanged"}
+    assert all(g["delta_s"] == 0 and g["mean_delta_pct"] == 0 and g["headroom_delta_s"] == 0 for g in doc["groups"])
+    assert not doc["device_changed"] and doc["ceiling_changes"] == [] and doc["warnings"] == []
+
+
+def test_table_is_the_default_and_says_pass():
+    res = run("diff", A100, A100)
+    assert res.exit_code == 0
+    assert res.stdout.startswith("rooflint diff: PASS — total time +0.0 % (base 906 ms → head 906 ms)")
+    assert "no gates set" in res.stdout.splitlines()[0]
+
+
+# --- one kernel 30 % slower --------------------------------------------------------------------
+
+def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path):
+    base = shared(B200_RAW)
+    head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
+    lean = raw_durations(base, LEAN)
+    assert len(lean) == 8
+    res = run("diff", base, head, "--fail-on-regression", "10", "-f", "json")
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.stdout)
+    first = doc["groups"][0]
+    assert first["kernel"] == LEAN_FULL and first["status"] == "slower"
+    assert first["base"]["duration_s"] == pytest.approx(sum(lean), rel=1e-12)
+    assert first["head"]["duration_s"] == pytest.approx(1.3 * sum(lean), rel=1e-12)
+    assert first["mean_delta_pct"] == pytest.approx(0.3, rel=1e-9)
+    spread = (max(lean) - min(lean)) / (sum(lean) / 8)  # 544 ns over a 7.6 µs mean: 7.2 %
+    assert first["noise"] == pytest.approx(spread, rel=1e-9)
+    assert doc["groups"][1]["status"] == "unchanged"
+    assert f"gate failed: kernel {names.short_name(first['kernel'])} [{names.short_id(first['kernel'])}] " \
+           "mean per-launch" in res.stderr
+    assert "mean per-launch time +30.0 % (base 7.6 µs → head 9.87 µs, noise 7.2 %) exceeds " \
+           "--fail-on-regression 10 %" in res.stderr
+    assert "total time" not in res.stderr  # +1.1 % in total is under the threshold
+
+
+def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tmp_path):
+    base = shared(B200_RAW)
+    head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
+    lean = sum(raw_durations(base, LEAN))
+    total = sum(raw_durations(base, ""))
+    res = run("diff", base, head, "--fail-on-regression", "10", "-f", "markdown")
+    assert res.exit_code == 1
+    md = res.stdout
+    first_line = md.splitlines()[0]
+    expected_total = f"+{0.3 * lean / total * 100:.1f} %"  # 18.2 µs more on 1.59 ms
+    assert first_line == (f"### ❌ rooflint diff: FAIL — total time {expected_total} (base "
+                          f"{total * 1e3:.3g} ms → head {(total + 0.3 * lean) * 1e3:.3g} ms); 1 slower")
+    html, tables = rendered(md)
+    top = as_dicts(tables[0])
+    assert len(top) == 1  # the other kernel did not change
+    row = top[0]
+    assert row["kernel"] == names.short_name(LEAN_FULL)
+    assert row["base"] == f"{lean * 1e6:.3g} µs" == "60.8 µs"
+    assert row["head"] == f"{1.3 * lean * 1e6:.3g} µs" == "79 µs"
+    assert row["Δ time"] == f"+{0.3 * lean * 1e6:.3g} µs"
+    assert row["Δ %"] == "+30.0 %" and row["Δ mean"] == "+30.0 %"
+    assert row["noise"] == "7.2 %" and row["status"] == "slower"
+    assert "<details>" in html and "</details>" in html
+    everything = as_dicts(tables[1])
+    assert [r["status"] for r in everything] == ["slower", "unchanged"]
+
+
+def test_total_time_gate_restates_the_numbers(tmp_path):
+    base = shared(B200_RAW)
+    head = scaled_raw(base, tmp_path / "head.csv", SDPA, 1.3)
+    sdpa, total = sum(raw_durations(base, SDPA)), sum(raw_durations(base, ""))
+    res = run("diff", base, head, "--fail-on-regression", "10")
+    assert res.exit_code == 1
+    change = 0.3 * sdpa / total
+    assert (f"gate failed: total time +{change * 100:.1f} % (base {total * 1e3:.3g} ms → head "
+            f"{(total + 0.3 * sdpa) * 1e3:.3g} ms) exceeds --fail-on-regression 10 %") in res.stderr
+
+
+def test_change_inside_the_spread_is_noise_not_a_regression(tmp_path):
+    base = shared(B200_RAW)
+    head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.05)  # +5 %, spread of its launches 7.2 %
+    res = run("diff", base, head, "--fail-on-regression", "2", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["groups"][0]["status"] == "within noise"
+
+
+def test_min_time_ignores_small_groups(tmp_path):
+    base = shared(B200_RAW)
+    head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
+    res = run("diff", base, head, "--fail-on-regression", "10", "--min-time", "5%", "-f", "json")
+    assert res.exit_code == 0, res.stderr  # 3.8 % of the time in base, 4.9 % in head: both under 5 %
+    first = json.loads(res.stdout)["groups"][0]
+    assert first["ignored"] and first["status"] == "ignored"
+
+
+# --- the noise rule on hand-built launches -----------------------------------------------------
+
+@pytest.mark.parametrize(("head", "status"), [
+    ([1.04e-3] * 3, diff.UNCHANGED),  # +4 %: under the 10 % threshold
+    ([1.15e-3] * 3, diff.NOISE),  # +15 %: over the threshold, inside base's 20 % spread
+    ([1.25e-3] * 3, diff.SLOWER),  # +25 %: over both
+    ([0.75e-3] * 3, diff.FASTER),
+])
+def test_noise_rule(head, status):
+    base = synthetic(timed("k", [1.0e-3, 1.1e-3, 0.9e-3], roof=1e-4))  # mean 1 ms, spread 0.2 / 1 = 20 %
+    d = diff.compare(base, synthetic(timed("k", head, roof=1e-4)), threshold=0.10)
+    row = d.groups.iloc[0]
+    assert row["noise"] == pytest.approx(0.2)
+    assert row["status"] == status
+
+
+def test_spread_of_head_counts_too():
+    base = synthetic(timed("k", [1.0e-3]))
+    head = synthetic(timed("k", [1.0e-3, 1.6e-3]))  # mean 1.3 ms, spread 0.6 / 1.3 = 46 %
+    row = diff.compare(base, head, threshold=0.10).groups.iloc[0]
+    assert row["mean_delta_pct"] == pytest.approx(0.3)
+    assert row["noise"] == pytest.approx(0.6 / 1.3)
+    assert row["status"] == diff.NOISE
+
+
+# --- matching ------------------------------------------------------------------------------------
+
+def test_matching_exact_then_name_then_base_name():
+    base = synthetic(timed("copy", [1e-3]) + timed("gemm<128, 64>", [2e-3]) + timed("old", [1e-3])
+                     + timed("scale", [1e-3], grid="(4, 1, 1)"))
+    head = synthetic(timed("copy", [1e-3]) + timed("gemm<256, 128>", [2e-3]) + timed("new", [1e-3])
+                     + timed("scale", [1e-3], grid="(8, 1, 1)"))
+    rows = {r["kernel"]: r for r in diff.compare(base, head).groups.to_dict(orient="records")}
+    assert rows["copy"]["match"] == diff.EXACT
+    assert rows["scale"]["match"] == diff.NAME
+    assert (rows["scale"]["grid_base"], rows["scale"]["grid_head"]) == ("(4, 1, 1)", "(8, 1, 1)")
+    assert rows["gemm<256, 128>"]["match"] == diff.BASE_NAME
+    assert rows["gemm<256, 128>"]["kernel_base"] == "gemm<128, 64>"
+    assert rows["new"]["match"] == diff.HEAD_ONLY and rows["new"]["status"] == diff.NEW
+    assert rows["old"]["match"] == diff.BASE_ONLY and rows["old"]["status"] == diff.REMOVED
+    assert rows["old"]["delta_s"] == pytest.approx(-1e-3)
+
+
+def test_fuzzy_matches_are_reported_as_such():
+    base = synthetic(timed("gemm<128, 64>", [2e-3]))
+    head = synthetic(timed("gemm<256, 128>", [2e-3]))
+    d = diff.compare(base, head)
+    md = diff_markdown.render(d, [])
+    _, tables = rendered(md)
+    assert as_dicts(tables[0])[0]["match"] == "fuzzy: base name"
+    assert "**Fuzzy matches**" in md
+    assert d.totals["matched"] == {"exact": 0, "name": 0, "base-name": 1}
+
+
+def test_real_template_kernels_keep_their_exact_partner(tmp_path):
+    # InitializeMatrix_kernel<__half> and <float> share a base name; removing <float> from base
+    # must leave head's <float> unmatched rather than pair it with <__half>.
+    base = details_without(A100, tmp_path / "base.csv", "InitializeMatrix_kernel<float")
+    res = run("diff", base, A100, "-f", "json")
+    groups = {g["kernel"]: g for g in json.loads(res.stdout)["groups"]}
+    half = groups["void InitializeMatrix_kernel<__half, (bool)1>(T1 *, int, int, int)"]
+    new = groups[INIT_FLOAT]
+    assert half["match"] == "exact" and new["match"] == "head-only" and new["status"] == "new"
+
+
+# --- new latency-bound kernels ----------------------------------------------------------------
+
+def test_new_latency_bound_kernel_trips_the_gate(tmp_path):
+    base = details_without(A100, tmp_path / "base.csv", "InitializeMatrix_kernel<float")
+    ok = run("diff", base, A100, "--fail-on-regression", "50")
+    assert ok.exit_code == 0, ok.stderr  # +1 % in total
+    res = run("diff", base, A100, "--fail-on-new-latency-bound")
+    assert res.exit_code == 1
+    assert f"gate failed: kernel {names.short_name(INIT_FLOAT)} [{names.short_id(INIT_FLOAT)}]" in res.stderr
+    assert "is latency-bound in head (efficiency 36 %" in res.stderr
+    assert "did not exist in base; --fail-on-new-latency-bound" in res.stderr
+    assert run("diff", A100, A100, "--fail-on-new-latency-bound").exit_code == 0
+
+
+def test_kernel_turning_latency_bound_trips_the_gate():
+    # 1 ms of DRAM traffic: 1.1 ms is 91 % of the roof (memory-bound), 3 ms is 33 % (latency-bound)
+    base = synthetic(timed("stream", [1.1e-3]))
+    head = synthetic(timed("stream", [3.0e-3]))
+    from rooflint import gates
+
+    d = diff.compare(base, head)
+    row = d.groups.iloc[0]
+    assert (row["verdict_base"], row["verdict_head"]) == ("memory-bound", "latency-bound")
+    assert row["efficiency_base"] == pytest.approx(1 / 1.1) and row["efficiency_head"] == pytest.approx(1 / 3)
+    failed = gates.failures(gates.diff_gates(d, fail_on_new_latency_bound=True))
+    assert len(failed) == 1 and failed[0].startswith("gate failed: kernel stream [")
+    assert "is latency-bound in head (efficiency 33 %, 3 ms) and was memory-bound" in failed[0]
+
+
+# --- sanity: above the roof, other devices --------------------------------------------------------
+
+def test_speed_up_above_the_roof_is_a_measurement_problem_not_a_win():
+    base = synthetic(timed("stream", [1.1e-3]))
+    head = synthetic(timed("stream", [0.5e-3]))  # twice as fast as DRAM allows
+    d = diff.compare(base, head)
+    row = d.groups.iloc[0]
+    assert row["verdict_head"] == "above-roof" and row["status"] == diff.ABOVE_ROOF
+    assert d.warnings[0].startswith("measurement problem: stream is above its roof in head (efficiency 200 %)")
+    md = diff_markdown.render(d, [])
+    assert "faster" not in md.split("<details>")[0]
+    assert "measurement problem (above roof)" in md
+
+
+def test_other_device_is_shown_at_the_top(tmp_path):
+    head = saved_report(tmp_path, A100, "pcie.json", "--device", "a100-pcie-40gb")
+    res = run("diff", A100, head)
+    assert res.exit_code == 0
+    lines = res.stdout.splitlines()
+    assert lines[3].startswith("!! different devices: base ran on NVIDIA A100 SXM4 80GB (a100-sxm4-80gb), head on "
+                               "NVIDIA A100 PCIe 40GB (a100-pcie-40gb)")
+    pcie = hardware.get("a100-pcie-40gb").memory["dram"].value
+    assert lines[4] == (f"!! ceilings changed: dram 2.04 TB/s → {pcie / 1e12:.3g} TB/s; efficiencies and verdicts "
+                        "are measured against different roofs")
+    md = run("diff", A100, head, "-f", "markdown").stdout.splitlines()
+    assert md[2].startswith("> ⚠️ **different devices**:")
+
+
+def test_head_above_roof_on_a_real_profile(tmp_path):
+    head = saved_report(tmp_path, A100, "t4.json", "--device", "t4")  # an A100 run placed on T4 roofs
+    doc = json.loads(run("diff", A100, head, "-f", "json").stdout)
+    assert doc["device_changed"]
+    assert {g["status"] for g in doc["groups"]} == {"measurement problem"}
+    assert sum(w.startswith("measurement problem:") for w in doc["warnings"]) == 4
+
+
+# --- saved reports --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", [A100, SHARED / B200_RAW], ids=["a100-details", "b200-raw"])
+def test_saved_report_diffs_like_the_profile(tmp_path, profile):
+    if not profile.exists():
+        pytest.skip("shared fixtures not available")
+    head = tmp_path / "head.csv"
+    if "raw" in profile.name:
+        scaled_raw(profile, head, LEAN, 1.3)
+    else:
+        details_without(profile, head, "InitializeMatrix_kernel<float")
+    base_json = saved_report(tmp_path, profile, "base.json", "--top", "1")  # --top cuts kernels, not launches
+    from_profile = json.loads(run("diff", profile, head, "-f", "json").stdout)
+    from_saved = json.loads(run("diff", base_json, head, "-f", "json").stdout)
+    assert from_saved["base"]["saved_report"].startswith("rooflint ")
+    for key in ("groups", "totals", "warnings", "device_changed", "ceiling_changes", "summary"):
+        assert from_saved[key] == from_profile[key], key
+
+
+def test_saved_report_reads_back_every_launch():
+    res = result.build([str(A100)])
+    text = run("report", A100, "-f", "json", "-q").stdout
+    loaded = saved.launch_table(json.loads(text)["launches"], "x")
+    pd.testing.assert_frame_equal(loaded, res.launches, check_exact=True, check_like=True)
+
+
+def test_newer_format_version_is_a_clear_error(tmp_path):
+    doc = json.loads(saved_report(tmp_path, A100, "r.json").read_text())
+    doc["format_version"] = 99
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(doc))
+    res = run("diff", newer, A100)
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"rooflint: error: {newer}: written by a newer rooflint (rooflint ")
+    assert "format_version 99); this rooflint reads format_version 1 and older: upgrade rooflint" in res.stderr
+
+
+def test_diff_json_is_not_taken_for_a_report(tmp_path):
+    out = tmp_path / "d.json"
+    assert run("diff", A100, A100, "-o", out).exit_code == 0
+    res = run("diff", out, A100)
+    assert res.exit_code == 2 and "this is a saved `rooflint diff`, not a report" in res.stderr
+
+
+def test_other_json_is_not_a_profile(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text('{"format_version": 1, "tool": "something else"}')
+    res = run("diff", other, A100)
+    assert res.exit_code == 2 and res.stderr.startswith(f"rooflint: error: {other}: ")
+
+
+# --- the same report exported two ways ------------------------------------------------------------
+
+def _two_exports() -> diff.Diff:
+    folder = "reexport-ncu2024.2/"
+    sides = [diff.Side(p, result.build([str(shared(folder + p))])) for p in
+             ("rtx2080ti-sgemm-details-all-names-base.csv", "rtx2080ti-sgemm-raw-base.csv")]
+    return diff.compare(*sides)
+
+
+def test_same_report_exported_two_ways_has_zero_kernel_change():
+    d = _two_exports()
+    assert len(d.groups) == 1
+    row = d.groups.iloc[0]
+    assert row["match"] == diff.EXACT and row["status"] == diff.UNCHANGED
+    for side_field in diff.SIDE_FIELDS:
+        if side_field != "device_id":
+            assert str(row[f"{side_field}_base"]) == str(row[f"{side_field}_head"]), side_field
+    assert row["delta_s"] == 0 and row["headroom_delta_s"] == 0 and row["efficiency_delta"] == 0
+    assert d.totals["delta_s"] == 0
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "core: the details page has no device__attribute_display_name, so the device is inferred from "
+    "compute capability 7.5 as a Tesla T4 while the raw page names the GeForce RTX 2080 Ti; the "
+    "catalog ceilings vector_fp16, matrix_fp16 and matrix_int8 then differ (13.3 vs 22.7, 53.4 vs "
+    "90.9, 107 vs 182 T/s)"))
+def test_same_report_exported_two_ways_has_the_same_device_and_ceilings():
+    d = _two_exports()
+    assert not d.device_changed
+    assert d.ceiling_changes == []
+
+
+# --- Markdown: escaping, size, GitHub -------------------------------------------------------------
+
+NASTY = "void k<float, Op<|>>(T1 *, `tick` | *bold* _u_ [link](x) & <b>html</b>)"
+BARE = "fused_`add`|*relu*_[k]&amp;"  # no template to elide: the short name keeps every character
+
+
+def test_markdown_escapes_kernel_names_so_they_survive():
+    base = synthetic(timed(NASTY, [1e-3]) + timed(BARE, [1e-3]))
+    head = synthetic(timed(NASTY, [2e-3]) + timed(BARE, [3e-3]))
+    md = diff_markdown.render(diff.compare(base, head), [])
+    html, tables = rendered(md)
+    assert "<b>html</b>" not in html and "<a " not in html  # no raw HTML, no link
+    assert all(len(row) == len(diff_markdown.dc.HEADER) for row in tables[0])  # no pipe split a row
+    # emphasis or code would swallow the *, _ and ` characters: the text a reader sees is the name
+    assert [r["kernel"] for r in as_dicts(tables[0])] == [BARE, names.short_name(NASTY)]
+    text = text_of(html)
+    assert f"{names.short_id(NASTY)} {NASTY}" in text and f"{names.short_id(BARE)} {BARE}" in text
+
+
+def text_of(html: str) -> str:
+    parser = Text()
+    parser.feed(html)
+    return "".join(parser.parts)
+
+
+class Text(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.parts = []
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
+def test_markdown_stays_under_the_github_limit_and_says_what_was_cut():
+    long = "void very_long_kernel_name_{i}<" + ", ".join(f"cutlass::arch::Sm{n}" for n in range(60)) + ">()"
+    base = synthetic([launch for i in range(400) for launch in timed(long.format(i=i), [1e-3])])
+    head = synthetic([launch for i in range(400) for launch in timed(long.format(i=i), [1.5e-3])])
+    md = diff_markdown.render(diff.compare(base, head), [])
+    assert len(md) < diff_markdown.LIMIT
+    assert "run `rooflint diff --format json` for everything" in md
+    html, tables = rendered(md)
+    assert html.rstrip().endswith("</details>")
+    assert len(tables[0]) == 11  # header + the top 10 changes
+
+
+def test_github_format_appends_to_the_step_summary_and_prints(tmp_path):
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    base = shared(B200_RAW)
+    head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
+    res = run("diff", base, head, "--format", "github", "--fail-on-regression", "10",
+              env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert res.exit_code == 1
+    written = summary.read_text()
+    assert written.startswith("earlier step\n### ❌ rooflint diff: FAIL")
+    assert res.stdout.startswith(written.removeprefix("earlier step\n"))
+    assert f"::error title=rooflint::gate failed: kernel {names.short_name(LEAN_FULL)} [" in res.stdout
+    assert "+30.0 %25" in res.stdout  # % escaped for the workflow command
+
+
+def test_output_file_is_written_and_format_follows_the_extension(tmp_path):
+    out = tmp_path / "diff.md"
+    res = run("diff", A100, A100, "-o", out)
+    assert res.exit_code == 0 and res.stdout == ""
+    assert out.read_text().startswith("### ✅ rooflint diff: PASS")
+    out_json = tmp_path / "diff.json"
+    run("diff", A100, A100, "-o", out_json)
+    doc = json.loads(out_json.read_text())
+    assert doc["format_version"] == diff.DIFF_FORMAT_VERSION and doc["kind"] == "diff"
+    assert doc["units"]["delta_s"] == "s" and doc["units"]["efficiency"] == "fraction of attainable"
+
+
+def test_missing_input_is_an_error_naming_it(tmp_path):
+    res = run("diff", tmp_path / "nope.csv", A100, "-o", tmp_path / "out.md")
+    assert res.exit_code == 2
+    assert res.stderr == f"rooflint: error: {tmp_path / 'nope.csv'}: no such file or folder; check the path\n"
+    assert not (tmp_path / "out.md").exists()
