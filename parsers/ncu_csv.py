@@ -61,6 +61,11 @@ def read(path, locale: str | None = None, **_options) -> Profile:
         raise InputError(_no_profile_message(lines), path=source)
     header = next(csv.reader([lines[start]]))
     _refuse_aggregates(header, source)
+    lacking = [c for c in ("ID", "Kernel Name", *(["Metric Value"] if "Metric Name" in header else []))
+               if c not in header]
+    if lacking:
+        raise InputError(f"header line without the {', '.join(map(repr, lacking))} column(s); {EXPORT_HINT}",
+                         path=source)
     body = [line for line in lines[start:] if line.startswith('"')]
     cut = _cut_short(text, body, len(header))
     if cut:
