@@ -1,0 +1,178 @@
+"""Golden files for the text reports (table, Markdown, JSON, CSV) on real profiles, and the README sample.
+
+Refresh after an intended change, then read the diff before committing it:
+
+    ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py
+
+The goldens are only as good as the numbers in them, so the figures they show are also checked
+here against values worked out by hand from the raw counters (see the spot checks below).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from rooflint import reporters, result
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE = os.environ.get("ROOFLINT_UPDATE_GOLDEN") == "1"
+A100 = "fixtures/ncu/a100-gemm-details.csv"
+RTX = "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv"
+README_START, README_END = "<!-- sample-report:start -->", "<!-- sample-report:end -->"
+README_IMAGE = "docs/roofline-a100.png"
+
+# (format, options, golden suffix)
+CASES = [
+    ("table", {}, "table.txt"),
+    ("markdown", {}, "md"),
+    ("json", {}, "json"),
+    ("csv", {"per": "launch"}, "launches.csv"),
+    ("csv", {"per": "kernel"}, "kernels.csv"),
+]
+
+
+@pytest.fixture
+def in_root(monkeypatch):
+    """Relative fixture paths, so the `source` recorded in every report is the same on any machine."""
+    monkeypatch.chdir(ROOT)
+
+
+def _build(path: str):
+    return result.build([path])
+
+
+def _check_golden(name: str, text: str) -> None:
+    golden = GOLDEN / name
+    if UPDATE:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text, encoding="utf-8", newline="")
+    assert golden.exists(), f"{golden} is missing; run ROOFLINT_UPDATE_GOLDEN=1 pytest {__file__}"
+    assert text == golden.read_text(encoding="utf-8"), f"{name} differs from its golden file"
+
+
+@pytest.mark.parametrize("path", [A100, RTX], ids=["a100", "rtx2080ti"])
+@pytest.mark.parametrize("fmt,options,suffix", CASES, ids=[c[2] for c in CASES])
+def test_golden(in_root, path, fmt, options, suffix):
+    text = reporters.render(_build(path), fmt, **options)
+    _check_golden(f"{Path(path).stem}.{suffix}", text)
+
+
+# --- the numbers in the goldens, checked by hand -------------------------------------------
+
+
+def _a100_counters() -> dict[str, dict]:
+    """Launch ID → {kernel name, metric: value} straight from the details-page CSV."""
+    launches: dict[str, dict] = {}
+    with open(ROOT / A100, newline="") as fh:
+        for row in csv.reader(fh):
+            if len(row) == 15 and row[0].isdigit():
+                entry = launches.setdefault(row[0], {"name": row[4]})
+                entry[row[12]] = float(row[14].replace(",", ""))
+    return launches
+
+
+def test_a100_cublas_efficiency_by_hand(in_root):
+    """ampere_s16816gemm (cuBLAS, M = N = K = 20480, FP16 tensor cores), worked by hand:
+
+    duration  = sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second
+              = 81,835,634.7 cycles / 764,999,572 Hz ≈ 0.10698 s (→ "107 ms")
+    FLOPs     = 2 · 20480³ = 17,179,869,184,000 (the true GEMM count, fixtures README)
+    peak      = A100 dense FP16 tensor 312 TFLOP/s at 1.41 GHz boost, scaled to the median SM
+                clock the profile reports (0.765 GHz, clocks locked to base) ≈ 169.3 TFLOP/s
+    t_bound   = 17.18e12 / 169.3e12 ≈ 0.10149 s;  DRAM: 25.7 GB / 2.039 TB/s ≈ 0.0126 s (smaller)
+    efficiency = t_bound / t ≈ 0.9487 (→ "95 %"), headroom = t − t_bound ≈ 5.49 ms, compute-bound.
+    """
+    counters = _a100_counters()
+    clock = statistics.median(c["sm__cycles_elapsed.avg.per_second"] for c in counters.values())
+    (cublas,) = [c for c in counters.values() if c["name"].startswith("ampere_s16816gemm")]
+    duration = cublas["sm__cycles_elapsed.avg"] / cublas["sm__cycles_elapsed.avg.per_second"]
+    t_bound = 2 * 20480**3 / (312e12 * clock / 1.41e9)
+    assert cublas["dram__bytes.sum"] / 2.039e12 < t_bound
+
+    res = _build(A100)
+    row = res.kernels[res.kernels["kernel"].str.startswith("ampere_s16816gemm")].iloc[0]
+    assert row["efficiency"] == pytest.approx(t_bound / duration, rel=1e-9)
+    assert row["headroom_s"] == pytest.approx(duration - t_bound, rel=1e-9)
+    assert row["verdict"] == "compute-bound"
+
+    markdown = reporters.render(res, "markdown")
+    (line,) = [x for x in markdown.splitlines() if x.startswith("| 2 | `2ec6a2` |") and "launches" not in x
+               and x.count("|") == 10]
+    assert "| 107 ms |" in line and "| 95 % |" in line and "| 5.49 ms |" in line and "compute-bound" in line
+
+
+def test_a100_zero_flop_initialiser_by_hand(in_root):
+    """InitializeMatrix_kernel<__half>: no tensor instructions, so 0 FLOPs and a pure DRAM roof.
+
+    launch 0: 823,404,288 B / 2.039 TB/s = 0.40383 ms; duration 1,708,634.2 / 765,001,631 Hz =
+    2.23350 ms; efficiency 0.1808 (→ "18 %", latency-bound: under the 60 % threshold).
+    """
+    launch0 = _a100_counters()["0"]
+    duration = launch0["sm__cycles_elapsed.avg"] / launch0["sm__cycles_elapsed.avg.per_second"]
+    expected = launch0["dram__bytes.sum"] / 2.039e12 / duration
+    assert expected == pytest.approx(0.1808, abs=1e-4)
+    res = _build(A100)
+    first = res.launches[res.launches["launch_id"] == 0].iloc[0]
+    assert first["efficiency"] == pytest.approx(expected, rel=1e-9)
+    assert first["flops"] == 0
+    assert "| 3 | `0922ec` |" in reporters.render(res, "markdown")
+    table = reporters.render(res, "table")
+    assert re.search(r"^3\s+0922ec\s+InitializeMatrix_kernel.*latency-bound\s+18 %", table, re.M)
+
+
+def test_rtx2080ti_efficiency_by_hand(in_root):
+    """volta_sgemm_32x128_nn, raw page in base units with the run's own peaks:
+
+    cycles   = gpu__time_duration 10,720 ns × SM clock 1,305,874,122 Hz ≈ 13,998.97
+    FLOPs    = (2 × FFMA 936.30 + FMUL 14.63 + FADD 0) per cycle × cycles ≈ 26.419 MFLOP
+    FP32 peak = 4352 FFMA/cycle × 2 × 1.305874 GHz ≈ 11.366 TFLOP/s → t_fp32 ≈ 2.3243 µs
+    L2       = 2,883,616 B / (1408 B/cycle × 1.242444 GHz) ≈ 1.648 µs; DRAM ≈ 1.286 µs (both smaller)
+    efficiency = 2.3243 / 10.72 ≈ 0.2168 (→ "22 %", latency-bound), limiter vector_fp32.
+    """
+    cycles = 10_720e-9 * 1_305_874_122.04
+    flops = (2 * 936.30 + 14.63) * cycles
+    t_bound = flops / (4352 * 2 * 1_305_874_122.04)
+    res = _build(RTX)
+    row = res.kernels.iloc[0]
+    assert row["flops"] == pytest.approx(flops, rel=1e-6)
+    assert row["efficiency"] == pytest.approx(t_bound / 10.72e-6, rel=1e-6)
+    assert row["limiter"] == "vector_fp32" and row["verdict"] == "latency-bound"
+    document = json.loads(reporters.render(res, "json"))
+    assert document["kernels"][0]["efficiency"] == pytest.approx(0.2168, abs=1e-4)
+    rows = list(csv.DictReader(io.StringIO(reporters.render(res, "csv", per="launch"))))
+    assert float(rows[0]["efficiency"]) == row["efficiency"]  # CSV keeps every digit
+
+
+# --- README sample --------------------------------------------------------------------------
+
+
+def readme_block(res) -> str:
+    """What README.md holds between the sample-report markers: the chart, then the Markdown report."""
+    return (f"\n![Roofline of the A100 sample: two FP16 GEMMs under the tensor roof, two zero-FLOP "
+            f"initialisers in the strip]({README_IMAGE})\n\n`rooflint report {A100} --format markdown`:\n\n"
+            + reporters.render(res, "markdown"))
+
+
+def test_readme_sample_is_current(in_root):
+    res = _build(A100)
+    expected = readme_block(res)
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.index(README_START) + len(README_START), text.index(README_END)
+    if UPDATE:
+        text = text[:start] + expected + text[end:]
+        readme.write_text(text, encoding="utf-8", newline="")
+        (ROOT / README_IMAGE).parent.mkdir(exist_ok=True)
+        (ROOT / README_IMAGE).write_bytes(reporters.render(res, "png"))
+        start, end = text.index(README_START) + len(README_START), text.index(README_END)
+    assert text[start:end] == expected, "README sample is stale; run ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py"
+    assert (ROOT / README_IMAGE).read_bytes().startswith(b"\x89PNG")
