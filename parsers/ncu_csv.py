@@ -90,11 +90,27 @@ def read(path, locale: str | None = None, **_options) -> Profile:
         fmt = "ncu-raw"
         repairs += _duplicate_ids(frame["ID"])
     repairs += unreadable
+    _name_devices(launches, body, notes)
     invalid = schema.invalid_rows(launches)
     if invalid:
         repairs.append(f"{invalid} launch(es) with a negative or infinite value, read as missing "
                        "(each launch's notes name the quantity)")
     return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
+
+
+def _name_devices(launches: pd.DataFrame, body: list[str], notes: list[str]) -> None:
+    """Details pages carry no device__attribute_display_name, but `--print-details all` embeds a
+    NUMA table ("GPU ID","GPU Name",...): when it names one GPU model, that is the device."""
+    if launches["device_name"].notna().any():
+        return
+    start = next((i for i, line in enumerate(body) if line.startswith('"GPU ID","GPU Name"')), None)
+    if start is None:
+        return
+    rows = [r for r in csv.reader(body[start + 1:]) if len(r) == 5 and r[0].isdigit()]
+    models = {r[1] for r in rows}
+    if len(models) == 1:
+        launches["device_name"] = pd.array([models.pop()] * len(launches), dtype="string")
+        notes.append("device name taken from the report's NUMA affinity table")
 
 
 def _duplicate_ids(ids: pd.Series) -> list[str]:

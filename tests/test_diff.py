@@ -455,12 +455,8 @@ def test_same_report_exported_two_ways_has_zero_kernel_change():
     assert d.totals["delta_s"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core: the details page has no device__attribute_display_name, so the device is inferred from "
-    "compute capability 7.5 as a Tesla T4 while the raw page names the GeForce RTX 2080 Ti; the "
-    "catalog ceilings vector_fp16, matrix_fp16 and matrix_int8 then differ (13.3 vs 22.7, 53.4 vs "
-    "90.9, 107 vs 182 T/s)"))
 def test_same_report_exported_two_ways_has_the_same_device_and_ceilings():
+    # the details page names the GPU only in its embedded NUMA table ("GPU Name")
     d = _two_exports()
     assert not d.device_changed
     assert d.ceiling_changes == []
