@@ -21,6 +21,8 @@ class DeviceUse:
     device: object  # rooflint.hardware.Device, or None when no ceilings could be found
     provenance: list[str]
     sources: list[str]
+    # The device each source was analysed with: same id, but each profile's own clock and peaks.
+    by_source: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -66,6 +68,7 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         key = getattr(device, "id", None)
         use = uses.setdefault(key, DeviceUse(device, provenance, []))
         use.sources.append(profile.source)
+        use.by_source[profile.source] = device
         frames.append(analysis.analyze(profile.launches, device, options.latency_threshold))
     launches = pd.concat(frames, ignore_index=True) if frames else analysis.analyze(schema.empty(), None)
     launches["family"] = families.classify(launches["kernel"])
