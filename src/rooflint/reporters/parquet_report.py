@@ -94,9 +94,22 @@ def _metadata(result, per: str, units: dict) -> dict:
         "latency_threshold": result.latency_threshold,
         "units": units,
         "partitioning": {"flavor": "hive", "column": PARTITION, "from": "source"} if per == "launch" else None,
+        "sources": [profile.source for profile in result.inputs],  # in the order they were read
         "devices": [_device(use) for use in result.devices],
+        # The exact ceilings each source was analysed with (one device id can differ per source:
+        # each profile's own clock and peaks), so the analysis can be redone per partition.
+        "source_ceilings": {source: _ceilings(device) for use in result.devices
+                            for source, device in use.by_source.items()},
         "accounting": result.accounting,
     }
+
+
+def _ceilings(device) -> dict | None:
+    if device is None:
+        return None
+    return {"id": device.id, "name": device.name, "vendor": device.vendor, "arch": device.arch,
+            "compute": {k: {"value": c.value, "source": c.source} for k, c in device.compute.items()},
+            "memory": {k: {"value": c.value, "source": c.source} for k, c in device.memory.items()}}
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -1,0 +1,94 @@
+"""Roofline analysis of a rooflint Parquet dataset with Dask: one partition at a time, one ranking.
+
+`rooflint.analyze` is pure column arithmetic on a launch table and a device, so it runs unchanged
+on each partition of a `dask.dataframe`. The ceilings are resolved once, up front, from the
+dataset's own metadata (the ceilings the report that wrote it used) or from a device you name;
+only the columns the ranking needs travel back, and `rooflint.ranking.rank` ranks them as the
+single-machine report does. Needs the `dask` extra: `pip install "rooflint[dask]"`.
+
+Example (docs/dask.md has more)::
+
+    rooflint report traces/ --format parquet -o launches/      # once, anywhere
+    >>> from rooflint import distributed
+    >>> kernels = distributed.rank_dataset("launches/", group_by="family")
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.dataset as ds
+
+from rooflint import analysis, families, hardware, ranking, schema
+from rooflint.hardware import Ceiling, Device
+from rooflint.reporters.parquet_report import METADATA_KEY
+
+# What ranking.rank reads, besides the grouping keys.
+RANK_INPUTS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram", "limiter", "verdict",
+               "device_id", "reason"]
+
+
+def rank_dataset(path: str | Path, group_by: str = "kernel", device: str | Device | None = None,
+                 latency_threshold: float = analysis.LATENCY_THRESHOLD, scheduler: str | None = None,
+                 **read_options) -> pd.DataFrame:
+    """Rank the launches of a rooflint Parquet dataset (a folder or file) using Dask.
+
+    `device` (a catalog id or a Device) replaces the ceilings recorded in the dataset: its
+    ceilings are used as they are for every source (no scaling to each profile's clock). `scheduler` is passed to `compute` ("synchronous", "threads", "processes", or None
+    for Dask's default or a distributed Client); `read_options` go to `dask.dataframe.read_parquet`.
+    Returns the ranking.KERNEL_COLUMNS frame, as `rooflint.report(...).kernels`.
+    """
+    import dask.dataframe as dd
+
+    meta = dataset_metadata(path)
+    devices = resolve_devices(meta, device)
+    launches = dd.read_parquet(str(path), **read_options)
+    keys = ranking.GROUPINGS[group_by]
+    analysed = launches.map_partitions(analyze_partition, devices, latency_threshold,
+                                       meta=analyze_partition(launches._meta, devices, latency_threshold))
+    gathered = analysed[list(dict.fromkeys(["source"] + keys + RANK_INPUTS))].compute(scheduler=scheduler)
+    # Rows back in input order (sources as the report read them, rows as in each file) so that
+    # groups and sums come in the same order as on one machine.
+    order = {source: i for i, source in enumerate(meta.get("sources", []))}
+    position = gathered["source"].map(lambda s: order.get(s, len(order))).astype("int64")
+    gathered = gathered.iloc[position.argsort(kind="stable")].reset_index(drop=True)
+    return ranking.rank(gathered, group_by, latency_threshold)
+
+
+def analyze_partition(part: pd.DataFrame, devices: dict, latency_threshold: float) -> pd.DataFrame:
+    """The roofline columns and op family for one partition; each source gets its own device."""
+    launches = schema.conform(part)
+    if launches.empty:
+        out = analysis.analyze(launches, None, latency_threshold)
+    else:
+        frames = [analysis.analyze(rows, devices.get(source, devices.get(None)), latency_threshold)
+                  for source, rows in launches.groupby("source", sort=False, dropna=False)]
+        out = pd.concat(frames).loc[launches.index]
+    out["family"] = families.classify(out["kernel"])
+    return out
+
+
+def resolve_devices(meta: dict, device: str | Device | None = None) -> dict:
+    """{source: Device or None} from the dataset metadata; {None: device} when one is named."""
+    if device is not None:
+        return {None: hardware.get(device) if isinstance(device, str) else device}
+    return {source: device_from_metadata(entry) for source, entry in meta.get("source_ceilings", {}).items()}
+
+
+def dataset_metadata(path: str | Path) -> dict:
+    """The `rooflint` key of a Parquet dataset's schema metadata ({} when absent)."""
+    schema_meta = ds.dataset(str(path), format="parquet", partitioning="hive").schema.metadata or {}
+    return json.loads(schema_meta[METADATA_KEY]) if METADATA_KEY in schema_meta else {}
+
+
+def device_from_metadata(entry: dict | None) -> Device | None:
+    """A Device with exactly the ceilings a report used for one source (None when it had none)."""
+    if entry is None:
+        return None
+    ceilings = {kind: {k: Ceiling(float(c["value"]), c["source"]) for k, c in entry[kind].items()}
+                for kind in ("compute", "memory")}
+    return Device(id=entry["id"], name=entry.get("name") or entry["id"], vendor=entry.get("vendor") or "",
+                  arch=entry.get("arch") or "", profiler_names=(), sm_count=0, boost_clock_hz=0.0,
+                  compute=ceilings["compute"], memory=ceilings["memory"], source="rooflint Parquet metadata")

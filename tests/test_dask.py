@@ -1,0 +1,121 @@
+"""Dask: analysing a Parquet dataset partition by partition reproduces the single-machine ranking."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("dask.dataframe")
+
+from rooflint import analysis, distributed, families, hardware, ranking, result, schema  # noqa: E402
+from rooflint.cli import main  # noqa: E402
+from tests.conftest import FIXTURES, ROOT, shared  # noqa: E402
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("rooflint_bench_generate", ROOT / "benchmarks" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    """Several devices and vendors, and three synthetic whole-model traces sharing kernels."""
+    folder = tmp_path_factory.mktemp("traces")
+    for name in ("a100-gemm-details.csv", "rtx2080ti-sgemm-raw-base.csv", "rtx3070-nvtx-raw.csv"):
+        shutil.copy(FIXTURES / "ncu" / name, folder)
+    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder)
+    generate = _generator()
+    for seed in (1, 2, 3):
+        (folder / f"rank{seed}.csv").write_bytes(generate.raw(1500, kernel_count=40, seed=seed))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def dataset(traces, tmp_path_factory):
+    out = tmp_path_factory.mktemp("parquet") / "launches"
+    res = CliRunner().invoke(main, ["report", str(traces), "--format", "parquet", "-o", f"{out}/", "--quiet"])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def _same_ranking(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    assert list(got.columns) == ranking.KERNEL_COLUMNS
+    assert got["group"].tolist() == want["group"].tolist()  # same order
+    assert got["rank"].tolist() == want["rank"].tolist()
+    for column in ("launches", "analysed", "above_roof_launches"):
+        assert got[column].tolist() == want[column].tolist(), column
+    for column in ("headroom_s", "duration_s", "t_bound_s", "efficiency", "time_share", "headroom_share", "flops"):
+        np.testing.assert_allclose(got[column].to_numpy(float), want[column].to_numpy(float, na_value=np.nan),
+                                   rtol=1e-12, atol=0, equal_nan=True, err_msg=column)
+    for column in ("verdict", "limiter", "device_id", "reason"):
+        assert got[column].astype("string").fillna("").tolist() == want[column].astype("string").fillna("").tolist()
+
+
+@pytest.fixture(scope="module")
+def single(traces):
+    return result.build([str(traces)])
+
+
+def test_build_ranks_what_the_test_ranks(single):
+    assert single.kernels["group"].tolist() == ranking.rank(single.launches, "kernel")["group"].tolist()
+
+
+@pytest.mark.parametrize("group_by", list(ranking.GROUPINGS))
+def test_dask_reproduces_the_single_machine_ranking(single, dataset, group_by):
+    want = ranking.rank(single.launches, group_by, single.latency_threshold)  # what build() ranks
+    got = distributed.rank_dataset(dataset, group_by=group_by, scheduler="synchronous")
+    assert len(want) >= 4
+    _same_ranking(got, want)
+
+
+def test_many_partitions_are_analysed_separately(dataset):
+    import dask.dataframe as dd
+
+    assert dd.read_parquet(str(dataset)).npartitions == 7  # one per input file
+
+
+def test_a_named_device_replaces_the_recorded_ceilings(single, dataset):
+    device = hardware.get("h100-sxm")
+    again = analysis.analyze(schema.conform(single.launches), device)  # the catalog ceilings as they are
+    want = ranking.rank(again.assign(family=families.classify(again["kernel"])), "kernel")
+    got = distributed.rank_dataset(dataset, device="h100-sxm", scheduler="synchronous")
+    _same_ranking(got, want)
+    assert set(got["device_id"].dropna()) == {"h100-sxm"}
+
+
+def test_devices_are_rebuilt_from_the_dataset_metadata(dataset):
+    meta = distributed.dataset_metadata(dataset)
+    devices = distributed.resolve_devices(meta)
+    assert len(devices) == 7 and len(meta["sources"]) == 7
+    a100 = next(d for s, d in devices.items() if s.endswith("a100-gemm-details.csv"))
+    catalog = hardware.get("a100-sxm4-80gb")
+    assert a100.id == catalog.id
+    assert a100.memory["dram"].value == catalog.memory["dram"].value  # datasheet bandwidth, not rescaled
+    assert a100.compute["matrix_fp16"].value < catalog.compute["matrix_fp16"].value  # at the run's clock
+
+
+def test_a_partition_holding_two_sources_uses_each_ones_device(dataset):
+    frame = pd.read_parquet(dataset)
+    meta = distributed.dataset_metadata(dataset)
+    devices = distributed.resolve_devices(meta)
+    out = distributed.analyze_partition(frame, devices, 0.6)
+    assert len(out) == len(frame)
+    by_source = out.groupby("source")["device_id"].agg(lambda s: set(s.dropna()))
+    for source, ids in by_source.items():
+        device = devices[source]
+        assert set(ids) == ({device.id} if device is not None else set())
+
+
+def test_empty_partition_has_the_result_columns(dataset):
+    frame = pd.read_parquet(dataset).iloc[:0]
+    out = distributed.analyze_partition(frame, {}, 0.6)
+    assert out.empty and {"headroom_s", "verdict", "family"} <= set(out.columns)
