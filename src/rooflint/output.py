@@ -26,11 +26,17 @@ def write(target: str | None, data: str | bytes) -> None:
     if not folder.is_dir():
         raise UsageError(f"output folder {folder} does not exist; create it or choose another -o path",
                          path=str(target))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write there ({exc.strerror}); choose another -o path", path=str(target)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # disk full, a folder in the way: the user's to fix
+            raise UsageError(f"cannot write ({exc.strerror or exc}); nothing was written; choose another "
+                             "-o path (or free some space)", path=str(target)) from None
         raise
