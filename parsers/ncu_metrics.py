@@ -50,6 +50,10 @@ MISSING_REASONS = {
     "dram__bytes_write.sum); run `rooflint metrics ncu` for the ncu command that collects it",
     "ops": "no FLOP counters (sm__sass_thread_inst_executed_op_*_pred_on.sum, "
     "sm__ops_path_tensor_*); run `rooflint metrics ncu` for the ncu command that collects them",
+    "ops_vector": "no vector FLOP counters (sm__sass_thread_inst_executed_op_*_pred_on.sum): "
+    "vector work is not in the compute time",
+    "ops_matrix": "no tensor-core counters (sm__ops_path_tensor_* or sm__inst_executed_pipe_tensor.sum): "
+    "tensor work is not in the compute time",
 }
 
 

@@ -61,7 +61,7 @@ def analyze(launches: pd.DataFrame, device, latency_threshold: float = LATENCY_T
     out["limiter"] = pd.array(np.where(ok, np.where(memory_wins, memory_limiter, compute_limiter), None), dtype="string")
     out["verdict"] = pd.array(_verdicts(out["efficiency"], memory_wins, ok, latency_threshold), dtype="string")
     out["reason"] = pd.array(reason, dtype="string")
-    return out
+    return out[[c for c in launches.columns if c not in RESULT_COLUMNS] + RESULT_COLUMNS]
 
 
 def _values(ceilings: Mapping) -> dict[str, float]:

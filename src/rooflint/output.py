@@ -10,6 +10,12 @@ from pathlib import Path
 from rooflint.errors import UsageError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write(target: str | None, data: str | bytes) -> None:
     """Write `data` to `target` ("-" or None is stdout); never leaves a half-written file."""
     if target in (None, "-"):
@@ -30,6 +36,7 @@ def write(target: str | None, data: str | bytes) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise UsageError(f"cannot write there ({exc.strerror}); choose another -o path", path=str(target)) from None
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report gets the usual permissions
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rooflint import names
 from rooflint.analysis import (
     ABOVE_ROOF,
     ABOVE_ROOF_TOLERANCE,
@@ -22,73 +23,89 @@ GROUPINGS = {
     "range": ["range"],
     "family": ["family"],
 }
+MEMORY_LIMITERS = ("dram", "l2", "l1", "lds")
 
-KERNEL_COLUMNS = ["rank", "group", "kernel", "grid", "block", "launches", "analysed", "duration_s",
+KERNEL_COLUMNS = ["rank", "id", "group", "kernel", "grid", "block", "launches", "analysed", "duration_s",
                   "time_share", "t_bound_s", "headroom_s", "headroom_share", "efficiency", "limiter",
                   "verdict", "flops", "bytes_dram", "intensity_dram", "achieved_flops_per_s",
                   "achieved_bytes_per_s", "duration_min_s", "duration_max_s", "above_roof_launches",
                   "device_id", "reason"]
+_SUMS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram"]
 
 
 def rank(analysed: pd.DataFrame, group_by: str = "kernel",
          latency_threshold: float = LATENCY_THRESHOLD) -> pd.DataFrame:
     """One row per group, ranked by headroom seconds (ties: longer time, then name)."""
     keys = GROUPINGS[group_by]
-    frame = analysed.copy()
+    frame = analysed[list(dict.fromkeys(keys + _SUMS + ["verdict", "limiter", "device_id", "reason"]))].copy()
     for k in keys:
         frame[k] = frame[k].astype("string").fillna("(none)")
-    ok = frame["verdict"] != NOT_ANALYSABLE
+    ok = (frame["verdict"] != NOT_ANALYSABLE).to_numpy()
     frame["_t_ok"] = frame["duration_s"].where(ok)
-    frame["_above"] = (frame["verdict"] == ABOVE_ROOF).astype(int)
+    frame["_above"] = (frame["verdict"] == ABOVE_ROOF).astype("int64")
+    frame["_reason"] = frame["reason"].where(frame["reason"].fillna("") != "")
     grouped = frame.groupby(keys, sort=False, dropna=False)
-    out = grouped.agg(
-        launches=("duration_s", "size"),
-        analysed=("_t_ok", "count"),
-        duration_s=("duration_s", lambda s: s.sum(min_count=1)),
-        duration_min_s=("duration_s", "min"),
-        duration_max_s=("duration_s", "max"),
-        _t_ok=("_t_ok", "sum"),
-        t_bound_s=("t_bound_s", "sum"),
-        headroom_s=("headroom_s", "sum"),
-        flops=("flops", lambda s: s.sum(min_count=1)),
-        bytes_dram=("bytes_dram", lambda s: s.sum(min_count=1)),
-        above_roof_launches=("_above", "sum"),
-        device_id=("device_id", "first"),
-        reason=("reason", _first_reason),
-    ).reset_index()
-    out["limiter"] = _time_weighted_mode(frame[ok], keys, "limiter").reindex(
-        pd.MultiIndex.from_frame(out[keys]) if len(keys) > 1 else out[keys[0]]).to_numpy()
-    out["efficiency"] = out["t_bound_s"] / out["_t_ok"].where(out["analysed"] > 0)
-    out["t_bound_s"] = out["t_bound_s"].where(out["analysed"] > 0)
-    out["headroom_s"] = out["headroom_s"].where(out["analysed"] > 0)
-    out["verdict"] = _group_verdicts(out, latency_threshold)
-    total_time = frame["duration_s"].sum()
+    out = grouped[_SUMS].sum(min_count=1)
+    out["launches"] = grouped.size()
+    out["analysed"] = grouped["_t_ok"].count()
+    out["_t_ok"] = grouped["_t_ok"].sum()
+    out["duration_min_s"] = grouped["duration_s"].min()
+    out["duration_max_s"] = grouped["duration_s"].max()
+    out["above_roof_launches"] = grouped["_above"].sum()
+    out["device_id"] = grouped["device_id"].first()
+    out["reason"] = grouped["_reason"].first().fillna("")
+    out["limiter"] = _time_weighted_mode(frame[ok], keys, "limiter").reindex(out.index)
+    out = out.reset_index()
+    return _finish(out, keys, frame["duration_s"].sum(), latency_threshold)
+
+
+def _finish(out: pd.DataFrame, keys: list[str], total_time: float, threshold: float) -> pd.DataFrame:
+    analysed = out["analysed"] > 0
+    out["efficiency"] = out["t_bound_s"] / out["_t_ok"].where(analysed)
+    out["t_bound_s"] = out["t_bound_s"].where(analysed)
+    out["headroom_s"] = out["headroom_s"].where(analysed)
+    out["verdict"] = pd.array(_group_verdicts(out, threshold), dtype="string")
     total_headroom = out["headroom_s"].sum()
     out["time_share"] = out["duration_s"] / total_time if total_time > 0 else np.nan
     out["headroom_share"] = out["headroom_s"] / total_headroom if total_headroom > 0 else np.nan
     out["intensity_dram"] = out["flops"] / out["bytes_dram"].where(out["bytes_dram"] > 0)
     out["achieved_flops_per_s"] = out["flops"] / out["duration_s"].where(out["duration_s"] > 0)
     out["achieved_bytes_per_s"] = out["bytes_dram"] / out["duration_s"].where(out["duration_s"] > 0)
-    out["group"] = out[keys].astype(str).agg(" ".join, axis=1) if len(keys) > 1 else out[keys[0]]
+    out["group"] = _joined(out, keys)
     for col in ("kernel", "grid", "block"):
         if col not in out:
             out[col] = pd.NA
     out = out.sort_values(["headroom_s", "duration_s", "group"], ascending=[False, False, True],
                           na_position="last", kind="mergesort").reset_index(drop=True)
     out["rank"] = np.arange(1, len(out) + 1)
+    out["id"] = group_ids(out, keys)
     return out[KERNEL_COLUMNS]
 
 
-def _first_reason(s: pd.Series):
-    values = s.dropna()
-    values = values[values != ""]
-    return values.iloc[0] if len(values) else ""
+def _joined(out: pd.DataFrame, keys: list[str]) -> pd.Series:
+    text = out[keys[0]].astype("string")
+    for key in keys[1:]:
+        text = text + " " + out[key].astype("string")
+    return text
+
+
+def group_ids(out: pd.DataFrame, keys: list[str]) -> list[str]:
+    """Stable short ids: a hash of the name (or group); one name in several launch
+    configurations gets ".1", ".2", ... in the order of its configurations."""
+    label = out["kernel"] if keys[0] == "kernel" else out["group"]
+    base = pd.Series([names.short_id(str(v)) for v in label], index=out.index)
+    repeated = base.duplicated(keep=False)
+    if not repeated.any():
+        return base.tolist()
+    order = pd.DataFrame({"base": base, "group": out["group"]}).sort_values(["base", "group"], kind="mergesort")
+    nth = (order.groupby("base").cumcount() + 1).reindex(out.index).astype(str)
+    return base.where(~repeated, base + "." + nth).tolist()
 
 
 def _time_weighted_mode(frame: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
     """Per group, the value of `column` that covers the most time."""
     if frame.empty:
-        return pd.Series(dtype="string")
+        return pd.Series(pd.NA, index=pd.MultiIndex.from_arrays([[]] * len(keys), names=keys), dtype="string")
     weights = frame.groupby(keys + [column], dropna=False)["duration_s"].sum().reset_index()
     weights = weights.sort_values("duration_s", ascending=False, kind="mergesort")
     return weights.drop_duplicates(keys).set_index(keys)[column]
@@ -96,7 +113,7 @@ def _time_weighted_mode(frame: pd.DataFrame, keys: list[str], column: str) -> pd
 
 def _group_verdicts(out: pd.DataFrame, threshold: float) -> np.ndarray:
     eff = out["efficiency"].to_numpy(dtype=float, na_value=np.nan)
-    memory = out["limiter"].isin(["dram", "l2", "l1", "lds"]).to_numpy()
+    memory = out["limiter"].isin(MEMORY_LIMITERS).to_numpy()
     verdict = np.where(memory, MEMORY_BOUND, COMPUTE_BOUND)
     verdict = np.where(eff < threshold, LATENCY_BOUND, verdict)
     verdict = np.where((eff > 1 + ABOVE_ROOF_TOLERANCE) | (out["above_roof_launches"] > 0), ABOVE_ROOF, verdict)

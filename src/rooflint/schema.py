@@ -127,8 +127,16 @@ def mark_missing(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
 
 
 def _quantity_na(frame: pd.DataFrame, quantity: str) -> np.ndarray:
+    """NA mask of a quantity; "ops" is all operation columns, "ops_vector"/"ops_matrix" one kind
+    missing while the other was counted (the launch is still analysed, as a lower bound)."""
+    vector = frame[VECTOR_OPS].isna().all(axis=1).to_numpy()
+    matrix = frame[MATRIX_OPS].isna().all(axis=1).to_numpy()
     if quantity == "ops":
-        return frame[OPS].isna().all(axis=1).to_numpy()
+        return vector & matrix
+    if quantity == "ops_vector":
+        return vector & ~matrix
+    if quantity == "ops_matrix":
+        return matrix & ~vector
     return frame[quantity].isna().to_numpy()
 
 

@@ -168,11 +168,8 @@ def _why_unplaced(row, level: str) -> str:
 
 
 def _labels(result) -> dict[int, str]:
-    """Short ids per rank; a name seen in several groups (launch configurations) gets #rank."""
-    ids = [names.short_id(_key(result, r)) for r in result.kernels.itertuples(index=False)]
-    seen = pd.Series(ids).duplicated(keep=False).to_numpy() if ids else []
-    return {int(r.rank): (f"{i}#{r.rank}" if dup else i)
-            for r, i, dup in zip(result.kernels.itertuples(index=False), ids, seen, strict=True)}
+    """The ranking's short id per rank (unique: one name in several configurations gets .1, .2)."""
+    return dict(zip(result.kernels["rank"].astype(int), result.kernels["id"], strict=True))
 
 
 def _key(result, row) -> str:

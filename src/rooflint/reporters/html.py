@@ -11,7 +11,7 @@ from html import escape as _escape
 
 import pandas as pd
 
-from rooflint import __version__, explain, names
+from rooflint import __version__, explain
 from rooflint.reporters import common
 from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, chart_data
 
@@ -107,8 +107,7 @@ def _summary(result) -> str:
 
 
 def _kernel_id(result, row) -> str:
-    key = row["kernel"] if result.group_by in ("kernel", "name") else row["group"]
-    return names.short_id(key if isinstance(key, str) else str(row["group"]))
+    return row["id"]
 
 
 def _full_name(result, row) -> str:

@@ -65,7 +65,7 @@ def _device(use) -> dict:
 def _kernel(result, row: dict) -> dict:
     row = dict(row)
     row["short_name"] = common.names.short_name(row.get("kernel") or row.get("group"))
-    row["short_id"] = common.names.short_id(row.get("kernel") or row.get("group"))
+    row["short_id"] = row["id"]
     row["explanation"] = common.kernel_sentence(result, pd.Series(row).fillna(float("nan")))
     return row
 

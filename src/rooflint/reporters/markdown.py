@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from rooflint import explain, names
+from rooflint import explain
 from rooflint.reporters import common
 
 DEFAULT_TOP = 10
@@ -140,8 +140,7 @@ def _head(result) -> list[str]:
 
 
 def _kernel_id(result, row) -> str:
-    key = row["kernel"] if result.group_by in ("kernel", "name") else row["group"]
-    return names.short_id(key if isinstance(key, str) else str(row["group"]))
+    return row["id"]
 
 
 def _full_name(result, row) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rooflint import names
 from rooflint.reporters import common
 
 COLUMNS = ["#", "id", "kernel", "launches", "time", "share", "verdict", "eff", "headroom", "limiter"]
@@ -36,7 +35,7 @@ def _header(result) -> list[str]:
 
 
 def _row(result, r) -> list[str]:
-    return [str(r["rank"]), names.short_id(r["kernel"] if result.group_by in ("kernel", "name") else r["group"]),
+    return [str(r["rank"]), r["id"],
             common.display_name(r, result.group_by), str(r["launches"]), common.si(r["duration_s"], "s"),
             common.pct(r["time_share"], 1), r["verdict"], common.pct(r["efficiency"]),
             common.si(r["headroom_s"], "s"), r["limiter"] if isinstance(r["limiter"], str) else "—"]
@@ -53,6 +52,6 @@ def _grid(rows: list[list[str]]) -> list[str]:
 
 
 def _ceiling_text(row) -> str:
-    unit = "FLOP/s" if row["kind"] == "compute" else "B/s"
+    unit = "B/s" if row["kind"] == "memory" else "OP/s" if row["ceiling"].endswith("int8") else "FLOP/s"
     ridge = f" (ridge {row['ridge_dram']:.3g})" if row.get("ridge_dram") else ""
     return f"{row['ceiling']} {common.si(row['value'], unit)}{ridge}"
