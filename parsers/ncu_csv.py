@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
 from pathlib import Path
 
@@ -54,6 +55,9 @@ def _prof_only(lines: list[str]) -> bool:
 def read(path, locale: str | None = None, **_options) -> Profile:
     """Read an ncu CSV export into a Profile (one canonical row per launch)."""
     source = str(path)
+    fast = _read_raw_fast(Path(path), source, locale)
+    if fast is not None:
+        return fast
     text = _read_text(Path(path))
     lines = text.splitlines()
     start = _header_index(lines)
@@ -331,3 +335,137 @@ def _nvtx(frame: pd.DataFrame) -> pd.Series:
     joined = frame[cols].fillna("").agg(" ".join, axis=1)
     ranges = joined.map(lambda s: "/".join(_NVTX_RANGE.findall(s)) or pd.NA)
     return ranges.astype("string")
+
+
+# The fast path for the common large input: a clean raw page (one quoted row per launch, a units
+# row, numbers in the C locale). pyarrow parses the metric columns straight to float64 from the
+# file's bytes; anything it cannot prove gives the same result as read() (a cell that is not a
+# plain number, a ragged row, a cut-off last line, an unusual line break) returns None, and
+# read() takes the general path. tests/test_batch.py checks both paths agree on every fixture.
+# The cells read() counts as "no value" (any case), and only those, become null.
+_NULL_TOKENS = sorted({"", "-"} | {"".join(c) for word in ("n/a", "nan")
+                                   for c in itertools.product(*((ch.lower(), ch.upper()) for ch in word))})
+_CC_COLUMNS = ("device__attribute_compute_capability_major", "device__attribute_compute_capability_minor")
+_LINE_BREAKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")  # str.splitlines() breaks lines there too
+
+
+def _read_raw_fast(path: Path, source: str, locale: str | None) -> Profile | None:
+    if locale not in (None, "C", "en_US"):
+        return None
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    start = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+    located = _clean_header(raw, start)
+    if located is None:
+        return None
+    header_end, header = located
+    units_end = raw.find(b"\n", header_end + 1)
+    if units_end < 0 or "Metric Name" in header or "ID" not in header or "Kernel Name" not in header:
+        return None
+    if header[:2] == ["Launch Attribute", "Value"] or "Invocations" in header:
+        return None
+    units_row = next(csv.reader([raw[header_end + 1:units_end].decode("utf-8").rstrip("\r")]), [])
+    names = _unique(header)
+    if len(units_row) != len(names) or units_row[names.index("ID")] != "":
+        return None
+    keep = [n for n, h in zip(names, header, strict=True) if _keep_column(h)]
+    metric_cols = [c for c in keep if metrics.wanted(c) and c not in _TEXT_METRICS]
+    numeric = [c for c in metric_cols if c not in _CC_COLUMNS]
+    table = _parse_fast(raw, units_end + 1, names, keep, numeric)
+    if table is None or table.num_rows == 0:
+        return None
+    frame = table.to_pandas()
+    units = dict(zip(names, units_row, strict=True))
+    wide = {}
+    for c in metric_cols:
+        if c in numeric:
+            values = frame[c].to_numpy(dtype="float64", na_value=np.nan)
+            if np.isinf(values).any() or np.signbit(values[values == 0]).any():
+                return None  # inf spellings and -0 are where pyarrow and pandas parse differently
+        else:  # compute capability digits: the same text in identity, a number in `wide`
+            text = frame[c].astype("string")
+            if not text.fillna("").str.fullmatch(r"[0-9]*").all():
+                return None
+            values = pd.to_numeric(text.replace("", pd.NA)).to_numpy(dtype="float64", na_value=np.nan)
+        wide[c] = values * unit_scale(units.get(c, ""))
+    if locale is not None:
+        _choose_locale(frame[[]], locale, source)
+    notes: list[str] = []
+    launches = metrics.launch_table(pd.DataFrame(wide, index=frame.index), _identity(frame, frame), source, notes)
+    repairs = _duplicate_ids(frame["ID"])
+    _name_devices(launches, [], notes)
+    invalid = schema.invalid_rows(launches)
+    if invalid:
+        repairs.append(f"{invalid} launch(es) with a negative or infinite value, read as missing "
+                       "(each launch's notes name the quantity)")
+    return Profile(source=source, format="ncu-raw", launches=launches, notes=notes, repairs=repairs)
+
+
+def _clean_header(raw: bytes, start: int) -> tuple[int, list[str]] | None:
+    """(end of the header line, header fields) when every line after the header is a quoted
+    CSV row ending in a newline and no other line break occurs; None otherwise."""
+    if not raw.endswith(b"\n") or any(raw.find(b, start) >= 0 for b in _LINE_BREAKS):
+        return None
+    if not raw.isascii():
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # read() decodes such files as latin-1
+        if any(ch in text for ch in ("\x85", "\u2028", "\u2029")):
+            return None
+    if raw.count(b"\r", start) != raw.count(b"\r\n", start):
+        return None
+    pos = start
+    while True:  # the first quoted line that is an ncu header, as _header_index finds it
+        if raw[pos:pos + 1] != b'"':
+            pos = raw.find(b'\n"', pos)
+            if pos < 0:
+                return None
+            pos += 1
+        end = raw.find(b"\n", pos)
+        line = raw[pos:end].decode("utf-8").rstrip("\r")
+        if _header_index([line]) == 0:
+            break
+        pos = end + 1
+    return (end, next(csv.reader([line]))) if _quoted_lines_only(raw, end) else None
+
+
+def _quoted_lines_only(raw: bytes, after: int) -> bool:
+    """Every line after offset `after` starts with a quote (numpy over the bytes, in chunks)."""
+    data = np.frombuffer(raw, dtype=np.uint8)
+    step = 1 << 24
+    for lo in range(after, len(data) - 1, step):
+        hi = min(lo + step, len(data) - 1)
+        breaks = np.flatnonzero(data[lo:hi] == 10) + lo
+        if (data[breaks + 1] != 34).any():
+            return False
+    return True
+
+
+def _parse_fast(raw: bytes, offset: int, names: list[str], keep: list[str], numeric: list[str]) -> pa.Table | None:
+    ragged = []
+
+    def on_invalid(row):
+        ragged.append(row)
+        return "skip"
+
+    types = {n: (pa.float64() if n in numeric else pa.string()) for n in keep}
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(raw).slice(offset)),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, include_columns=keep, null_values=_NULL_TOKENS,
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=True),
+        )
+    except pa.ArrowInvalid:
+        return None  # a cell that is not a plain number (locale grouping, text): the general path
+    if ragged:
+        return None
+    for n in numeric:  # a NaN that is not null was spelled "-nan" or similar: let pandas judge it
+        column = table.column(n)
+        if column.null_count < len(column) and np.isnan(column.to_numpy(zero_copy_only=False)).sum() != column.null_count:
+            return None
+    return table

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -138,3 +139,107 @@ def test_strict_passes_when_every_input_is_a_profile(mixed):
     out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "--quiet", "-f", "json"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["accounting"]["inputs_skipped"] == []
+
+
+# --- the fast reader for clean raw pages gives exactly what the general reader gives ---------
+
+def _generated_raw(launches: int = 300, seed: int = 5) -> bytes:
+    import importlib.util
+    import sys
+
+    from tests.conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("rooflint_bench_generate", ROOT / "benchmarks" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.raw(launches, kernel_count=25, seed=seed)
+
+
+def _cell(data: bytes, row: int, metric: str, value: str) -> bytes:
+    """Replace one metric cell of data row `row` (0 = the first launch) of a raw page."""
+    import csv
+    import io
+
+    lines = data.decode("utf-8").split("\n")
+    header = next(csv.reader([lines[0]]))
+    fields = next(csv.reader([lines[2 + row]]))
+    fields[header.index(metric)] = value
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="").writerow(fields)
+    lines[2 + row] = out.getvalue()
+    return "\n".join(lines).encode("utf-8")
+
+
+def _name(data: bytes, inject: bytes) -> bytes:
+    """Put `inject` at the start of the first launch's kernel name (the cell after Host Name)."""
+    marker = b'"127.0.0.1","'
+    assert marker in data
+    return data.replace(marker, marker + inject, 1)
+
+
+DRAM = "dram__bytes.sum"
+VARIANTS = {
+    "clean": lambda d: d,
+    "n/a and dash cells": lambda d: _cell(_cell(d, 3, DRAM, "n/a"), 4, "lts__t_bytes.sum", "-"),
+    "NaN spelled two ways": lambda d: _cell(_cell(d, 3, DRAM, "NaN"), 5, DRAM, "-nan"),
+    "text in a metric cell": lambda d: _cell(d, 7, DRAM, "(!) overflow"),
+    "negative zero": lambda d: _cell(d, 2, DRAM, "-0"),
+    "infinity": lambda d: _cell(d, 2, DRAM, "inf"),
+    "negative count": lambda d: _cell(d, 2, DRAM, "-5"),
+    "en_US grouping": lambda d: _cell(d, 1, DRAM, "1,234,567"),
+    "spaces around a number": lambda d: _cell(d, 1, DRAM, " 42 "),
+    "compute capability text": lambda d: _cell(d, 0, "device__attribute_compute_capability_major", "9a"),
+    "CRLF line ends": lambda d: d.replace(b"\n", b"\r\n"),
+    "lone CR inside a row": lambda d: _name(d, b"kernel\rname"),
+    "no final newline": lambda d: d.rstrip(b"\n"),
+    "cut off mid-row": lambda d: d[: d.rindex(b'","') + 2],
+    "ragged row": lambda d: d.replace(b'"0","0","0"\n', b'"0","0"\n', 1),
+    "ncu messages after the header": lambda d: d.replace(b"\n", b"\n==PROF== Disconnected from process 1\n", 3),
+    "ncu messages before the header": lambda d: b"==PROF== Connected to process 1\nsome app output\n" + d,
+    "blank line": lambda d: d.replace(b"\n", b"\n\n", 5),
+    "UTF-8 kernel name and BOM": lambda d: b"\xef\xbb\xbf" + _name(d, "café_kernel".encode()),
+    "latin-1 byte": lambda d: _name(d, b"caf\xe9_kernel"),
+    "vertical tab": lambda d: _name(d, b"kernel\x0bname"),
+    "line separator": lambda d: _name(d, "kernel\u2028name".encode()),
+    "duplicate launch IDs": lambda d: d.replace(b'\n"1","', b'\n"0","', 1),
+    "no units row": lambda d: b"\n".join(d.split(b"\n")[:1] + d.split(b"\n")[2:]),
+    "header and units only": lambda d: b"\n".join(d.split(b"\n")[:2]) + b"\n",
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_fast_raw_reader_matches_the_general_reader(variant, tmp_path, monkeypatch):
+    from rooflint.errors import RooflintError
+    from rooflint.parsers import ncu_csv
+
+    path = tmp_path / "raw.csv"
+    path.write_bytes(VARIANTS[variant](_generated_raw()))
+
+    def outcome():
+        try:
+            profile = ncu_csv.read(path)
+        except RooflintError as exc:
+            return str(exc)
+        return profile
+
+    fast = outcome()
+    monkeypatch.setattr(ncu_csv, "_read_raw_fast", lambda *args: None)
+    general = outcome()
+    if isinstance(general, str):
+        assert fast == general
+        return
+    assert (fast.format, fast.notes, fast.repairs) == (general.format, general.notes, general.repairs)
+    pd.testing.assert_frame_equal(fast.launches, general.launches, check_exact=True)
+
+
+def test_fast_raw_reader_takes_clean_pages_and_leaves_the_rest(tmp_path):
+    from rooflint.parsers import ncu_csv
+
+    clean = tmp_path / "clean.csv"
+    clean.write_bytes(_generated_raw())
+    grouped = tmp_path / "grouped.csv"
+    grouped.write_bytes(_cell(_generated_raw(), 1, DRAM, "1,234,567"))
+    assert ncu_csv._read_raw_fast(clean, str(clean), None) is not None
+    assert ncu_csv._read_raw_fast(clean, str(clean), "de_DE") is None
+    assert ncu_csv._read_raw_fast(grouped, str(grouped), None) is None
