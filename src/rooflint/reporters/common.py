@@ -45,6 +45,12 @@ def kernel_sentence(result, row) -> str:
                             vendor_of(result, row["device_id"]))
 
 
+def full_name(result, row) -> str:
+    """The group's full label: the whole kernel name, or the family/range/source."""
+    value = row["kernel"] if result.group_by in ("kernel", "name") else row["group"]
+    return value if isinstance(value, str) else str(row["group"])
+
+
 def display_name(row, group_by: str) -> str:
     if group_by in ("kernel", "name"):
         return names.short_name(row["kernel"])

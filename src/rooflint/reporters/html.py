@@ -106,14 +106,6 @@ def _summary(result) -> str:
     return "\n".join(parts)
 
 
-def _kernel_id(result, row) -> str:
-    return row["id"]
-
-
-def _full_name(result, row) -> str:
-    key = row["kernel"] if result.group_by in ("kernel", "name") else row["group"]
-    return key if isinstance(key, str) else str(row["group"])
-
 
 def _num(value) -> str:
     """A data-sort value: the raw number, or empty for NA."""
@@ -136,7 +128,7 @@ def _kernel_table(result, kernels: pd.DataFrame) -> str:
 
 def _kernel_row(result, r) -> str:
     colour = VERDICT_COLOURS.get(r["verdict"], "#777")
-    full = _full_name(result, r)
+    full = common.full_name(result, r)
     config = " ".join(str(r[c]) for c in ("grid", "block") if isinstance(r[c], str))
     name = (f"<details><summary>{esc(common.display_name(r, result.group_by))}</summary>"
             f"<div class=\"full\">{esc(full)}</div>"
@@ -144,7 +136,7 @@ def _kernel_row(result, r) -> str:
     limiter = r["limiter"] if isinstance(r["limiter"], str) else ""
     cells = [
         _n(r["rank"], str(r["rank"])),
-        f"<td class=\"id\">{esc(_kernel_id(result, r))}</td>",
+        f"<td class=\"id\">{esc(r['id'])}</td>",
         f"<td data-sort=\"{esc(full.lower())}\">{name}</td>",
         _n(r["launches"], str(r["launches"])),
         _n(r["duration_s"], common.si(r["duration_s"], "s")),

@@ -139,28 +139,20 @@ def _head(result) -> list[str]:
     return lines
 
 
-def _kernel_id(result, row) -> str:
-    return row["id"]
-
-
-def _full_name(result, row) -> str:
-    value = row["kernel"] if result.group_by in ("kernel", "name") else row["group"]
-    return value if isinstance(value, str) else str(row["group"])
-
 
 def _text(value) -> str:
     return value if isinstance(value, str) else "—"
 
 
 def _top_row(result, r) -> str:
-    cells = [str(r["rank"]), f"`{_kernel_id(result, r)}`", escape(common.display_name(r, result.group_by)),
+    cells = [str(r["rank"]), f"`{r['id']}`", escape(common.display_name(r, result.group_by)),
              str(r["launches"]), common.si(r["duration_s"], "s"), common.pct(r["time_share"], 1),
              escape(r["verdict"]), common.pct(r["efficiency"]), common.si(r["headroom_s"], "s")]
     return "| " + " | ".join(cells) + " |"
 
 
 def _full_row(result, r) -> str:
-    cells = [str(r["rank"]), f"`{_kernel_id(result, r)}`", escape(_full_name(result, r)),
+    cells = [str(r["rank"]), f"`{r['id']}`", escape(common.full_name(result, r)),
              escape(_text(r["grid"])), escape(_text(r["block"])), str(r["launches"]),
              common.si(r["duration_s"], "s"), common.pct(r["time_share"], 1), escape(r["verdict"]),
              common.pct(r["efficiency"]), common.si(r["headroom_s"], "s"), escape(_text(r["limiter"])),
@@ -170,7 +162,7 @@ def _full_row(result, r) -> str:
 
 def _sentence(result, r) -> str:
     name = escape(common.display_name(r, result.group_by))
-    return f"- **#{r['rank']}** `{_kernel_id(result, r)}` {name}: {escape(common.kernel_sentence(result, r))}"
+    return f"- **#{r['rank']}** `{r['id']}` {name}: {escape(common.kernel_sentence(result, r))}"
 
 
 def _ceilings(result) -> list[str]:
