@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from rooflint import schema
@@ -18,7 +19,7 @@ from rooflint.errors import InputError
 from rooflint.profile import Profile
 
 from . import ncu_metrics as metrics
-from .values import LOCALES, detect_locale, to_float, unit_scale
+from .values import _AMBIGUOUS_COMMA, _DE, _EN, LOCALES, detect_locale, to_float, unit_scale
 
 EXPORT_HINT = "export per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`"
 NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
@@ -55,7 +56,7 @@ def _prof_only(lines: list[str]) -> bool:
 def read(path, locale: str | None = None, **_options) -> Profile:
     """Read an ncu CSV export into a Profile (one canonical row per launch)."""
     source = str(path)
-    fast = _read_raw_fast(Path(path), source, locale)
+    fast = _read_fast(Path(path), source, locale)
     if fast is not None:
         return fast
     text = _read_text(Path(path))
@@ -349,8 +350,9 @@ _CC_COLUMNS = ("device__attribute_compute_capability_major", "device__attribute_
 _LINE_BREAKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")  # str.splitlines() breaks lines there too
 
 
-def _read_raw_fast(path: Path, source: str, locale: str | None) -> Profile | None:
-    if locale not in (None, "C", "en_US"):
+def _read_fast(path: Path, source: str, locale: str | None) -> Profile | None:
+    """The Profile read() would return, for files the fast paths can prove it for; else None."""
+    if locale not in (None, *LOCALES):
         return None
     try:
         raw = path.read_bytes()
@@ -361,10 +363,19 @@ def _read_raw_fast(path: Path, source: str, locale: str | None) -> Profile | Non
     if located is None:
         return None
     header_end, header = located
-    units_end = raw.find(b"\n", header_end + 1)
-    if units_end < 0 or "Metric Name" in header or "ID" not in header or "Kernel Name" not in header:
+    if (header[:2] == ["Launch Attribute", "Value"] or "Invocations" in header or "ID" not in header
+            or "Kernel Name" not in header):
         return None
-    if header[:2] == ["Launch Attribute", "Value"] or "Invocations" in header:
+    if "Metric Name" in header:
+        return _read_details_fast(raw, header_end, header, source, locale) if "Metric Value" in header else None
+    return _read_raw_fast(raw, header_end, header, source, locale)
+
+
+def _read_raw_fast(raw: bytes, header_end: int, header: list[str], source: str, locale: str | None):
+    if locale == "de_DE":
+        return None
+    units_end = raw.find(b"\n", header_end + 1)
+    if units_end < 0:
         return None
     units_row = next(csv.reader([raw[header_end + 1:units_end].decode("utf-8").rstrip("\r")]), [])
     names = _unique(header)
@@ -394,13 +405,162 @@ def _read_raw_fast(path: Path, source: str, locale: str | None) -> Profile | Non
         _choose_locale(frame[[]], locale, source)
     notes: list[str] = []
     launches = metrics.launch_table(pd.DataFrame(wide, index=frame.index), _identity(frame, frame), source, notes)
-    repairs = _duplicate_ids(frame["ID"])
+    return _profile(launches, source, "ncu-raw", notes, _duplicate_ids(frame["ID"]))
+
+
+def _profile(launches, source, fmt, notes, repairs) -> Profile:
+    """What read() adds after the launch table (no NUMA table here: it would be a ragged row)."""
     _name_devices(launches, [], notes)
     invalid = schema.invalid_rows(launches)
     if invalid:
         repairs.append(f"{invalid} launch(es) with a negative or infinite value, read as missing "
                        "(each launch's notes name the quantity)")
-    return Profile(source=source, format="ncu-raw", launches=launches, notes=notes, repairs=repairs)
+    return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
+
+
+def _read_details_fast(raw: bytes, header_end: int, header: list[str], source: str, locale: str | None):
+    """_from_details over dictionary codes: every per-row decision is made once per distinct
+    metric name or unit, the pivot is a scatter into per-metric arrays."""
+    names = _unique(header)
+    keep = [n for n, h in zip(names, header, strict=True) if _keep_column(h)]
+    table = _parse_fast(raw, header_end + 1, names, keep, [])
+    if table is None or table.num_rows == 0:
+        return None
+    ids = table.column("ID").combine_chunks().dictionary_encode()
+    launch = ids.indices.to_numpy(zero_copy_only=False)
+    n_launches = len(ids.dictionary)
+    metric, metric_names = _codes(table.column("Metric Name"))
+    if "Metric Unit" in table.column_names:
+        unit, unit_names = _codes(table.column("Metric Unit"))
+    else:
+        unit, unit_names = np.zeros(table.num_rows, dtype=np.int64), [""]
+    display = [metrics.DISPLAY_NAMES.get(m, m) for m in metric_names]
+    throughput_pct = np.array([m == "Memory Throughput" for m in metric_names])[metric] & \
+        ~np.array(["/" in u for u in unit_names])[unit]
+    kept = np.array([bool(metrics.wanted(d)) for d in display])[metric] & ~throughput_pct
+    text = np.array([d in _TEXT_METRICS for d in display])[metric]
+    num_rows = np.flatnonzero(kept & ~text)
+    cells = table.column("Metric Value").take(num_rows).combine_chunks()
+    try:
+        locale = _choose_locale_fast(cells, locale, source)
+        scales = np.array([unit_scale(u) for u in unit_names], dtype="float64")[unit[num_rows]]
+        values = _to_float_fast(cells, locale) * scales
+    except _NotFast:
+        return None
+    unreadable = _not_numbers_fast(cells, values, num_rows, table)
+    distinct = sorted(set(display))  # the pivot's columns come sorted
+    display_code = np.array([distinct.index(d) for d in display], dtype=np.int64)[metric[num_rows]]
+    columns = sorted({display[m] for m in np.unique(metric[num_rows])})
+    wide = pd.DataFrame(_pivot_first(launch[num_rows], display_code, values, n_launches,
+                                     [distinct.index(c) for c in columns], columns), index=pd.RangeIndex(n_launches))
+    first = pa.array(np.unique(launch, return_index=True)[1])
+    per_launch = ["ID"] + [c for c in table.column_names if c not in ("ID", "Metric Name", "Metric Unit", "Metric Value")]
+    launches_frame = pa.table({c: table.column(c).take(first) for c in per_launch}).to_pandas()
+    text_rows = np.flatnonzero(kept & text)
+    with_text, first_text = np.unique(launch[text_rows], return_index=True)
+    texts = pd.Series(table.column("Metric Value").take(text_rows[first_text]).to_pandas().to_numpy(),
+                      index=ids.dictionary.take(with_text).to_pandas().to_numpy(), dtype=launches_frame["ID"].dtype)
+    texts = texts.reindex(launches_frame["ID"].to_numpy()).reset_index(drop=True)
+    launches_frame["device__attribute_display_name"] = texts.to_numpy() if len(texts) else np.nan
+    notes: list[str] = []
+    launches = metrics.launch_table(wide, _identity(launches_frame, launches_frame), source, notes)
+    return _profile(launches, source, "ncu-details", notes, unreadable)
+
+
+class _NotFast(Exception):
+    """A value the fast conversion cannot prove it reads as pandas does: take the general path."""
+
+
+def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list]:
+    encoded = column.combine_chunks().dictionary_encode()
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()
+
+
+def _pivot_first(launch: np.ndarray, metric: np.ndarray, values: np.ndarray, n: int, codes: list[int],
+                 columns: list[str]) -> dict[str, np.ndarray]:
+    """{metric: per-launch value}, the first row of each (launch, metric) winning, NaN if none."""
+    out = {}
+    for code, name in zip(codes, columns, strict=True):
+        rows = np.flatnonzero(metric == code)
+        launches, first = np.unique(launch[rows], return_index=True)
+        column = np.full(n, np.nan)
+        column[launches] = values[rows[first]]
+        out[name] = column
+    return out
+
+
+_UNUSUAL = r"[^\x20-\x7e]"  # anything but printable ASCII
+_PLAIN_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+
+
+def _ascii_plain(cells: pa.Array) -> bool:
+    """ASCII without control characters: where Python's str methods and regexes and Arrow's
+    RE2 kernels agree (\\d, strip, $ before a newline)."""
+    return not pc.any(pc.match_substring_regex(cells, _UNUSUAL)).as_py()
+
+
+def _choose_locale_fast(cells: pa.Array, forced: str | None, source: str) -> str:
+    """values.detect_locale over Arrow strings, same patterns, RE2 instead of Python's re."""
+    if forced:
+        return _choose_locale(pd.DataFrame(), forced, source)
+    if not _ascii_plain(cells):
+        raise _NotFast
+    sample = cells.filter(pc.and_(pc.is_valid(cells), pc.greater(pc.utf8_length(cells), 0)))
+    sample = pc.list_element(pc.split_pattern(sample, " (", max_splits=1), 0)
+
+    def any_match(pattern) -> bool:
+        return bool(len(sample)) and bool(pc.any(pc.match_substring_regex(sample, pattern.pattern)).as_py())
+
+    de, en = any_match(_DE), any_match(_EN)
+    if de and not en:
+        return "de_DE"
+    if en and not de:
+        return "en_US" if pc.any(pc.match_substring(sample, ",")).as_py() else "C"
+    if de and en or any_match(_AMBIGUOUS_COMMA):
+        raise _NotFast  # ambiguous: the general path says so, in its words
+    return "C"
+
+
+def _to_float_fast(cells: pa.Array, locale: str) -> np.ndarray:
+    """values.to_float over Arrow strings: plain numbers cast by Arrow, the rest by pandas."""
+    if not _ascii_plain(cells):
+        raise _NotFast
+    text = pc.utf8_trim(cells, " ")
+    if pc.any(pc.match_substring(text, "(")).as_py():
+        text = pc.list_element(pc.split_pattern(text, " (", max_splits=1), 0)
+    if locale == "de_DE":
+        text = pc.replace_substring(pc.replace_substring(text, ".", ""), ",", ".")
+    else:
+        text = pc.replace_substring(text, ",", "")
+    plain = pc.fill_null(pc.match_substring_regex(text, _PLAIN_NUMBER), False)
+    values = pc.cast(pc.if_else(plain, text, pa.scalar(None, pa.string())), pa.float64())
+    out = values.to_numpy(zero_copy_only=False).astype("float64")
+    plain = plain.to_numpy(zero_copy_only=False)
+    if np.signbit(out[plain & (out == 0)]).any():
+        raise _NotFast  # pandas reads "-0" as an integer 0
+    rest = np.flatnonzero(~plain)
+    if len(rest):  # text, "n/a", "inf": exactly as pandas reads them
+        others = pd.Series(text.take(pa.array(rest)).to_pandas(), dtype="string")
+        out[rest] = pd.to_numeric(others, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    return out
+
+
+def _not_numbers_fast(cells: pa.Array, values: np.ndarray, rows: np.ndarray, table: pa.Table) -> list[str]:
+    """_not_numbers for the value cells of `rows`, looking only at the cells that read as NaN."""
+    nan = np.flatnonzero(np.isnan(values))
+    if not len(nan):
+        return []
+    candidates = pd.Series(cells.take(pa.array(nan)).to_pandas(), dtype="string").str.strip()
+    bad = ~candidates.str.lower().isin(_NO_VALUE) & candidates.notna()
+    if not bad.any():
+        return []
+    where = int(nan[np.flatnonzero(bad.to_numpy())[0]])
+    value = candidates[bad].iloc[0]
+    shown = value[:40] + ("..." if len(value) > 40 else "")
+    row = int(rows[where])
+    metric, launch = table.column("Metric Name")[row].as_py(), table.column("ID")[row].as_py()
+    return [f"{int(bad.sum())} metric value(s) that are not numbers read as missing (first: "
+            f"{metric} = {shown!r} for launch ID {launch})"]
 
 
 def _clean_header(raw: bytes, start: int) -> tuple[int, list[str]] | None:
@@ -415,7 +575,7 @@ def _clean_header(raw: bytes, start: int) -> tuple[int, list[str]] | None:
             return None  # read() decodes such files as latin-1
         if any(ch in text for ch in ("\x85", "\u2028", "\u2029")):
             return None
-    if raw.count(b"\r", start) != raw.count(b"\r\n", start):
+    if raw.find(b"\r", start) >= 0 and raw.count(b"\r", start) != raw.count(b"\r\n", start):
         return None
     pos = start
     while True:  # the first quoted line that is an ncu header, as _header_index finds it

@@ -143,7 +143,7 @@ def test_strict_passes_when_every_input_is_a_profile(mixed):
 
 # --- the fast reader for clean raw pages gives exactly what the general reader gives ---------
 
-def _generated_raw(launches: int = 300, seed: int = 5) -> bytes:
+def _generator():
     import importlib.util
     import sys
 
@@ -153,7 +153,15 @@ def _generated_raw(launches: int = 300, seed: int = 5) -> bytes:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return module.raw(launches, kernel_count=25, seed=seed)
+    return module
+
+
+def _generated_raw(launches: int = 300, seed: int = 5) -> bytes:
+    return _generator().raw(launches, kernel_count=25, seed=seed)
+
+
+def _generated_details(launches: int = 60, grouping: bool = True) -> bytes:
+    return _generator().details(launches, kernel_count=12, seed=7, grouping=grouping)
 
 
 def _cell(data: bytes, row: int, metric: str, value: str) -> bytes:
@@ -208,23 +216,57 @@ VARIANTS = {
 }
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_fast_raw_reader_matches_the_general_reader(variant, tmp_path, monkeypatch):
+def _value(data: bytes, metric: str, value: str, nth: int = 0) -> bytes:
+    """Replace the Metric Value of the `nth` details row of `metric`."""
+    lines = data.decode("utf-8").split("\n")
+    at = [i for i, line in enumerate(lines) if f'"{metric}",' in line][nth]
+    head, _, _ = lines[at].rpartition(',"')
+    lines[at] = f'{head},"{value}"'
+    return "\n".join(lines).encode("utf-8")
+
+
+def _swap_separators(data: bytes) -> bytes:
+    return data.replace(b",", b"\x00").replace(b".", b",").replace(b"\x00", b".").replace(b'"."', b'","')
+
+
+DETAILS = {
+    "en_US grouping": lambda d: d,
+    "de_DE grouping": _swap_separators,
+    "n/a and text values": lambda d: _value(_value(d, DRAM, "n/a"), "lts__t_bytes.sum", "(!) overflow", 2),
+    "instance lists": lambda d: _value(d, DRAM, "1,024 (512; 512)", 1),
+    "negative zero": lambda d: _value(d, DRAM, "-0"),
+    "infinity": lambda d: _value(d, DRAM, "inf"),
+    "ambiguous only": lambda d: _value(d, DRAM, "84,480"),
+    "display names": lambda d: d.replace(b'"gpu__time_duration.sum","nsecond"', b'"Duration","usecond"'),
+    "memory throughput as a percentage": lambda d: d.replace(b'"dram__bytes.sum","byte"', b'"Memory Throughput","%"', 1),
+    "a metric twice for one launch": lambda d: d.replace(b'"lts__t_bytes.sum","byte"', b'"dram__bytes.sum","byte"', 1),
+    "non-ASCII value": lambda d: _value(d, DRAM, "１２"),
+}
+
+
+@pytest.mark.parametrize(("kind", "variant", "locale"), [("raw", v, None) for v in VARIANTS]
+                         + [("details", v, None) for v in DETAILS]
+                         + [("raw", "clean", "en_US"), ("raw", "clean", "de_DE"), ("details", "en_US grouping", "de_DE"),
+                            ("details", "en_US grouping", "C"), ("details", "ambiguous only", "en_US")])
+def test_fast_reader_matches_the_general_reader(kind, variant, locale, tmp_path, monkeypatch):
     from rooflint.errors import RooflintError
     from rooflint.parsers import ncu_csv
 
-    path = tmp_path / "raw.csv"
-    path.write_bytes(VARIANTS[variant](_generated_raw()))
+    path = tmp_path / f"{kind}.csv"
+    if kind == "raw":
+        path.write_bytes(VARIANTS[variant](_generated_raw()))
+    else:
+        path.write_bytes(DETAILS[variant](_generated_details()))
 
     def outcome():
         try:
-            profile = ncu_csv.read(path)
+            profile = ncu_csv.read(path, locale=locale)
         except RooflintError as exc:
             return str(exc)
         return profile
 
     fast = outcome()
-    monkeypatch.setattr(ncu_csv, "_read_raw_fast", lambda *args: None)
+    monkeypatch.setattr(ncu_csv, "_read_fast", lambda *args: None)
     general = outcome()
     if isinstance(general, str):
         assert fast == general
@@ -240,6 +282,9 @@ def test_fast_raw_reader_takes_clean_pages_and_leaves_the_rest(tmp_path):
     clean.write_bytes(_generated_raw())
     grouped = tmp_path / "grouped.csv"
     grouped.write_bytes(_cell(_generated_raw(), 1, DRAM, "1,234,567"))
-    assert ncu_csv._read_raw_fast(clean, str(clean), None) is not None
-    assert ncu_csv._read_raw_fast(clean, str(clean), "de_DE") is None
-    assert ncu_csv._read_raw_fast(grouped, str(grouped), None) is None
+    details = tmp_path / "details.csv"
+    details.write_bytes(_generated_details())
+    assert ncu_csv._read_fast(clean, str(clean), None) is not None
+    assert ncu_csv._read_fast(clean, str(clean), "de_DE") is None
+    assert ncu_csv._read_fast(grouped, str(grouped), None) is None
+    assert ncu_csv._read_fast(details, str(details), None) is not None
