@@ -278,14 +278,20 @@ _NO_VALUE = {"", "n/a", "nan", "-"}
 
 def _not_numbers(cells: pd.DataFrame, parsed: pd.DataFrame, ids: pd.Series, names: pd.Series | None = None) -> list[str]:
     """Metric cells holding text instead of a number (read as missing), counted and the first named."""
-    text = cells.apply(lambda c: c.astype("string").str.strip())
-    bad = parsed.isna() & ~text.apply(lambda c: c.str.lower().isin(_NO_VALUE)) & text.notna()
-    count = int(bad.to_numpy().sum())
+    count, first = 0, None
+    for j, col in enumerate(cells.columns):
+        text = cells[col].astype("string").str.strip()
+        bad = (np.isnan(parsed[col].to_numpy(dtype="float64")) & text.notna().to_numpy(dtype=bool)
+               & ~text.str.lower().isin(_NO_VALUE).to_numpy(dtype=bool))
+        if bad.any():
+            count += int(bad.sum())
+            row = int(np.argmax(bad))
+            first = min(first or (row, j), (row, j))
     if not count:
         return []
-    row, col = (int(a[0]) for a in np.nonzero(bad.to_numpy()))
-    metric = names.iloc[row] if names is not None else cells.columns[col]
-    value = text.iat[row, col]
+    row, j = first
+    metric = names.iloc[row] if names is not None else cells.columns[j]
+    value = str(cells.iat[row, j]).strip()
     shown = value[:40] + ("..." if len(value) > 40 else "")
     return [f"{count} metric value(s) that are not numbers read as missing (first: {metric} = {shown!r} "
             f"for launch ID {ids.iloc[row]})"]
