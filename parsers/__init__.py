@@ -102,7 +102,8 @@ def _unrecognised_hint(head: str) -> str:
     if head in (BINARY, SQLITE):
         return ("binary file that is not a profile rooflint reads; pass an Nsight Compute CSV export "
                 "(ncu --csv --page raw) or rocprof counter output")
-    first = head.lstrip("\ufeff").splitlines()[0] if head.strip() else ""
+    head = head.lstrip("\ufeff")  # a byte-order mark alone is still an empty file
+    first = head.splitlines()[0] if head.strip() else ""
     if re.match(r"^\[\d+\] .+@", first) or "----------- ------" in head:
         return ("this is ncu's human-readable text output, not CSV; export again adding --csv, "
                 "e.g. `ncu --import R.ncu-rep --csv --page raw --print-units base`")
