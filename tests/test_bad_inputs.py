@@ -126,6 +126,7 @@ def baseline(tmp_path_factory) -> dict:
 REFUSED = {
     # name: (bytes, words the message must hold)
     "empty.csv": (b"", ["empty", "export"]),
+    "bom-only.csv": (b"\xef\xbb\xbf\r\n", ["empty", "export"]),
     "binary.csv": (bytes(range(256)) * 64, ["binary", "ncu --csv"]),
     "profile.csv.gz": (None, ["gzip", "gunzip"]),
     "profile.zip": (None, ["zip", "extract"]),
