@@ -288,3 +288,45 @@ def test_fast_raw_reader_takes_clean_pages_and_leaves_the_rest(tmp_path):
     assert ncu_csv._read_fast(clean, str(clean), "de_DE") is None
     assert ncu_csv._read_fast(grouped, str(grouped), None) is None
     assert ncu_csv._read_fast(details, str(details), None) is not None
+
+
+# --- the JSON report's launch list, written column by column, is what json.dumps writes -------
+
+def _json_dumps(res) -> str:
+    from rooflint.reporters import json_report
+
+    return json.dumps(json_report.document(res), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def test_json_report_is_byte_identical_to_json_dumps(mixed):
+    from rooflint.reporters import json_report
+
+    res = result.build([str(mixed)])
+    assert json_report.render(res) == _json_dumps(res)
+    assert json_report.render(res, top=2) == json.dumps(json_report.document(res, 2), indent=1, ensure_ascii=False,
+                                                        allow_nan=False) + "\n"
+
+
+def test_json_report_byte_identical_on_awkward_values(tmp_path):
+    import numpy as np
+
+    from rooflint.reporters import json_report
+
+    path = tmp_path / "raw.csv"
+    path.write_bytes(_generated_raw(40))
+    res = result.build([str(path)])
+    launches = res.launches
+    names = ['quote " and \\ backslash', "new\nline\ttab\x01ctl", "café µs …", "line\u2028sep 😀", ""]
+    launches["kernel"] = pd.array([names[i % len(names)] for i in range(len(launches))], dtype="string")
+    launches.loc[launches.index[:3], "kernel"] = pd.NA
+    duration = launches["duration_s"].to_numpy().copy()
+    duration[0], duration[1], duration[2], duration[3] = -0.0, 0.0, np.inf, np.nan
+    duration[4], duration[5] = 1e16, 1e-5
+    launches["duration_s"] = duration
+    launches.loc[launches.index[:4], "launch_id"] = pd.NA
+    launches.loc[launches.index[5], "missing"] = "bytes_dram: no \"DRAM\" counter; ops: none"
+    launches.loc[launches.index[6], "missing"] = pd.NA
+    assert json_report.launches_json(launches[json_report.LAUNCH_FIELDS + ["missing"]]) is not None
+    assert json_report.render(res) == _json_dumps(res)
+    res.launches = launches.iloc[:0]
+    assert json_report.render(res) == _json_dumps(res)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from rooflint import __version__, analysis, schema
 from rooflint.reporters import common
@@ -14,10 +17,23 @@ LAUNCH_FIELDS = [c for c in schema.COLUMNS if c not in ("missing",)] + analysis.
 
 
 def render(result, top: int | None = None, **_options) -> str:
-    return json.dumps(document(result, top), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    launches = result.launches[LAUNCH_FIELDS + ["missing"]]
+    listed = launches_json(launches)
+    if listed is None:  # columns of a kind launches_json does not write: the general encoder
+        return json.dumps(document(result, top), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    head = json.dumps({**_head(result, top), "launches": _PLACEHOLDER}, indent=1, ensure_ascii=False,
+                      allow_nan=False)
+    at = head.rindex(json.dumps(_PLACEHOLDER))  # the last value of the document
+    return head[:at] + listed + head[at + len(json.dumps(_PLACEHOLDER)):] + "\n"
 
 
 def document(result, top: int | None = None) -> dict:
+    return {**_head(result, top),
+            "launches": [_launch(row) for row in _records(result.launches[LAUNCH_FIELDS + ["missing"]])]}
+
+
+def _head(result, top: int | None) -> dict:
+    """Every key of the document but "launches" (which comes last), in document order."""
     kernels = result.kernels if top is None else result.kernels.head(top)
     devices = [_device(use) for use in result.devices]
     return {
@@ -33,7 +49,6 @@ def document(result, top: int | None = None) -> dict:
         "summary": summary(result),
         "kernels": [_kernel(result, row) for row in _records(kernels)],
         "per_source": _records(result.per_source()),
-        "launches": [_launch(row) for row in _records(result.launches[LAUNCH_FIELDS + ["missing"]])],
     }
 
 
@@ -88,3 +103,84 @@ def _clean(value):
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
     return value
+
+
+# The launch list is most of a large report (200,000 launches: about 400 MB of JSON), and
+# json.dumps with indent runs its pure-Python encoder over ~11 M values. launches_json writes the
+# same text column by column: each distinct string, integer or float is encoded once, exactly as
+# json.dumps encodes it (json.dumps for strings, repr for floats and ints), and Arrow joins the
+# pieces. tests/test_batch.py checks it against json.dumps byte for byte.
+_PLACEHOLDER = "\x00rooflint launches\x00"
+_KEY_INDENT, _ITEM_INDENT, _LIST_INDENT = "   ", "  ", " "
+_EMPTY = pa.scalar("", pa.large_string())
+
+
+def launches_json(frame: pd.DataFrame) -> str | None:
+    """The "launches" value as json.dumps(indent=1) writes it in the document; None when a
+    column's dtype is not one it encodes exactly (the caller then uses json.dumps)."""
+    if frame.columns.has_duplicates or frame.columns[-1] != "missing":
+        return None
+    if frame.empty:
+        return "[]"
+    pieces = []
+    for name in frame.columns:
+        values = _encoded(frame[name], name == "missing")
+        if values is None:
+            return None
+        key = f"{_KEY_INDENT}{json.dumps(name, ensure_ascii=False)}: "
+        pieces.append(pc.binary_join_element_wise(pa.scalar(key, pa.large_string()), values, _EMPTY))
+    bodies = pc.binary_join_element_wise(*pieces, pa.scalar(",\n", pa.large_string()))
+    records = pc.binary_join_element_wise(pa.scalar(f"{_ITEM_INDENT}{{\n", pa.large_string()), bodies,
+                                          pa.scalar(f"\n{_ITEM_INDENT}}}", pa.large_string()), _EMPTY)
+    listed = pa.LargeListArray.from_arrays(pa.array([0, len(records)], pa.int64()), records)
+    return "[\n" + pc.binary_join(listed, pa.scalar(",\n", pa.large_string()))[0].as_py() + f"\n{_LIST_INDENT}]"
+
+
+def _encoded(column: pd.Series, is_missing: bool) -> pa.Array | None:
+    """JSON text of every cell (null for NA, NaN and infinities), as a large_string array."""
+    dtype = column.dtype
+    if is_missing:
+        encode = _missing_json
+    elif isinstance(dtype, pd.StringDtype):
+        encode = _string_json
+    elif dtype == np.float64:
+        numbers = column.to_numpy()
+        if np.signbit(numbers[numbers == 0]).any():  # factorize would merge -0.0 with 0.0
+            return _texts(_floats(numbers), np.arange(len(numbers)))
+        codes, uniques = pd.factorize(numbers, use_na_sentinel=True)
+        return _texts(_floats(uniques), codes)
+    elif isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
+        encode = repr
+    else:
+        return None
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    return _texts([encode(_clean(v)) for v in uniques.tolist()], codes, "{}" if is_missing else "null")
+
+
+def _floats(numbers: np.ndarray) -> list[str]:
+    """repr of each float (what json.dumps writes), "null" where _clean gives None."""
+    finite = np.isfinite(numbers)
+    if finite.all():
+        return list(map(float.__repr__, numbers.tolist()))
+    out = np.full(len(numbers), "null", dtype=object)
+    out[finite] = list(map(float.__repr__, numbers[finite].tolist()))
+    return out.tolist()
+
+
+def _texts(text: list[str], codes: np.ndarray, missing: str = "null") -> pa.Array:
+    """text[code] per row; `missing` where the code is -1 (NA)."""
+    table = pa.array(list(text) + [missing], pa.large_string())
+    return table.take(pa.array(np.where(codes < 0, len(text), codes)))
+
+
+def _string_json(value) -> str:
+    return "null" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _missing_json(value) -> str:
+    pairs = schema.missing_map(value or "")
+    if not pairs:
+        return "{}"
+    inner = _KEY_INDENT + " "
+    lines = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in pairs.items()]
+    return "{\n" + ",\n".join(lines) + f"\n{_KEY_INDENT}}}"
