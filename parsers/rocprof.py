@@ -99,7 +99,24 @@ def _read_csv(path: Path, source: str) -> pd.DataFrame:
         ) from None
     except pd.errors.EmptyDataError:
         raise InputError("file is empty; export the profile again", path=source) from None
+    return _text_columns(frame)
+
+
+def _text_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """pyarrow keeps a column with non-UTF-8 bytes as binary: decode it (Latin-1 as the fallback,
+    as the ncu reader does) so a stray byte in a kernel or counter name does not lose the file."""
+    for col in frame.columns:
+        values = frame[col]
+        if values.dtype == object and isinstance(next(iter(values.dropna()), None), bytes):
+            frame[col] = values.map(_decode, na_action="ignore").astype("string")
     return frame
+
+
+def _decode(value: bytes) -> str:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 def _dispatch_table(path: Path, kind: str, source: str) -> tuple[tables.Table, str]:

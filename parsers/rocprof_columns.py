@@ -138,6 +138,12 @@ def numeric(values) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype("float64")
 
 
+def count(values) -> pd.Series:
+    """Whole numbers (sizes, ids) as Int64; values no launch can have (inf, > 2**53) become NA."""
+    number = numeric(values)
+    return number.where(number.abs() < 2.0**53).round().astype("Int64")
+
+
 def agent_number(values: pd.Series) -> pd.Series:
     """Agent ids as integers: rocprofv3 writes 4 in ROCm 6.2/6.3 and "Agent 4" from 6.4 on."""
     text = values.astype("string").str.extract(r"(\d+)", expand=False)
@@ -149,13 +155,11 @@ def shape_text(frame: pd.DataFrame, found: dict[str, str], kind: str) -> pd.Seri
     axes = [found.get(f"{kind}_{a}") for a in "xyz"]
     n = len(frame)
     if all(axes):
-        xyz = [numeric(frame[a]).round().astype("Int64").astype("string") for a in axes]
+        xyz = [count(frame[a]).astype("string") for a in axes]
         text = "(" + xyz[0] + ", " + xyz[1] + ", " + xyz[2] + ")"
         return text.where(xyz[0].notna(), pd.NA)
     if kind in found:
-        total = numeric(frame[found[kind]])
-        out = total.round().astype("Int64").astype("string")
-        return out
+        return count(frame[found[kind]]).astype("string")
     return pd.Series(pd.array([pd.NA] * n, dtype="string"), index=frame.index)
 
 

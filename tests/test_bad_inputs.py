@@ -449,8 +449,6 @@ def _trace_with(old: bytes, new: bytes) -> bytes:
     return data.replace(old, new, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="rocprof_columns.shape_text casts an inf/huge grid size to Int64 "
-                   "(OverflowError/TypeError escapes)")
 @pytest.mark.parametrize("size", ["inf", "1e30"])
 def test_rocprof_trace_with_an_impossible_grid_size(tmp_path, size):
     path = write(tmp_path, TRACE.name, _trace_with(b",233472,1,1\n", f",{size},1,1\n".encode()))
@@ -458,16 +456,12 @@ def test_rocprof_trace_with_an_impossible_grid_size(tmp_path, size):
     assert result.exit_code in (0, 2) and isinstance(result.exception, SystemExit | None), result.exception
 
 
-@pytest.mark.xfail(strict=True, reason="rocprof_columns.clean_kernel: a Latin-1 byte in a rocprofv3 CSV "
-                   "escapes as UnicodeDecodeError (ncu CSVs load such names)")
 def test_rocprof_latin1_bytes_in_a_kernel_name(tmp_path):
     path = write(tmp_path, TRACE.name, _trace_with(b"__omp_offloading_32_2f3c6", b"__omp_\xe9offloading"))
     doc = loaded(*report(tmp_path, path))
     assert doc["launches"][0]["kernel"].startswith("__omp_\xe9offloading")
 
 
-@pytest.mark.xfail(strict=True, reason="rocprof_tables: a Latin-1 byte in a rocprofv3 counter name escapes "
-                   "as UnicodeDecodeError")
 def test_rocprof_latin1_bytes_in_a_counter_name(tmp_path):
     source = ROOT / "fixtures" / "rocprof" / "v3_docs_2024_counter_collection.csv"
     data = source.read_bytes()
