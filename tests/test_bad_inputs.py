@@ -392,8 +392,6 @@ def test_bad_device_file(tmp_path, name, words):
 
 # ---------------------------------------------------------------- saved reports
 
-@pytest.mark.xfail("diff" not in main.commands, reason="`rooflint diff` (reads saved JSON) not merged yet",
-                   strict=True)
 def test_json_report_from_a_future_format_version(tmp_path):
     result, saved = report(tmp_path, RAW)
     doc = loaded(result, saved)
