@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -59,7 +59,7 @@ _PER_TIME = {"nsecond": 1e9, "ns": 1e9, "usecond": 1e6, "us": 1e6, "msecond": 1e
 _HZ = re.compile(r"^(K|M|G|T)?hz$", re.IGNORECASE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def unit_scale(unit: str) -> float:
     """The factor that turns a value printed in `unit` into SI base units.
 
