@@ -320,8 +320,8 @@ def _identity(frame: pd.DataFrame, _unused) -> dict:
         minor = frame["device__attribute_compute_capability_minor"] if "device__attribute_compute_capability_minor" in frame else "0"
         cc = cc.where(cc.fillna("") != "", major + "." + minor)
     return {
-        "launch_id": pd.to_numeric(frame["ID"], errors="coerce"),
-        "process_id": pd.to_numeric(text("Process ID").str.replace(",", "").str.replace(".", ""), errors="coerce"),
+        "launch_id": _numbers(frame["ID"]),
+        "process_id": _numbers(text("Process ID").str.replace(",", "").str.replace(".", "")),
         "kernel": text("Kernel Name"),
         "grid": text("Grid Size"),
         "block": text("Block Size"),
@@ -329,6 +329,19 @@ def _identity(frame: pd.DataFrame, _unused) -> dict:
         "arch": cc.replace("", pd.NA),
         "range": _nvtx(frame),
     }
+
+
+def _numbers(cells: pd.Series) -> pd.Series:
+    """pd.to_numeric(cells, errors="coerce"); Arrow casts the common case, plain digit strings."""
+    try:
+        arrow = pa.array(cells, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arrow = None
+    if (arrow is not None and len(arrow) and arrow.null_count == 0
+            and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type))
+            and pc.all(pc.match_substring_regex(arrow, r"^[0-9]{1,18}$")).as_py()):
+        return pd.Series(pc.cast(arrow, pa.int64()).to_numpy(), index=cells.index)
+    return pd.to_numeric(cells, errors="coerce")
 
 
 _NVTX_RANGE = re.compile(r'"(?:<[^>"]*>|[^:"]*):([^:"]*):')
@@ -402,10 +415,11 @@ def _read_raw_fast(raw: bytes, header_end: int, header: list[str], source: str, 
             if np.isinf(values).any() or np.signbit(values[values == 0]).any():
                 return None  # inf spellings and -0 are where pyarrow and pandas parse differently
         else:  # compute capability digits: the same text in identity, a number in `wide`
-            text = frame[c].astype("string")
-            if not text.fillna("").str.fullmatch(r"[0-9]*").all():
+            cells = table.column(c)
+            if pc.any(pc.invert(pc.match_substring_regex(cells, r"^[0-9]{0,18}$"))).as_py():
                 return None
-            values = pd.to_numeric(text.replace("", pd.NA)).to_numpy(dtype="float64", na_value=np.nan)
+            values = pc.cast(pc.if_else(pc.equal(cells, ""), pa.scalar(None, pa.string()), cells),
+                             pa.int64()).to_numpy(zero_copy_only=False).astype("float64")
         wide[c] = values * unit_scale(units.get(c, ""))
     if locale is not None:
         _choose_locale(frame[[]], locale, source)
