@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,13 +106,11 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     candidates = [c for p in paths for c in _expand(Path(p))]
     single = len(paths) == 1 and len(candidates) == 1
     profiles, skipped = [], []
-    for candidate in candidates:
-        try:
-            profile = parsers.read(candidate, locale=options.locale)
-        except RooflintError as exc:
+    for candidate, profile in zip(candidates, _read_each(candidates, options.locale), strict=False):
+        if isinstance(profile, RooflintError):
             if single or options.strict:
-                raise
-            skipped.append((str(candidate), exc.problem))
+                raise profile
+            skipped.append((str(candidate), profile.problem))
             continue
         profiles.append(profile)
         if progress:
@@ -122,6 +122,51 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
         raise InputError("no profile files found; pass Nsight Compute CSV exports or rocprof output",
                          path=", ".join(paths))
     return profiles, skipped
+
+
+# Several large files are parsed on all cores: worker processes (forked, so they start in
+# milliseconds with rooflint imported) read one file each; results come back in input order,
+# so skips, the first error under --strict and progress are exactly those of one process.
+PARALLEL_MIN_FILES = 4
+PARALLEL_MIN_BYTES = 32 << 20
+
+
+def _read_each(candidates: list[Path], locale: str | None):
+    """parsers.read of each candidate, in order; a RooflintError is yielded, not raised."""
+    workers = _workers(candidates)
+    if workers < 2:
+        for candidate in candidates:
+            yield _rebuilt(_read_one(candidate, locale))
+        return
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        for outcome in pool.map(_read_one, candidates, [locale] * len(candidates)):
+            yield _rebuilt(outcome)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _workers(candidates: list[Path]) -> int:
+    if (len(candidates) < PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods()
+            or multiprocessing.current_process().daemon):
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    size = sum(c.stat().st_size for c in candidates if c.is_file())
+    return min(cores, len(candidates), 8) if size >= PARALLEL_MIN_BYTES else 1
+
+
+def _read_one(candidate: Path, locale: str | None):
+    try:
+        return parsers.read(candidate, locale=locale)
+    except RooflintError as exc:  # returned as its parts: an exception pickles only its message
+        return (type(exc), exc.problem, exc.path, exc.line)
+
+
+def _rebuilt(outcome):
+    if isinstance(outcome, tuple):
+        kind, problem, path, line = outcome
+        return kind(problem, path=path, line=line)
+    return outcome
 
 
 def _expand(path: Path) -> list[Path]:
