@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -330,3 +331,33 @@ def test_json_report_byte_identical_on_awkward_values(tmp_path):
     assert json_report.render(res) == _json_dumps(res)
     res.launches = launches.iloc[:0]
     assert json_report.render(res) == _json_dumps(res)
+
+
+# --- several large files are read by a pool of processes, with the same outcome --------------
+
+@pytest.fixture
+def pooled(monkeypatch):
+    """Make read_all use its process pool even for small files."""
+    monkeypatch.setattr(result, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(result, "PARALLEL_MIN_FILES", 2)
+
+
+def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
+    candidates = result._expand(mixed)
+    assert result._workers(candidates) >= 2 or os.cpu_count() == 1
+    pooled_result = result.build([str(mixed)])
+    serial = [result._rebuilt(result._read_one(c, None)) for c in candidates]
+    assert [p.source for p in pooled_result.inputs] == [p.source for p in serial if not isinstance(p, Exception)]
+    assert pooled_result.skipped == [(str(mixed / "notes.txt"), next(p.problem for p in serial if isinstance(p, Exception)))]
+    for got, want in zip(pooled_result.inputs, [p for p in serial if not isinstance(p, Exception)], strict=True):
+        pd.testing.assert_frame_equal(got.launches, want.launches, check_exact=True)
+        assert (got.notes, got.repairs) == (want.notes, want.repairs)
+
+
+def test_pool_keeps_strict_and_progress(mixed, pooled):
+    with pytest.raises(Exception) as raised:
+        result.build([str(mixed)], result.Options(strict=True))
+    assert str(raised.value).startswith(f"{mixed / 'notes.txt'}: not a profile rooflint reads")
+    seen = []
+    result.build([str(mixed)], progress=lambda path, n: seen.append(path))
+    assert seen == [str(c) for c in result._expand(mixed) if c.name != "notes.txt"]
