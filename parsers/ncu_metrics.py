@@ -107,6 +107,7 @@ def launch_table(wide: pd.DataFrame, identity: dict, source: str, notes: list[st
     """The canonical launch table from identity columns and a wide metric frame (both readers)."""
     quantities_, row_notes = quantities(wide, identity["kernel"].fillna(""), identity["arch"])
     table = pd.DataFrame({**identity, **quantities_})
+    del quantities_  # the frame holds its own copy; conform makes another
     for column in ("kernel_mangled", "missing", "notes"):  # all NA: typed here, cheaply, not in conform
         if column not in table:
             table[column] = pd.Series(pd.NA, index=table.index, dtype="string")
