@@ -17,14 +17,14 @@ LAUNCH_FIELDS = [c for c in schema.COLUMNS if c not in ("missing",)] + analysis.
 
 
 def render(result, top: int | None = None, **_options) -> str:
-    launches = result.launches[LAUNCH_FIELDS + ["missing"]]
-    listed = launches_json(launches)
-    if listed is None:  # columns of a kind launches_json does not write: the general encoder
-        return json.dumps(document(result, top), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
     head = json.dumps({**_head(result, top), "launches": _PLACEHOLDER}, indent=1, ensure_ascii=False,
                       allow_nan=False)
-    at = head.rindex(json.dumps(_PLACEHOLDER))  # the last value of the document
-    return head[:at] + listed + head[at + len(json.dumps(_PLACEHOLDER)):] + "\n"
+    at = head.rindex(json.dumps(_PLACEHOLDER))  # "launches" is the last value of the document
+    text = launches_json(result.launches[LAUNCH_FIELDS + ["missing"]], head[:at],
+                         head[at + len(json.dumps(_PLACEHOLDER)):] + "\n")
+    if text is None:  # columns of a kind launches_json does not write: the general encoder
+        return json.dumps(document(result, top), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    return text
 
 
 def document(result, top: int | None = None) -> dict:
@@ -112,32 +112,37 @@ def _clean(value):
 # pieces. tests/test_batch.py checks it against json.dumps byte for byte.
 _PLACEHOLDER = "\x00rooflint launches\x00"
 _KEY_INDENT, _ITEM_INDENT, _LIST_INDENT = "   ", "  ", " "
-_EMPTY = pa.scalar("", pa.large_string())
 
 
-def launches_json(frame: pd.DataFrame) -> str | None:
-    """The "launches" value as json.dumps(indent=1) writes it in the document; None when a
-    column's dtype is not one it encodes exactly (the caller then uses json.dumps)."""
+def launches_json(frame: pd.DataFrame, before: str = "", after: str = "") -> str | None:
+    """`before`, the "launches" value as json.dumps(indent=1) writes it in the document, then
+    `after`; None when a column's dtype is not one it encodes exactly (use json.dumps then).
+
+    Large reports are mostly this text, so it is built with as few big buffers as possible: each
+    cell's piece carries its key (and the record's braces), every record ends in the separator,
+    and the records' joined bytes are decoded once."""
     if frame.columns.has_duplicates or frame.columns[-1] != "missing":
         return None
     if frame.empty:
-        return "[]"
-    pieces = []
-    for name in frame.columns:
-        values = _encoded(frame[name], name == "missing")
+        return before + "[]" + after
+    pieces, last = [], len(frame.columns) - 1
+    for i, name in enumerate(frame.columns):
+        key = f"{_ITEM_INDENT}{{\n" if i == 0 else ""
+        key += f"{_KEY_INDENT}{json.dumps(name, ensure_ascii=False)}: "
+        values = _encoded(frame[name], name == "missing", key, f"\n{_ITEM_INDENT}}},\n" if i == last else "")
         if values is None:
             return None
-        key = f"{_KEY_INDENT}{json.dumps(name, ensure_ascii=False)}: "
-        pieces.append(pc.binary_join_element_wise(pa.scalar(key, pa.large_string()), values, _EMPTY))
-    bodies = pc.binary_join_element_wise(*pieces, pa.scalar(",\n", pa.large_string()))
-    records = pc.binary_join_element_wise(pa.scalar(f"{_ITEM_INDENT}{{\n", pa.large_string()), bodies,
-                                          pa.scalar(f"\n{_ITEM_INDENT}}}", pa.large_string()), _EMPTY)
-    listed = pa.LargeListArray.from_arrays(pa.array([0, len(records)], pa.int64()), records)
-    return "[\n" + pc.binary_join(listed, pa.scalar(",\n", pa.large_string()))[0].as_py() + f"\n{_LIST_INDENT}]"
+        pieces.append(values)
+    records = pc.binary_join_element_wise(*pieces, pa.scalar(",\n", pa.large_string()))
+    del pieces
+    offsets, data = records.buffers()[1:3]
+    end = np.frombuffer(offsets, dtype=np.int64, count=len(records) + 1, offset=records.offset * 8)
+    body = memoryview(data)[int(end[0]):int(end[-1]) - 2]  # every record but the last ends in ",\n"
+    return "".join((before, "[\n", str(body, "utf-8"), f"\n{_LIST_INDENT}]", after))
 
 
-def _encoded(column: pd.Series, is_missing: bool) -> pa.Array | None:
-    """JSON text of every cell (null for NA, NaN and infinities), as a large_string array."""
+def _encoded(column: pd.Series, is_missing: bool, key: str = "", end: str = "") -> pa.Array | None:
+    """key + JSON text + end for every cell (null for NA, NaN and infinities), as large_string."""
     dtype = column.dtype
     if is_missing:
         encode = _missing_json
@@ -146,15 +151,15 @@ def _encoded(column: pd.Series, is_missing: bool) -> pa.Array | None:
     elif dtype == np.float64:
         numbers = column.to_numpy()
         if np.signbit(numbers[numbers == 0]).any():  # factorize would merge -0.0 with 0.0
-            return _texts(_floats(numbers), np.arange(len(numbers)))
+            return _texts(_floats(numbers), np.arange(len(numbers)), "null", key, end)
         codes, uniques = pd.factorize(numbers, use_na_sentinel=True)
-        return _texts(_floats(uniques), codes)
+        return _texts(_floats(uniques), codes, "null", key, end)
     elif isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
         encode = repr
     else:
         return None
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    return _texts([encode(_clean(v)) for v in uniques.tolist()], codes, "{}" if is_missing else "null")
+    return _texts([encode(_clean(v)) for v in uniques.tolist()], codes, "{}" if is_missing else "null", key, end)
 
 
 def _floats(numbers: np.ndarray) -> list[str]:
@@ -167,9 +172,9 @@ def _floats(numbers: np.ndarray) -> list[str]:
     return out.tolist()
 
 
-def _texts(text: list[str], codes: np.ndarray, missing: str = "null") -> pa.Array:
-    """text[code] per row; `missing` where the code is -1 (NA)."""
-    table = pa.array(list(text) + [missing], pa.large_string())
+def _texts(text: list[str], codes: np.ndarray, missing: str, key: str, end: str) -> pa.Array:
+    """key + text[code] + end per row; `missing` where the code is -1 (NA)."""
+    table = pa.array([key + t + end for t in text] + [key + missing + end], pa.large_string())
     return table.take(pa.array(np.where(codes < 0, len(text), codes)))
 
 
