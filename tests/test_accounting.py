@@ -26,10 +26,11 @@ def _loadable() -> list[Path]:
     found = []
     for path in _candidates():
         try:
-            parsers.read(path)
+            profile = parsers.read(path)
         except RooflintError:
             continue
-        found.append(path)
+        if len(profile.launches):  # a roofline.csv parses, but holds ceilings, not launches
+            found.append(path)
     return found
 
 

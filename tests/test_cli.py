@@ -141,3 +141,8 @@ def test_mi200_fp64_benchmark_reaches_its_measured_roof():
     assert kernel["verdict"] == "compute-bound" and kernel["limiter"] == "vector_fp64"
     fp64 = {c["name"]: c for c in doc["device"]["ceilings"]}["vector_fp64"]
     assert fp64["source"].startswith("measured: rocprof-compute roofline.csv")
+
+
+def test_a_roofline_csv_alone_is_not_a_profile():
+    result = run("report", shared("rocprof/omniperf2_mi200_roofline.csv"))
+    assert result.exit_code == 2 and "--device-file" in result.output

@@ -157,9 +157,19 @@ def _workers(candidates: list[Path]) -> int:
 
 def _read_one(candidate: Path, locale: str | None):
     try:
-        return parsers.read(candidate, locale=locale)
+        return _with_launches(parsers.read(candidate, locale=locale))
     except RooflintError as exc:  # returned as its parts: an exception pickles only its message
         return (type(exc), exc.problem, exc.path, exc.line)
+
+
+def _with_launches(profile: Profile) -> Profile:
+    """A file that parses but holds no launch (a roofline.csv alone) is not a profile to report."""
+    if len(profile.launches):
+        return profile
+    if profile.measured_ceilings:
+        raise InputError("holds measured ceilings but no kernel dispatches; pass it as "
+                         "--device-file next to the profile it belongs to", path=profile.source)
+    raise InputError("holds no kernel launches; pass a profile with per-launch rows", path=profile.source)
 
 
 def _rebuilt(outcome):
