@@ -29,6 +29,22 @@ def shared_fixtures() -> Path:
     return SHARED
 
 
+def with_launches(paths) -> list[Path]:
+    """The files among `paths` that load into at least one launch (a roofline.csv loads, but
+    holds ceilings, not launches; non-profiles do not load)."""
+    from rooflint import parsers
+    from rooflint.errors import RooflintError
+
+    found = []
+    for path in paths:
+        try:
+            if len(parsers.read(path).launches):
+                found.append(path)
+        except RooflintError:
+            continue
+    return found
+
+
 def shared(relative: str) -> Path:
     """A file under ../shared/fixtures, skipping the test when the folder is absent."""
     if not SHARED.is_dir():

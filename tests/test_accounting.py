@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rooflint import parsers
 from rooflint.cli import main
-from rooflint.errors import RooflintError
-from tests.conftest import FIXTURES, SHARED
+from tests.conftest import FIXTURES, SHARED, with_launches
 
 
 def _candidates() -> list[Path]:
@@ -22,19 +20,7 @@ def _candidates() -> list[Path]:
     return sorted(p for folder in folders if folder.is_dir() for p in folder.rglob("*") if p.is_file())
 
 
-def _loadable() -> list[Path]:
-    found = []
-    for path in _candidates():
-        try:
-            profile = parsers.read(path)
-        except RooflintError:
-            continue
-        if len(profile.launches):  # a roofline.csv parses, but holds ceilings, not launches
-            found.append(path)
-    return found
-
-
-LOADABLE = _loadable()
+LOADABLE = with_launches(_candidates())
 
 
 def json_report(*inputs, tmp_path: Path) -> dict:

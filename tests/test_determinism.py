@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflint import parsers
-from rooflint.errors import RooflintError
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, with_launches
 
 FORMATS = ("json", "table", "csv")
 
@@ -29,19 +27,7 @@ for name, fmt, inputs in cases:
 """
 
 
-def _bundled() -> list[Path]:
-    files = []
-    for path in sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.parent.name in ("ncu", "rocprof")):
-        try:
-            profile = parsers.read(path)
-        except RooflintError:
-            continue
-        if len(profile.launches):  # a roofline.csv parses, but holds ceilings, not launches
-            files.append(path)
-    return files
-
-
-BUNDLED = _bundled()
+BUNDLED = with_launches(sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.parent.name in ("ncu", "rocprof")))
 
 
 def _cases() -> list[tuple[str, str, list[str]]]:
