@@ -32,6 +32,7 @@ details summary{cursor:pointer}.full{word-break:break-all;font-size:12px;color:#
 .verdict{white-space:nowrap}.dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:5px}
 svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}
 svg .pt:hover{stroke:#000;stroke-width:1.5}
+.scroll{overflow-x:auto}td.why{min-width:26em}td.name{min-width:16em}
 """
 
 # Sorts table.sortable on a header click by each cell's data-sort (numbers) or its text.
@@ -122,8 +123,8 @@ _HEADERS = [("#", True), ("id", False), ("kernel", False), ("launches", True), (
 def _kernel_table(result, kernels: pd.DataFrame) -> str:
     head = "".join(f"<th class=\"n\">{esc(h)}</th>" if numeric else f"<th>{esc(h)}</th>" for h, numeric in _HEADERS)
     rows = [_kernel_row(result, r) for r in kernels.to_dict("records")]  # dicts: fast on 10^4 rows
-    return (f"<table class=\"sortable\" id=\"kernels\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
-            + "\n".join(rows) + "\n</tbody>\n</table>")
+    return (f"<div class=\"scroll\"><table class=\"sortable\" id=\"kernels\">\n<thead><tr>{head}</tr></thead>\n"
+            "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table></div>")
 
 
 def _kernel_row(result, r) -> str:
@@ -137,7 +138,7 @@ def _kernel_row(result, r) -> str:
     cells = [
         _n(r["rank"], str(r["rank"])),
         f"<td class=\"id\">{esc(r['id'])}</td>",
-        f"<td data-sort=\"{esc(full.lower())}\">{name}</td>",
+        f"<td class=\"name\" data-sort=\"{esc(full.lower())}\">{name}</td>",
         _n(r["launches"], str(r["launches"])),
         _n(r["duration_s"], common.si(r["duration_s"], "s")),
         _n(r["time_share"], common.pct(r["time_share"], 1)),
@@ -147,7 +148,7 @@ def _kernel_row(result, r) -> str:
         f"<td>{esc(limiter)}</td>",
         _n(r["intensity_dram"], common.si(r["intensity_dram"])),
         _n(r["achieved_flops_per_s"], common.si(r["achieved_flops_per_s"], "FLOP/s")),
-        f"<td>{esc(common.kernel_sentence(result, r))}</td>",
+        f"<td class=\"why\">{esc(common.kernel_sentence(result, r))}</td>",
     ]
     return "<tr>" + "".join(cells) + "</tr>"
 
