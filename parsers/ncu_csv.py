@@ -240,7 +240,7 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
     wide = pd.DataFrame({c: to_float(frame[c], locale) * unit_scale(units.get(c, "")) for c in metric_cols},
                         index=frame.index)
     unreadable = _not_numbers(frame[metric_cols], wide, frame["ID"])
-    identity = _identity(frame, frame)
+    identity = _identity(frame)
     return metrics.launch_table(wide, identity, source, notes), notes, unreadable
 
 
@@ -269,7 +269,7 @@ def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
     wide.columns.name = None
     texts = text_rows.drop_duplicates("ID").set_index("ID")["Metric Value"].reindex(order).reset_index(drop=True)
     launches_frame["device__attribute_display_name"] = texts.to_numpy() if len(texts) else np.nan
-    identity = _identity(launches_frame, launches_frame)
+    identity = _identity(launches_frame)
     return metrics.launch_table(wide, identity, source, notes), notes, unreadable
 
 
@@ -310,7 +310,7 @@ def _choose_locale(values: pd.DataFrame, forced: str | None, source: str) -> str
     return found
 
 
-def _identity(frame: pd.DataFrame, _unused) -> dict:
+def _identity(frame: pd.DataFrame) -> dict:
     def text(name):
         return frame[name] if name in frame else pd.Series(pd.NA, index=frame.index, dtype="string")
 
@@ -429,7 +429,7 @@ def _read_raw_fast(box: list[bytes], header_end: int, header: list[str], source:
     if locale is not None:
         _choose_locale(frame[[]], locale, source)
     notes: list[str] = []
-    launches = metrics.launch_table(pd.DataFrame(wide, index=frame.index), _identity(frame, frame), source, notes)
+    launches = metrics.launch_table(pd.DataFrame(wide, index=frame.index), _identity(frame), source, notes)
     return _profile(launches, source, "ncu-raw", notes, _duplicate_ids(frame["ID"]))
 
 
@@ -488,7 +488,7 @@ def _read_details_fast(box: list[bytes], header_end: int, header: list[str], sou
     texts = texts.reindex(launches_frame["ID"].to_numpy()).reset_index(drop=True)
     launches_frame["device__attribute_display_name"] = texts.to_numpy() if len(texts) else np.nan
     notes: list[str] = []
-    launches = metrics.launch_table(wide, _identity(launches_frame, launches_frame), source, notes)
+    launches = metrics.launch_table(wide, _identity(launches_frame), source, notes)
     return _profile(launches, source, "ncu-details", notes, unreadable)
 
 

@@ -65,8 +65,9 @@ def build(paths: Iterable[str], options: Options | None = None,
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
     frames, uses = [], {}
+    user = _user_ceilings(options)
     for profile in profiles:
-        device, provenance = _device_for(profile, options)
+        device, provenance = _device_for(profile, options, user)
         key = getattr(device, "id", None)
         use = uses.setdefault(key, DeviceUse(device, provenance, []))
         use.sources.append(profile.source)
@@ -79,21 +80,34 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
                   options.latency_threshold)
 
 
-def _device_for(profile: Profile, options: Options):
-    """The device and ceilings for one profile; an unknown device leaves it unanalysable.
+@dataclass
+class _UserCeilings:
+    """What `--device-file` gave, read once per run: a TOML device file, or the measured
+    ceilings of a rocprof-compute roofline.csv (which then win over any in the profile's folder)."""
 
-    `--device-file` is a TOML device file, or a rocprof-compute roofline.csv of measured
-    ceilings, which then wins over any roofline.csv inside the profile's own folder.
-    """
-    device_file, measured, measured_source = options.device_file, profile.measured_ceilings, profile.measured_source
-    if device_file and parsers.is_roofline_csv(device_file):
-        measured, notes = parsers.read_roofline(device_file)
-        measured_source = f"measured: rocprof-compute roofline.csv ({device_file})"
-        device_file = None
+    device_file: str | None = None
+    measured: dict[str, float] = field(default_factory=dict)
+    source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _user_ceilings(options: Options) -> _UserCeilings:
+    path = options.device_file
+    if path and parsers.is_roofline_csv(path):
+        measured, notes = parsers.read_roofline(path)
+        return _UserCeilings(None, measured, f"measured: rocprof-compute roofline.csv ({path})", notes)
+    return _UserCeilings(device_file=path)
+
+
+def _device_for(profile: Profile, options: Options, user: _UserCeilings):
+    """The device and ceilings for one profile; an unknown device leaves it unanalysable."""
+    measured, source = (user.measured, user.source) if user.measured else (
+        profile.measured_ceilings, profile.measured_source)
     try:
-        return hardware.resolve(profile.launches, device_id=options.device_id, device_file=device_file,
-                                measured=measured or None, measured_source=measured_source,
-                                hints=profile.device_hints or None)
+        device, provenance = hardware.resolve(profile.launches, device_id=options.device_id,
+                                              device_file=user.device_file, measured=measured or None,
+                                              measured_source=source, hints=profile.device_hints or None)
+        return device, provenance + user.notes
     except RooflintError as exc:
         if options.device_id or options.device_file or options.strict:
             raise
