@@ -184,25 +184,21 @@ class Derived:
     notes: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (note, rows)
 
 
+# Counters that exist from an architecture on: the newest whose markers a file has is its arch.
+ARCH_MARKERS = (
+    ("gfx950", ("SQ_INSTS_VALU_MFMA_MOPS_F6F4", "SQ_INSTS_VALU_MFMA_F6F4", "TCC_EA0_RDREQ_DRAM_32B",
+                "TCC_READ_SECTORS")),
+    ("gfx942", ("TCC_EA0_RDREQ", "TCC_EA0_WRREQ", "TCC_BUBBLE", "SQ_INSTS_VALU_MFMA_MOPS_F8")),
+    ("gfx90a", ("SQ_INSTS_VALU_MFMA_MOPS_F16", "SQ_INSTS_VALU_ADD_F32")),
+)
+
+
 def infer_arch(counters: Counters, omniperf_table: bool) -> str | None:
     """A gfx target guessed from which counters exist; None when the names do not tell."""
     c = counters
-    if (
-        c.has("SQ_INSTS_VALU_MFMA_MOPS_F6F4")
-        or c.has("SQ_INSTS_VALU_MFMA_F6F4")
-        or c.has("TCC_EA0_RDREQ_DRAM_32B")
-        or c.has("TCC_READ_SECTORS")
-    ):
-        return "gfx950"
-    if (
-        c.has("TCC_EA0_RDREQ")
-        or c.has("TCC_EA0_WRREQ")
-        or c.has("TCC_BUBBLE")
-        or c.has("SQ_INSTS_VALU_MFMA_MOPS_F8")
-    ):
-        return "gfx942"
-    if c.has("SQ_INSTS_VALU_MFMA_MOPS_F16") or c.has("SQ_INSTS_VALU_ADD_F32"):
-        return "gfx90a"
+    for arch, markers in ARCH_MARKERS:
+        if any(c.has(name) for name in markers):
+            return arch
     # A full rocprof-compute collection (every SQ counter the GPU has) with no typed VALU and no
     # MFMA counters, on the MI100-era TCC_EA_* names, is an MI100.
     if (
