@@ -71,24 +71,25 @@ def load(path: Path):
 
 
 def report_json(*paths: Path):
-    from rooflint import result
+    from rooflint import pipeline
     from rooflint.reporters import json_report
 
-    return lambda: json_report.render(result.build([str(p) for p in paths]))
+    return lambda: json_report.render(pipeline.build([str(p) for p in paths]))
 
 
 def report_table(*paths: Path):
-    from rooflint import result
+    from rooflint import pipeline
     from rooflint.reporters import table
 
-    return lambda: table.render(result.build([str(p) for p in paths]))
+    return lambda: table.render(pipeline.build([str(p) for p in paths]))
 
 
 PEAK = """
 def high_water():  # VmHWM: this process's own peak (ru_maxrss would include the parent's at fork)
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 import numpy, pandas, pyarrow, pyarrow.compute, pyarrow.csv
-from rooflint import analysis, hardware, parsers, ranking, result, schema
+from rooflint import hardware, parsers, pipeline
+from rooflint.core import analysis, ranking, schema
 from rooflint.parsers import ncu_csv
 {imports}
 base = high_water()
@@ -138,7 +139,7 @@ def main() -> None:
     row(rows, "a 200k raw", "load peak memory / file", peak / size, 3,
         f"{peak / 2**20:.0f} MiB for {size / 2**20:.0f} MiB")
     peak = peak_bytes("from rooflint import result\nfrom rooflint.reporters import json_report",
-                      f"json_report.render(result.build([{str(RAW)!r}]))")
+                      f"json_report.render(pipeline.build([{str(RAW)!r}]))")
     row(rows, "a 200k raw", "JSON report peak memory / file", peak / size, 3,
         f"{peak / 2**20:.0f} MiB (the JSON itself is ~4x the file)")
 

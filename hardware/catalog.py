@@ -9,8 +9,8 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from rooflint.errors import DeviceError
-from rooflint.schema import COMPUTE_CLASSES, MEMORY_LEVELS
+from rooflint.core.errors import DeviceError
+from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
 
 from .device import Ceiling, Device
 from .names import token_key, tokens

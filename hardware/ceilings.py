@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
+from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
 
 from .catalog import get, read_user_file
 from .device import Ceiling, Device

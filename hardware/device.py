@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from rooflint.errors import DeviceError
-from rooflint.schema import COMPUTE_CLASSES, MEMORY_LEVELS
+from rooflint.core.errors import DeviceError
+from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
 
 
 @dataclass(frozen=True)

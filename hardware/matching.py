@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from rooflint.errors import DeviceError
+from rooflint.core.errors import DeviceError
 
 from .catalog import catalog, unknown_device
 from .device import Device

@@ -6,8 +6,8 @@ import os
 import re
 from pathlib import Path
 
-from rooflint.errors import InputError, UnsupportedFormatError, UsageError
-from rooflint.profile import Profile
+from rooflint.core.errors import InputError, UnsupportedFormatError, UsageError
+from rooflint.core.profile import Profile
 
 from . import ncu_csv, ncu_rep, nvprof
 from .sniff import BINARY, NCU_REP, SQLITE, head_text

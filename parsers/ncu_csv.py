@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from rooflint import schema
-from rooflint.errors import InputError
-from rooflint.profile import Profile
+from rooflint.core import schema
+from rooflint.core.errors import InputError
+from rooflint.core.profile import Profile
 
 from . import ncu_metrics as metrics
 from .values import _AMBIGUOUS_COMMA, _DE, _EN, LOCALES, detect_locale, to_float, unit_scale

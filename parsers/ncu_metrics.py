@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from rooflint import schema
+from rooflint.core import schema
 
 DURATION = "gpu__time_duration.sum"
 SECTOR_BYTES = 32.0

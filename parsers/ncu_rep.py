@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.errors import InputError, UnsupportedFormatError
-from rooflint.profile import Profile
+from rooflint.core.errors import InputError, UnsupportedFormatError
+from rooflint.core.profile import Profile
 
 from . import ncu_metrics as metrics
 from .sniff import NCU_REP, NCU_REP_MAGIC

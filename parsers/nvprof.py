@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint import schema
-from rooflint.errors import InputError
-from rooflint.profile import Profile
+from rooflint.core import schema
+from rooflint.core.errors import InputError
+from rooflint.core.profile import Profile
 
 from .values import to_float
 

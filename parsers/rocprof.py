@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint import schema
-from rooflint.errors import InputError
-from rooflint.profile import Profile
+from rooflint.core import schema
+from rooflint.core.errors import InputError
+from rooflint.core.profile import Profile
 
 from . import rocprof_columns as cols
 from . import rocprof_sqlite as db

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.errors import InputError
+from rooflint.core.errors import InputError
 
 from .rocprof_columns import norm
 

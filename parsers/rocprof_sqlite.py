@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint.errors import InputError
+from rooflint.core.errors import InputError
 
 from .rocprof_device import DeviceInfo, agents_from_rocpd
 

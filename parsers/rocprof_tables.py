@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint import schema
+from rooflint.core import schema
 
 from . import rocprof_columns as cols
 from .rocprof_counters import USED, Counters, base_name, derive, infer_arch

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rooflint.errors import InputError
+from rooflint.core.errors import InputError
 
 HEAD_BYTES = 64 * 1024
 NCU_REP_MAGIC = b"NVR\x00"

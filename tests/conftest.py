@@ -33,7 +33,7 @@ def with_launches(paths) -> list[Path]:
     """The files among `paths` that load into at least one launch (a roofline.csv loads, but
     holds ceilings, not launches; non-profiles do not load)."""
     from rooflint import parsers
-    from rooflint.errors import RooflintError
+    from rooflint.core.errors import RooflintError
 
     found = []
     for path in paths:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rooflint import analysis, ranking, schema
+from rooflint.core import analysis, ranking, schema
 from rooflint.hardware import Ceiling, Device
 
 # A round device: 10 TFLOP/s FP32 vector, 100 TFLOP/s FP16 tensor, 1 TB/s DRAM, 4 TB/s L2.

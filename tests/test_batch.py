@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import rooflint
-from rooflint import result
+from rooflint import pipeline
 from rooflint.cli import main
 from tests.conftest import FIXTURES, shared
 
@@ -74,8 +74,8 @@ def test_one_combined_ranking_across_files_and_vendors(mixed):
 
 
 def test_combined_numbers_are_the_single_file_numbers(mixed):
-    combined = result.build([str(mixed)]).kernels.set_index("group")
-    alone = result.build([str(mixed / "nv" / "a100-gemm-details.csv")]).kernels.set_index("group")
+    combined = pipeline.build([str(mixed)]).kernels.set_index("group")
+    alone = pipeline.build([str(mixed / "nv" / "a100-gemm-details.csv")]).kernels.set_index("group")
     for group, row in alone.iterrows():
         assert combined.loc[group, "headroom_s"] == row["headroom_s"]
         assert combined.loc[group, "duration_s"] == row["duration_s"]
@@ -83,7 +83,7 @@ def test_combined_numbers_are_the_single_file_numbers(mixed):
 
 
 def test_per_source_summary_adds_up(mixed):
-    res = result.build([str(mixed)])
+    res = pipeline.build([str(mixed)])
     table = res.per_source()
     assert table["launches"].sum() == len(res.launches)
     assert table["duration_s"].sum() == pytest.approx(res.launches["duration_s"].sum())
@@ -250,7 +250,7 @@ DETAILS = {
                          + [("raw", "clean", "en_US"), ("raw", "clean", "de_DE"), ("details", "en_US grouping", "de_DE"),
                             ("details", "en_US grouping", "C"), ("details", "ambiguous only", "en_US")])
 def test_fast_reader_matches_the_general_reader(kind, variant, locale, tmp_path, monkeypatch):
-    from rooflint.errors import RooflintError
+    from rooflint.core.errors import RooflintError
     from rooflint.parsers import ncu_csv
 
     path = tmp_path / f"{kind}.csv"
@@ -302,7 +302,7 @@ def _json_dumps(res) -> str:
 def test_json_report_is_byte_identical_to_json_dumps(mixed):
     from rooflint.reporters import json_report
 
-    res = result.build([str(mixed)])
+    res = pipeline.build([str(mixed)])
     assert json_report.render(res) == _json_dumps(res)
     assert json_report.render(res, top=2) == json.dumps(json_report.document(res, 2), indent=1, ensure_ascii=False,
                                                         allow_nan=False) + "\n"
@@ -315,7 +315,7 @@ def test_json_report_byte_identical_on_awkward_values(tmp_path):
 
     path = tmp_path / "raw.csv"
     path.write_bytes(_generated_raw(40))
-    res = result.build([str(path)])
+    res = pipeline.build([str(path)])
     launches = res.launches
     names = ['quote " and \\ backslash', "new\nline\ttab\x01ctl", "café µs …", "line\u2028sep 😀", ""]
     launches["kernel"] = pd.array([names[i % len(names)] for i in range(len(launches))], dtype="string")
@@ -338,15 +338,15 @@ def test_json_report_byte_identical_on_awkward_values(tmp_path):
 @pytest.fixture
 def pooled(monkeypatch):
     """Make read_all use its process pool even for small files."""
-    monkeypatch.setattr(result, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(result, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_FILES", 2)
 
 
 def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
-    candidates = result._expand(mixed)
-    assert result._workers(candidates) >= 2 or os.cpu_count() == 1
-    pooled_result = result.build([str(mixed)])
-    serial = [result._rebuilt(result._read_one(c, None)) for c in candidates]
+    candidates = pipeline._expand(mixed)
+    assert pipeline._workers(candidates) >= 2 or os.cpu_count() == 1
+    pooled_result = pipeline.build([str(mixed)])
+    serial = [pipeline._rebuilt(pipeline._read_one(c, None)) for c in candidates]
     assert [p.source for p in pooled_result.inputs] == [p.source for p in serial if not isinstance(p, Exception)]
     assert pooled_result.skipped == [(str(mixed / "notes.txt"), next(p.problem for p in serial if isinstance(p, Exception)))]
     for got, want in zip(pooled_result.inputs, [p for p in serial if not isinstance(p, Exception)], strict=True):
@@ -356,8 +356,8 @@ def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
 
 def test_pool_keeps_strict_and_progress(mixed, pooled):
     with pytest.raises(Exception) as raised:
-        result.build([str(mixed)], result.Options(strict=True))
+        pipeline.build([str(mixed)], pipeline.Options(strict=True))
     assert str(raised.value).startswith(f"{mixed / 'notes.txt'}: not a profile rooflint reads")
     seen = []
-    result.build([str(mixed)], progress=lambda path, n: seen.append(path))
-    assert seen == [str(c) for c in result._expand(mixed) if c.name != "notes.txt"]
+    pipeline.build([str(mixed)], progress=lambda path, n: seen.append(path))
+    assert seen == [str(c) for c in pipeline._expand(mixed) if c.name != "notes.txt"]

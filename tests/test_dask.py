@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 pytest.importorskip("dask.dataframe")
 
-from rooflint import analysis, distributed, families, hardware, ranking, result, schema  # noqa: E402
+from rooflint import distributed, hardware, pipeline  # noqa: E402
 from rooflint.cli import main  # noqa: E402
+from rooflint.core import analysis, families, ranking, schema  # noqa: E402
 from tests.conftest import FIXTURES, ROOT, shared  # noqa: E402
 
 
@@ -62,7 +63,7 @@ def _same_ranking(got: pd.DataFrame, want: pd.DataFrame) -> None:
 
 @pytest.fixture(scope="module")
 def single(traces):
-    return result.build([str(traces)])
+    return pipeline.build([str(traces)])
 
 
 def test_build_ranks_what_the_test_ranks(single):

@@ -13,9 +13,10 @@ import pytest
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
-from rooflint import diff, hardware, names, result, saved, schema
+from rooflint import hardware, pipeline, saved
 from rooflint.cli import main
-from rooflint.profile import Profile
+from rooflint.core import diff, names, schema
+from rooflint.core.profile import Profile
 from rooflint.reporters import diff_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +101,7 @@ def synthetic(launches: list[dict], source: str = "synthetic.csv") -> diff.Side:
     rows = [{"source": source, "launch_id": i, "grid": "(1, 1, 1)", "block": "(256, 1, 1)", "ops_vector_fp32": 0.0,
              **launch} for i, launch in enumerate(launches)]
     profile = Profile(source, "synthetic", schema.conform(pd.DataFrame(rows)))
-    return diff.Side(source, result.assemble([profile], [], result.Options(device_id=DEVICE)))
+    return diff.Side(source, pipeline.assemble([profile], [], pipeline.Options(device_id=DEVICE)))
 
 
 def dram_bytes(seconds: float) -> float:
@@ -336,7 +337,7 @@ def test_kernel_turning_latency_bound_trips_the_gate():
     # 1 ms of DRAM traffic: 1.1 ms is 91 % of the roof (memory-bound), 3 ms is 33 % (latency-bound)
     base = synthetic(timed("stream", [1.1e-3]))
     head = synthetic(timed("stream", [3.0e-3]))
-    from rooflint import gates
+    from rooflint.core import gates
 
     d = diff.compare(base, head)
     row = d.groups.iloc[0]
@@ -403,7 +404,7 @@ def test_saved_report_diffs_like_the_profile(tmp_path, profile):
 
 
 def test_saved_report_reads_back_every_launch():
-    res = result.build([str(A100)])
+    res = pipeline.build([str(A100)])
     text = run("report", A100, "-f", "json", "-q").stdout
     loaded = saved.launch_table(json.loads(text)["launches"], "x")
     pd.testing.assert_frame_equal(loaded, res.launches, check_exact=True, check_like=True)
@@ -438,7 +439,7 @@ def test_other_json_is_not_a_profile(tmp_path):
 
 def _two_exports() -> diff.Diff:
     folder = "reexport-ncu2024.2/"
-    sides = [diff.Side(p, result.build([str(shared(folder + p))])) for p in
+    sides = [diff.Side(p, pipeline.build([str(shared(folder + p))])) for p in
              ("rtx2080ti-sgemm-details-all-names-base.csv", "rtx2080ti-sgemm-raw-base.csv")]
     return diff.compare(*sides)
 

@@ -7,8 +7,8 @@ import csv
 import pandas as pd
 import pytest
 
-from rooflint import families, ranking
-from rooflint.analysis import analyze
+from rooflint.core import families, ranking
+from rooflint.core.analysis import analyze
 from tests.conftest import FIXTURES, shared
 
 # (fixture file under shared/fixtures, the kernel name or a prefix unique in that file, family).
@@ -270,9 +270,9 @@ def test_classify_maps_each_distinct_name_and_keeps_missing_as_other():
 
 
 def test_bundled_fixture_families_in_a_report():
-    from rooflint import result
+    from rooflint import pipeline
 
-    res = result.build([str(FIXTURES / "ncu" / "a100-gemm-details.csv")])
+    res = pipeline.build([str(FIXTURES / "ncu" / "a100-gemm-details.csv")])
     by_family = res.launches.groupby("family")["kernel"].agg(lambda s: sorted(set(s)))
     assert set(by_family.index) == {"gemm", "elementwise"}
     assert all("InitializeMatrix" in k for k in by_family["elementwise"])
@@ -280,7 +280,7 @@ def test_bundled_fixture_families_in_a_report():
 
 def _launches() -> pd.DataFrame:
     """Four launches on a device with a 100 op/s FP32 peak and 10 byte/s DRAM: exact roofline numbers."""
-    from rooflint import schema
+    from rooflint.core import schema
 
     frame = pd.DataFrame({
         "source": ["a.csv", "a.csv", "b.csv", "b.csv"],

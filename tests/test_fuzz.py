@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rooflint import parsers, schema
-from rooflint.errors import RooflintError
+from rooflint import parsers
+from rooflint.core import schema
+from rooflint.core.errors import RooflintError
 from tests.conftest import FIXTURES, SHARED
 
 TEXT_SUFFIXES = {".csv", ".txt"}

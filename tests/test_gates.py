@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rooflint import analysis, config, gates, result
-from rooflint.cli import main
-from rooflint.errors import UsageError
+from rooflint import pipeline
+from rooflint.cli import config, main
+from rooflint.core import analysis, gates
+from rooflint.core.errors import UsageError
 from tests.test_diff import B200_RAW, LEAN, scaled_raw, shared
 
 A100 = Path(__file__).resolve().parents[1] / "fixtures" / "ncu" / "a100-gemm-details.csv"
@@ -22,7 +23,7 @@ def run(*args):
 
 def efficiency_of(path: Path) -> float:
     """Time-weighted efficiency: Σ bound time / Σ measured time over the analysed launches."""
-    launches = result.build([str(path)]).launches
+    launches = pipeline.build([str(path)]).launches
     ok = launches["verdict"] != analysis.NOT_ANALYSABLE
     return launches.loc[ok, "t_bound_s"].sum() / launches.loc[ok, "duration_s"].sum()
 
@@ -83,7 +84,7 @@ def test_fail_if_above_roof(tmp_path):
     out = tmp_path / "r.md"
     res = run("report", A100, "--device", "t4", "--fail-if-above-roof", "-q", "-o", out)
     assert res.exit_code == 1
-    launches = result.build([str(A100)], result.Options(device_id="t4")).launches
+    launches = pipeline.build([str(A100)], pipeline.Options(device_id="t4")).launches
     above = launches[launches["verdict"] == analysis.ABOVE_ROOF]
     worst = above["efficiency"].max()
     assert len(above) == 11 and worst > 5

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rooflint import schema
-from rooflint.errors import DeviceError
+from rooflint.core import schema
+from rooflint.core.errors import DeviceError
 from rooflint.hardware import (
     Ceiling,
     Device,

@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rooflint import parsers, schema
-from rooflint.errors import InputError, UnsupportedFormatError
+from rooflint import parsers
+from rooflint.core import schema
+from rooflint.core.errors import InputError, UnsupportedFormatError
 from rooflint.parsers import ncu_rep
 from tests.conftest import SHARED, shared
 

@@ -19,4 +19,5 @@ def test_every_python_package_is_listed_for_setuptools():
             found.add(".".join((package, *relative)))
     assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
     for package in listed:
-        assert package in config["package-dir"] or package.rsplit(".", 1)[0] in config["package-dir"]
+        prefixes = {".".join(package.split(".")[:i]) for i in range(1, package.count(".") + 2)}
+        assert prefixes & set(config["package-dir"]), f"{package} has no folder in package-dir"

@@ -13,8 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from rooflint import analysis, result, schema
+from rooflint import pipeline
 from rooflint.cli import main
+from rooflint.core import analysis, schema
 from rooflint.reporters import parquet_report
 from tests.conftest import FIXTURES, shared
 
@@ -43,7 +44,7 @@ def _in_order(frame: pd.DataFrame) -> pd.DataFrame:
 def test_dataset_folder_is_partitioned_by_source_and_reads_back_exactly(inputs, tmp_path):
     out = tmp_path / "out"
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
-    expected = result.build([str(inputs)]).launches
+    expected = pipeline.build([str(inputs)]).launches
     parts = sorted(p.name for p in out.iterdir())
     assert parts == sorted(f"source_key={s}" for s in parquet_report.partition_values(pd.Series(expected["source"].unique())))
     assert all(" " not in p and "/" not in p for p in parts)
@@ -97,7 +98,7 @@ def test_duckdb_reads_the_dataset(inputs, tmp_path):
     duckdb = pytest.importorskip("duckdb")
     out = tmp_path / "out"
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
-    expected = result.build([str(inputs)]).launches
+    expected = pipeline.build([str(inputs)]).launches
     rows = duckdb.sql(f"SELECT source, count(*), sum(headroom_s) FROM read_parquet('{out}/**/*.parquet', "
                       "hive_partitioning = true) GROUP BY source ORDER BY source").fetchall()
     want = expected.groupby("source")["headroom_s"].agg(["size", "sum"])
@@ -111,7 +112,7 @@ def test_single_file_output(inputs, tmp_path):
     out = tmp_path / "launches.parquet"
     _report(inputs, "-o", out)  # format from the extension
     table = pq.read_table(out)
-    expected = result.build([str(inputs)]).launches
+    expected = pipeline.build([str(inputs)]).launches
     assert table.num_rows == len(expected)
     assert table.column("source").to_pylist() == expected["source"].tolist()  # input order kept
     assert table.column("source_key").to_pylist() == parquet_report.partition_values(expected["source"])
@@ -122,7 +123,7 @@ def test_per_kernel_writes_the_ranked_groups(inputs, tmp_path):
     out = tmp_path / "kernels.parquet"
     _report(inputs, "-o", out, "--per", "kernel", "--group-by", "name")
     frame = pd.read_parquet(out)
-    expected = result.build([str(inputs)], result.Options(group_by="name")).kernels
+    expected = pipeline.build([str(inputs)], pipeline.Options(group_by="name")).kernels
     assert frame["rank"].tolist() == list(range(1, len(expected) + 1))
     assert frame["group"].tolist() == expected["group"].tolist()
     np.testing.assert_array_equal(frame["headroom_s"].to_numpy(float), expected["headroom_s"].to_numpy(float))
@@ -134,7 +135,7 @@ def test_per_kernel_to_a_folder_is_one_unpartitioned_file(inputs, tmp_path):
     out = tmp_path / "groups"
     _report(inputs, "--format", "parquet", "-o", f"{out}/", "--per", "kernel")
     assert [p.name for p in out.iterdir()] == ["part-0.parquet"]
-    assert len(pd.read_parquet(out)) == len(result.build([str(inputs)]).kernels)
+    assert len(pd.read_parquet(out)) == len(pipeline.build([str(inputs)]).kernels)
 
 
 def test_writing_again_replaces_the_earlier_dataset(inputs, tmp_path):

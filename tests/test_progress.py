@@ -8,8 +8,7 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from rooflint import progress
-from rooflint.cli import main
+from rooflint.cli import main, progress
 from tests.conftest import FIXTURES
 
 INPUTS = [str(FIXTURES / "ncu" / "a100-gemm-details.csv"), str(FIXTURES / "ncu" / "rtx3070-nvtx-raw.csv")]

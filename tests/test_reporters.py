@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from rooflint import reporters, result
+from rooflint import pipeline, reporters
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
@@ -47,7 +47,7 @@ def in_root(monkeypatch):
 
 
 def _build(path: str):
-    return result.build([path])
+    return pipeline.build([path])
 
 
 def _check_golden(name: str, text: str) -> None:

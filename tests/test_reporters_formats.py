@@ -18,11 +18,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from rooflint import ranking, reporters, schema
+from rooflint import reporters
 from rooflint.cli import main
-from rooflint.profile import Profile
+from rooflint.core import ranking, schema
+from rooflint.core.profile import Profile
+from rooflint.core.result import Options, assemble
 from rooflint.reporters import chart, csv_report, markdown
-from rooflint.result import Options, assemble
 
 ROOT = Path(__file__).resolve().parents[1]
 A100 = ROOT / "fixtures" / "ncu" / "a100-gemm-details.csv"
@@ -180,7 +181,7 @@ def _md_tables(text: str) -> list[list[list[str]]]:
 
 def test_markdown_escapes_hostile_names_in_cells():
     pytest.importorskip("markdown_it")
-    from rooflint import names
+    from rooflint.core import names
 
     res = hostile()
     text = reporters.render(res, "markdown")
@@ -361,9 +362,9 @@ def test_csv_excel_safe_defuses_formulas_only_when_asked():
 
 
 def test_chart_data_on_a100_fixture():
-    from rooflint import result
+    from rooflint import pipeline
 
-    res = result.build([str(A100)])
+    res = pipeline.build([str(A100)])
     data = chart.chart_data(res)
     by_name = {p.name: p for p in data.points}
     cublas = next(p for p in data.points if p.name.startswith("ampere_s16816gemm"))
@@ -387,9 +388,9 @@ def test_chart_data_on_a100_fixture():
 
 
 def test_chart_data_other_levels_sum_bytes_per_group():
-    from rooflint import result
+    from rooflint import pipeline
 
-    res = result.build([str(A100)])
+    res = pipeline.build([str(A100)])
     data = chart.chart_data(res, level="l2")
     cutlass = next(p for p in data.points if p.name.startswith("cutlass"))
     launches = res.launches[res.launches["kernel"].str.startswith("void cutlass")]

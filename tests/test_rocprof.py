@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rooflint import schema
-from rooflint.errors import InputError
+from rooflint.core import schema
+from rooflint.core.errors import InputError
 from rooflint.parsers import rocprof
 from rooflint.parsers.sniff import head_text
 

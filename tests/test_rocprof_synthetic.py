@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rooflint import schema
-from rooflint.errors import InputError
+from rooflint.core import schema
+from rooflint.core.errors import InputError
 from rooflint.parsers import rocprof, rocprof_counters
 from rooflint.parsers.rocprof_counters import Counters
 from rooflint.parsers.sniff import head_text

@@ -8,7 +8,7 @@ __all__ = ["__version__", "load", "read_profile", "analyze", "report"]
 
 
 def read_profile(path):
-    """Read one profile (file or folder) into a `rooflint.profile.Profile`."""
+    """Read one profile (file or folder) into a `rooflint.core.profile.Profile`."""
     from rooflint import parsers
 
     return parsers.read(path)
@@ -20,15 +20,15 @@ def load(path):
 
 
 def analyze(launches, device=None, latency_threshold=None):
-    """Roofline columns for a launch table: pure, per partition (see rooflint.analysis)."""
-    from rooflint import analysis
+    """Roofline columns for a launch table: pure, per partition (see rooflint.core.analysis)."""
+    from rooflint.core import analysis
 
     threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
     return analysis.analyze(launches, device, threshold)
 
 
 def report(*paths, **options):
-    """The full analysis Result for profile paths (see rooflint.result.Options)."""
-    from rooflint import result
+    """The full analysis Result for profile paths (see rooflint.pipeline.Options)."""
+    from rooflint import pipeline
 
-    return result.build(paths, result.Options(**options))
+    return pipeline.build(paths, pipeline.Options(**options))

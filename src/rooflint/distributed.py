@@ -3,7 +3,7 @@
 `rooflint.analyze` is pure column arithmetic on a launch table and a device, so it runs unchanged
 on each partition of a `dask.dataframe`. The ceilings are resolved once, up front, from the
 dataset's own metadata (the ceilings the report that wrote it used) or from a device you name;
-only the columns the ranking needs travel back, and `rooflint.ranking.rank` ranks them as the
+only the columns the ranking needs travel back, and `rooflint.core.ranking.rank` ranks them as the
 single-machine report does. Needs the `dask` extra: `pip install "rooflint[dask]"`.
 
 Example (docs/dask.md has more)::
@@ -21,7 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.dataset as ds
 
-from rooflint import analysis, families, hardware, ranking, schema
+from rooflint import hardware
+from rooflint.core import analysis, families, ranking, schema
 from rooflint.hardware import Ceiling, Device
 from rooflint.reporters.parquet_report import METADATA_KEY
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint import analysis, ranking, schema
-from rooflint.errors import InputError
+from rooflint.core import analysis, ranking, schema
+from rooflint.core.errors import InputError
+from rooflint.core.profile import Profile
+from rooflint.core.result import DeviceUse, Result
 from rooflint.hardware import Ceiling, Device
-from rooflint.profile import Profile
-from rooflint.result import DeviceUse, Result
 
 FORMAT = "rooflint-json"
 _FLOAT_RESULTS = ["flops", "intensity_dram", "achieved_flops_per_s", "achieved_bytes_per_s", "t_compute_s",

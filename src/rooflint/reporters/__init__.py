@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 from pathlib import Path
 
-from rooflint.errors import UsageError
+from rooflint.core.errors import UsageError
 
 # format -> (module, function). Chart formats import matplotlib only when asked for.
 FORMATS = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint import analysis, explain, names, ranking, schema
+from rooflint.core import analysis, explain, names, ranking, schema
 from rooflint.reporters import common
 
 DEFAULT_TOP = 8

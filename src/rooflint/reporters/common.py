@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from rooflint import explain, names
+from rooflint.core import explain, names
 
 _SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflint import analysis, ranking, schema
-from rooflint.errors import UsageError
+from rooflint.core import analysis, ranking, schema
+from rooflint.core.errors import UsageError
 
 LAUNCH_COLUMNS = list(dict.fromkeys(schema.COLUMNS + analysis.RESULT_COLUMNS + ["family"]))
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -6,9 +6,9 @@ import math
 
 import pandas as pd
 
-from rooflint import diff as diffs
-from rooflint import names
-from rooflint.gates import failures, show_pct, signed_pct
+from rooflint.core import diff as diffs
+from rooflint.core import names
+from rooflint.core.gates import failures, show_pct, signed_pct
 from rooflint.reporters.common import pct, si
 
 HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "Δ mean", "noise",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from rooflint import __version__, names
-from rooflint import diff as diffs
+from rooflint import __version__
+from rooflint.core import diff as diffs
+from rooflint.core import names
 from rooflint.reporters import diff_common as dc
 from rooflint.reporters.json_report import _clean
 

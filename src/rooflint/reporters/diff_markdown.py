@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from rooflint import diff as diffs
-from rooflint import names
+from rooflint.core import diff as diffs
+from rooflint.core import names
 from rooflint.reporters import diff_common as dc
 
 LIMIT = 65_536  # GitHub rejects comments and job summaries longer than this many characters

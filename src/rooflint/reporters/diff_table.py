@@ -27,7 +27,7 @@ def render(d, gates, top: int | None = 20, **_options) -> str:
 
 
 def _device(side) -> str:
-    from rooflint.diff import device_text
+    from rooflint.core.diff import device_text
 
     return device_text(side.result)
 

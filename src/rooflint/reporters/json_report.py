@@ -10,7 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rooflint import __version__, analysis, schema
+from rooflint import __version__
+from rooflint.core import analysis, schema
 from rooflint.reporters import common
 
 LAUNCH_FIELDS = [c for c in schema.COLUMNS if c not in ("missing",)] + analysis.RESULT_COLUMNS + ["family"]

@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from rooflint import explain
+from rooflint.core import explain
 from rooflint.reporters import common
 
 DEFAULT_TOP = 10

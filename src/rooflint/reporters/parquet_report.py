@@ -22,8 +22,9 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from rooflint import __version__, analysis, ranking, schema
-from rooflint.errors import UsageError
+from rooflint import __version__
+from rooflint.core import analysis, ranking, schema
+from rooflint.core.errors import UsageError
 
 PARTITION = "source_key"
 METADATA_KEY = b"rooflint"

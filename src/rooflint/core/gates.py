@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import click
 import numpy as np
 
-from rooflint import analysis, names
-from rooflint import diff as diffs
-from rooflint.errors import UsageError
+from rooflint.core import analysis, names
+from rooflint.core import diff as diffs
+from rooflint.core.errors import UsageError
 from rooflint.reporters.common import si, summary_numbers
 
 EXIT_GATE = 1
@@ -113,7 +113,7 @@ def signed_pct(fraction: float, digits: int = 1) -> str:
 
 def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_new_latency_bound: bool = False,
                origins: dict | None = None) -> list[Gate]:
-    """The diff gates that are set, each with its failures (see rooflint.diff for the noise rule)."""
+    """The diff gates that are set, each with its failures (see rooflint.core.diff for the noise rule)."""
     origins = origins or {}
     gates = []
     if fail_on_regression is not None:

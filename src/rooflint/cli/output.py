@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rooflint.errors import UsageError
+from rooflint.core.errors import UsageError
 
 
 def _umask() -> int:

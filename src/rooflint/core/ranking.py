@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflint import names
-from rooflint.analysis import (
+from rooflint.core import names
+from rooflint.core.analysis import (
     ABOVE_ROOF,
     ABOVE_ROOF_TOLERANCE,
     COMPUTE_BOUND,

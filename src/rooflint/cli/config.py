@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from rooflint import gates
-from rooflint.errors import UsageError
+from rooflint.core import gates
+from rooflint.core.errors import UsageError
 
 try:
     import tomllib

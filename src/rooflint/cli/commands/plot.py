@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from rooflint import output as outputs
-from rooflint import reporters, result
-from rooflint.commands.report import input_options, options_from
-from rooflint.ranking import GROUPINGS
+from rooflint import pipeline, reporters
+from rooflint.cli import output as outputs
+from rooflint.cli.commands.report import input_options, options_from
+from rooflint.core.ranking import GROUPINGS
 
 CHART_FORMATS = ("png", "svg", "pdf")
 
@@ -29,13 +29,13 @@ CHART_FORMATS = ("png", "svg", "pdf")
 @input_options
 def plot(inputs, output, fmt, level, top, group_by, quiet, **kwargs):
     """Draw the roofline chart of the kernels in INPUTS (profile files or folders)."""
-    from rooflint import progress as progress_mod
+    from rooflint.cli import progress as progress_mod
 
     fmt = fmt or _format_of(output)
     if output == "-" and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
     with progress_mod.bar(enabled=not quiet) as tick:
-        res = result.build(inputs, options_from(kwargs, group_by), progress=tick)
+        res = pipeline.build(inputs, options_from(kwargs, group_by), progress=tick)
     outputs.write(output, reporters.render(res, fmt, level=level, top=top))
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from rooflint import bounds, hardware
+from rooflint import hardware
+from rooflint.core import bounds
 from rooflint.reporters.common import si
 
 _DTYPE = click.Choice(list(bounds.DTYPE_BYTES))

@@ -7,7 +7,7 @@ import sys
 import click
 
 from rooflint import __version__
-from rooflint.errors import RooflintError
+from rooflint.core.errors import RooflintError
 
 EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
 
@@ -30,20 +30,20 @@ def main():
 
 
 def _register():
-    from rooflint.commands import bound, devices, metrics, report
+    from rooflint.cli.commands import bound, devices, metrics, report
 
     main.add_command(report.report)
     main.add_command(metrics.metrics)
     main.add_command(devices.devices)
     main.add_command(bound.bound)
     try:
-        from rooflint.commands import diff
+        from rooflint.cli.commands import diff
 
         main.add_command(diff.diff)
     except ImportError:  # pragma: no cover - diff lands separately
         pass
     try:
-        from rooflint.commands import plot
+        from rooflint.cli.commands import plot
 
         main.add_command(plot.plot)
     except ImportError:  # pragma: no cover

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from rooflint import schema
+from rooflint.core import schema
 
 # NVIDIA's guidance: latency-bound when both compute and memory throughput are under 60 % of peak.
 LATENCY_THRESHOLD = 0.60

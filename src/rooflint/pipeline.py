@@ -1,4 +1,4 @@
-"""From input paths to one analysis result that every reporter formats (and never recomputes)."""
+"""From input paths to one analysis Result: read files (parsers), pick ceilings (hardware), run core."""
 
 from __future__ import annotations
 
@@ -11,38 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint import analysis, families, hardware, parsers, ranking, schema
-from rooflint.errors import InputError, RooflintError
-from rooflint.profile import Profile
-
-
-@dataclass
-class DeviceUse:
-    """A device as used for some inputs: its final ceilings and where each came from."""
-
-    device: object  # rooflint.hardware.Device, or None when no ceilings could be found
-    provenance: list[str]
-    sources: list[str]
-    # The device each source was analysed with: same id, but each profile's own clock and peaks.
-    by_source: dict[str, object] = field(default_factory=dict)
-
-
-@dataclass
-class Result:
-    launches: pd.DataFrame  # canonical columns + analysis.RESULT_COLUMNS + family
-    kernels: pd.DataFrame  # ranking.KERNEL_COLUMNS
-    group_by: str
-    devices: list[DeviceUse]
-    inputs: list[Profile]
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    latency_threshold: float = analysis.LATENCY_THRESHOLD
-
-    @property
-    def accounting(self) -> dict:
-        return accounting(self.launches, self.inputs, self.skipped)
-
-    def per_source(self) -> pd.DataFrame:
-        return per_source(self.launches)
+from rooflint import hardware, parsers
+from rooflint.core import analysis, families, ranking, schema
+from rooflint.core.errors import InputError, RooflintError
+from rooflint.core.profile import Profile
+from rooflint.core.result import DeviceUse, Result
 
 
 @dataclass
@@ -210,28 +183,3 @@ def _expand(path: Path) -> list[Path]:
 
 def _is_profile_folder(path: Path) -> bool:
     return any(getattr(r, "sniff_folder", None) and r.sniff_folder(path) for r in parsers.READERS)
-
-
-def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
-    """launches read = analysed + not analysable, with the reasons counted."""
-    not_ok = launches["verdict"] == analysis.NOT_ANALYSABLE
-    reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
-    reasons = dict(sorted(((str(k), int(v)) for k, v in reasons.items()), key=lambda kv: (-kv[1], kv[0])))
-    return {
-        "launches_read": int(len(launches)),
-        "analysed": int((~not_ok).sum()),
-        "not_analysable": int(not_ok.sum()),
-        "not_analysable_reasons": reasons,
-        "inputs_read": len(inputs),
-        "inputs_skipped": [{"path": p, "reason": r} for p, r in skipped],
-        "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
-    }
-
-
-def per_source(launches: pd.DataFrame) -> pd.DataFrame:
-    """Time, headroom and verdict mix per input file."""
-    mix = pd.crosstab(launches["source"], launches["verdict"]).reindex(columns=list(analysis.VERDICTS), fill_value=0)
-    sums = launches.groupby("source", sort=True).agg(launches=("duration_s", "size"),
-                                                     duration_s=("duration_s", "sum"),
-                                                     headroom_s=("headroom_s", "sum"))
-    return sums.join(mix).reset_index()

@@ -11,7 +11,7 @@ import pandas as pd
 class Profile:
     """One input file (or folder) after parsing.
 
-    `launches` is a canonical launch table (see `rooflint.schema`). `notes` are file-level
+    `launches` is a canonical launch table (see `rooflint.core.schema`). `notes` are file-level
     remarks every report should repeat (estimates, fallbacks, low-confidence counters).
     `repairs` names rows that were dropped or repaired, so that nothing is lost silently.
     `measured_ceilings` are ceilings shipped alongside the counters (e.g. a rocprof-compute

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import click
 
-from rooflint import config, result, saved
-from rooflint import diff as diffs
-from rooflint import gates as gate_mod
-from rooflint import output as outputs
-from rooflint.commands.report import input_options, options_from
-from rooflint.errors import UsageError
+from rooflint import pipeline, saved
+from rooflint.cli import config
+from rooflint.cli import output as outputs
+from rooflint.cli.commands.report import input_options, options_from
+from rooflint.core import diff as diffs
+from rooflint.core import gates as gate_mod
+from rooflint.core.errors import UsageError
 
 FORMATS = ["table", "markdown", "json", "github"]
 EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".txt": "table"}
@@ -65,12 +66,12 @@ def diff(base, head, fmt, output, top, min_time, fail_on_regression, fail_on_new
     gate_mod.enforce(gates)
 
 
-def load_side(path: str, options: result.Options) -> diffs.Side:
+def load_side(path: str, options: pipeline.Options) -> diffs.Side:
     """A profile (any supported format, a file or folder) or a saved rooflint JSON report."""
     doc = saved.read_document(path)
     if doc is not None:
         return diffs.Side(path, saved.load(path, options.latency_threshold), saved=str(doc.get("tool")))
-    return diffs.Side(path, result.build([path], options))
+    return diffs.Side(path, pipeline.build([path], options))
 
 
 def choose_format(fmt: str | None, output: str | None) -> str:

@@ -6,11 +6,13 @@ import sys
 
 import click
 
-from rooflint import config, gates, reporters, result
-from rooflint import output as outputs
-from rooflint.analysis import LATENCY_THRESHOLD
+from rooflint import pipeline, reporters
+from rooflint.cli import config
+from rooflint.cli import output as outputs
+from rooflint.core import gates
+from rooflint.core.analysis import LATENCY_THRESHOLD
+from rooflint.core.ranking import GROUPINGS
 from rooflint.parsers.values import LOCALES
-from rooflint.ranking import GROUPINGS
 
 FORMAT_CHOICES = list(reporters.FORMATS)
 
@@ -30,8 +32,8 @@ def input_options(f):
     return f
 
 
-def options_from(kwargs: dict, group_by: str = "kernel") -> result.Options:
-    return result.Options(device_id=kwargs.get("device_id"), device_file=kwargs.get("device_file"),
+def options_from(kwargs: dict, group_by: str = "kernel") -> pipeline.Options:
+    return pipeline.Options(device_id=kwargs.get("device_id"), device_file=kwargs.get("device_file"),
                           locale=kwargs.get("locale"), group_by=group_by,
                           latency_threshold=kwargs.get("latency_threshold", LATENCY_THRESHOLD),
                           strict=kwargs.get("strict", False))
@@ -58,7 +60,7 @@ def options_from(kwargs: dict, group_by: str = "kernel") -> result.Options:
 def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, fail_under, fail_if_above_roof,
            **kwargs):
     """Rank the kernels in INPUTS (profile files or folders) by optimisation headroom."""
-    from rooflint import progress as progress_mod
+    from rooflint.cli import progress as progress_mod
 
     settings, origins = config.settle(click.get_current_context(), {
         "fail_under": fail_under, "fail_if_above_roof": fail_if_above_roof,
@@ -66,7 +68,7 @@ def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, fa
     kwargs["latency_threshold"] = settings["latency_threshold"]
     fmt = reporters.choose_format(fmt, output)
     with progress_mod.bar(enabled=not quiet) as tick:
-        res = result.build(inputs, options_from(kwargs, group_by), progress=tick)
+        res = pipeline.build(inputs, options_from(kwargs, group_by), progress=tick)
     default_top = 20 if fmt == "table" else None
     if fmt in ("png", "svg", "pdf", "parquet") and output in (None, "-") and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary; pass -o FILE")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rooflint.errors import UsageError
+from rooflint.core.errors import UsageError
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "fp4": 0.5, "int8": 1}
 MATRIX_CLASS = {"fp64": "matrix_fp64", "fp32": "matrix_fp32", "tf32": "matrix_tf32", "fp16": "matrix_fp16",

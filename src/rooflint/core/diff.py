@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint import analysis, names, ranking
-from rooflint.result import Result
+from rooflint.core import analysis, names, ranking
+from rooflint.core.result import Result
 
 DIFF_FORMAT_VERSION = 1
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given

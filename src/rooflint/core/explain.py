@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from rooflint.analysis import ABOVE_ROOF, COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND
+from rooflint.core.analysis import ABOVE_ROOF, COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND
 
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}

@@ -1,0 +1,1 @@
+"""The data model and the maths: imports nothing above it and no click."""
