@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from rooflint.core.version import __version__
 
 __all__ = ["__version__", "load", "read_profile", "analyze", "report"]
 

@@ -7,9 +7,8 @@ import sys
 import click
 
 from rooflint import __version__
+from rooflint.cli.exits import EXIT_ERROR
 from rooflint.core.errors import RooflintError
-
-EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
 
 
 class RooflintGroup(click.Group):

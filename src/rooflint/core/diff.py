@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import analysis, names, ranking
-from rooflint.core.result import Result
+from rooflint.core.formatting import pct, si
+from rooflint.core.result import Result, summary_numbers
 
 DIFF_FORMAT_VERSION = 1
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
@@ -229,8 +230,6 @@ def _sort(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
-    from rooflint.reporters.common import summary_numbers  # the same headline numbers as `report`
-
     s_b, s_h = summary_numbers(base.result), summary_numbers(head.result)
     t_b, t_h = _num(s_b["total_time_s"]), _num(s_h["total_time_s"])
     counts = rows["status"].value_counts().to_dict() if not rows.empty else {}
@@ -292,8 +291,6 @@ def device_text(result: Result) -> str:
 
 def _warnings(base: Side, head: Side, rows: pd.DataFrame, devices_differ: bool, ceilings: list[dict],
               totals: dict) -> list[str]:
-    from rooflint.reporters.common import si
-
     out = []
     if devices_differ:
         out.append(f"different devices: base ran on {device_text(base.result)}, head on "
@@ -304,7 +301,7 @@ def _warnings(base: Side, head: Side, rows: pd.DataFrame, devices_differ: bool, 
                    "different roofs")
     for r in rows[rows["status"] == ABOVE_ROOF].to_dict(orient="records"):
         out.append(f"measurement problem: {names.short_name(r['kernel'])} is above its roof in head "
-                   f"(efficiency {_pct(r['efficiency_head'])}); its speed-up is not counted: check the device, "
+                   f"(efficiency {pct(r['efficiency_head'])}); its speed-up is not counted: check the device, "
                    "clocks and counters")
     if totals["launches_base"] != totals["launches_head"]:
         out.append(f"launch count changed: base {totals['launches_base']}, head {totals['launches_head']}; "
@@ -314,11 +311,6 @@ def _warnings(base: Side, head: Side, rows: pd.DataFrame, devices_differ: bool, 
 
 def _unit(change: dict) -> str:
     return "FLOP/s" if change["kind"] == "compute" else "B/s"
-
-
-def _pct(value) -> str:
-    v = _num(value)
-    return "—" if np.isnan(v) else f"{v * 100:.0f} %"
 
 
 def _notes(base: Side, head: Side) -> list[str]:

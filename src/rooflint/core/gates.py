@@ -1,19 +1,19 @@
-"""CI gates: thresholds on a diff or a report that turn into exit code 1 with the numbers restated."""
+"""CI gates: thresholds on a diff or a report, decided into Gate outcomes with the numbers restated
+(the command line turns a failed gate into exit code 1)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-import click
 import numpy as np
 
 from rooflint.core import analysis, names
 from rooflint.core import diff as diffs
 from rooflint.core.errors import UsageError
-from rooflint.reporters.common import si, summary_numbers
+from rooflint.core.formatting import pct, show_pct, si, signed_pct
+from rooflint.core.result import summary_numbers
 
-EXIT_GATE = 1
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
 
 
@@ -77,38 +77,6 @@ def _subject(what: str, value) -> str:
     return f"{what} {value!r}".strip()
 
 
-def click_percent(ctx, param, value):
-    """click callback: parse a percentage option or report it as a usage error (exit 2)."""
-    return _click(parse_percent, param, value)
-
-
-def click_fraction(ctx, param, value):
-    return _click(parse_fraction, param, value)
-
-
-def _click(parser, param, value):
-    if value is None:
-        return None
-    try:
-        return parser(value, "")
-    except UsageError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def show_pct(fraction: float, digits: int = 1) -> str:
-    """0.1 → "10 %", 0.123 → "12.3 %" (trailing zeros dropped)."""
-    text = f"{fraction * 100:.{digits}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return f"{text} %"
-
-
-def signed_pct(fraction: float, digits: int = 1) -> str:
-    if fraction is None or np.isnan(fraction):
-        return "—"
-    return f"{fraction * 100:+.{digits}f} %"
-
-
 # --- the gates --------------------------------------------------------------------------------
 
 def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_new_latency_bound: bool = False,
@@ -128,7 +96,7 @@ def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_n
         gate = Gate("--fail-on-new-latency-bound", "", origins.get("fail_on_new_latency_bound", ""))
         for r in new_latency_bound(d).to_dict(orient="records"):
             before = "did not exist in base" if r["match"] == diffs.HEAD_ONLY else f"was {r['verdict_base']}"
-            gate.fail(f"{_kernel(r)} is latency-bound in head (efficiency {_eff(r['efficiency_head'])}, "
+            gate.fail(f"{_kernel(r)} is latency-bound in head (efficiency {pct(r['efficiency_head'])}, "
                       f"{si(r['duration_s_head'], 's')}) and {before}; {gate.label}")
         gates.append(gate)
     return gates
@@ -172,7 +140,7 @@ def report_gates(result, fail_under: float | None = None, fail_if_above_roof: bo
         if len(above):
             worst = above.sort_values("efficiency", ascending=False, kind="mergesort").iloc[0]
             gate.fail(f"{len(above)} launch(es) above the roof (worst: {names.short_name(worst['kernel'])} at "
-                      f"efficiency {_eff(worst['efficiency'])}, tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
+                      f"efficiency {pct(worst['efficiency'])}, tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
                       f"{gate.label}: check the device, clocks and counters")
         gates.append(gate)
     return gates
@@ -190,18 +158,6 @@ def _kernel(r: dict) -> str:
     return text
 
 
-def _eff(value) -> str:
-    return "—" if value is None or np.isnan(float(value)) else show_pct(float(value), 0)
-
-
 def failures(gates: list[Gate]) -> list[str]:
     return [m for g in gates for m in g.failures]
 
-
-def enforce(gates: list[Gate]) -> None:
-    """Print every failure on stderr and exit with EXIT_GATE if any gate failed."""
-    messages = failures(gates)
-    for message in messages:
-        click.echo(f"rooflint: {message}", err=True)
-    if messages:
-        raise click.exceptions.Exit(EXIT_GATE)

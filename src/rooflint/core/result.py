@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from rooflint.core import analysis
+from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
 
@@ -62,3 +63,20 @@ def per_source(launches: pd.DataFrame) -> pd.DataFrame:
                                                      duration_s=("duration_s", "sum"),
                                                      headroom_s=("headroom_s", "sum"))
     return sums.join(mix).reset_index()
+
+
+def summary_numbers(result: Result) -> dict:
+    """The headline figures every format and gate shows (JSON-safe: NaN becomes None)."""
+    launches = result.launches
+    ok = launches["verdict"] != analysis.NOT_ANALYSABLE
+    t_ok = launches.loc[ok, "duration_s"].sum()
+    by_verdict = {v: plain(launches.loc[launches["verdict"] == v, "duration_s"].sum())
+                  for v in analysis.VERDICTS}
+    return {
+        "total_time_s": plain(launches["duration_s"].sum(min_count=1)),
+        "total_headroom_s": plain(launches["headroom_s"].sum(min_count=1)),
+        "time_weighted_efficiency": plain(launches.loc[ok, "t_bound_s"].sum() / t_ok)
+        if t_ok > 0 else None,
+        "verdict_time_s": by_verdict,
+        "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
+    }

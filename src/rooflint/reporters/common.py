@@ -2,32 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from rooflint.core import explain, names
-
-_SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
-
-
-def si(value, unit: str = "", digits: int = 3) -> str:
-    """3.2e-6, "s" → "3.2 µs"; NaN → "—"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return "—"
-    value = float(value)
-    if value == 0:
-        return f"0 {unit}".strip()
-    for scale, prefix in _SI:
-        if abs(value) >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
-    return f"{value:.{digits}g} {unit}".strip()
-
-
-def pct(value, digits: int = 0) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{float(value) * 100:.{digits}f} %"
+from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
+from rooflint.core.result import summary_numbers  # noqa: F401
 
 
 def vendor_of(result, device_id) -> str | None:
@@ -66,14 +45,15 @@ def ceiling_rows(result) -> list[dict]:
             continue
         for cls, ceiling in device.compute.items():
             rows.append({"device": device.id, "ceiling": cls, "kind": "compute", "value": ceiling.value,
-                         "unit": "op/s", "ridge_dram": _ridge(device, cls), "source": ceiling.source})
+                         "unit": "op/s", "ridge_dram": ridge_dram(device, cls), "source": ceiling.source})
         for level, ceiling in device.memory.items():
             rows.append({"device": device.id, "ceiling": level, "kind": "memory", "value": ceiling.value,
                          "unit": "byte/s", "ridge_dram": None, "source": ceiling.source})
     return rows
 
 
-def _ridge(device, cls):
+def ridge_dram(device, cls) -> float | None:
+    """The DRAM ridge point of compute class `cls`, or None when the device cannot give one."""
     try:
         return device.ridge(cls, "dram")
     except (KeyError, ZeroDivisionError, ValueError):
@@ -99,9 +79,3 @@ def accounting_line(result) -> str:
         line += f" ({reasons})"
     return line
 
-
-def summary_numbers(result) -> dict:
-    """The headline figures (shared with the JSON summary so they never disagree)."""
-    from rooflint.reporters.json_report import summary
-
-    return summary(result)

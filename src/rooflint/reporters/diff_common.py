@@ -8,7 +8,8 @@ import pandas as pd
 
 from rooflint.core import diff as diffs
 from rooflint.core import names
-from rooflint.core.gates import failures, show_pct, signed_pct
+from rooflint.core.formatting import show_pct, signed_pct
+from rooflint.core.gates import failures
 from rooflint.reporters.common import pct, si
 
 HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "Δ mean", "noise",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from rooflint import __version__
 from rooflint.core import diff as diffs
 from rooflint.core import names
+from rooflint.core.formatting import plain
+from rooflint.core.version import __version__
 from rooflint.reporters import diff_common as dc
-from rooflint.reporters.json_report import _clean
 
 _SIDE = ["launches", "duration_s", "mean_s", "min_s", "max_s", "spread", "cv", "time_share", "efficiency",
          "verdict", "limiter", "headroom_s", "above_roof_launches", "device_id", "grid", "block", "reason"]
@@ -32,10 +32,10 @@ def document(d, gates) -> dict:
         "base": _side(d.base),
         "head": _side(d.head),
         "device_changed": d.device_changed,
-        "ceiling_changes": [{k: _clean(v) for k, v in c.items()} for c in d.ceiling_changes],
+        "ceiling_changes": [{k: plain(v) for k, v in c.items()} for c in d.ceiling_changes],
         "warnings": d.warnings,
         "notes": d.notes,
-        "totals": {k: _clean(v) if not isinstance(v, dict) else v for k, v in d.totals.items()},
+        "totals": {k: plain(v) if not isinstance(v, dict) else v for k, v in d.totals.items()},
         "gates": [{"option": g.option, "setting": g.setting, "origin": g.origin or "command line",
                    "passed": g.passed, "failures": g.failures} for g in gates],
         "groups": [_group(r) for r in dc.records(d)],
@@ -63,8 +63,8 @@ def _group(r: dict) -> dict:
     out = {"kernel": r["kernel"], "short_name": names.short_name(r["kernel"]), "short_id": names.short_id(r["kernel"]),
            "match": r["match"], "status": r["status"], "ignored": bool(r["ignored"])}
     for side in ("base", "head"):
-        out[side] = ({"kernel": r[f"kernel_{side}"], **{f: _clean(r[f"{f}_{side}"]) for f in _SIDE}}
+        out[side] = ({"kernel": r[f"kernel_{side}"], **{f: plain(r[f"{f}_{side}"]) for f in _SIDE}}
                      if diffs.present(r, side) else None)
     for f in ("delta_s", "delta_pct", "mean_delta_pct", "noise", "headroom_delta_s", "efficiency_delta"):
-        out[f] = _clean(r[f])
+        out[f] = plain(r[f])
     return out

@@ -11,8 +11,8 @@ from html import escape as _escape
 
 import pandas as pd
 
-from rooflint import __version__
 from rooflint.core import explain
+from rooflint.core.version import __version__
 from rooflint.reporters import common
 from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, chart_data
 

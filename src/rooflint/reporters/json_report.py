@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rooflint import __version__
 from rooflint.core import analysis, schema
+from rooflint.core.formatting import plain
+from rooflint.core.result import summary_numbers
+from rooflint.core.version import __version__
 from rooflint.reporters import common
 
 LAUNCH_FIELDS = [c for c in schema.COLUMNS if c not in ("missing",)] + analysis.RESULT_COLUMNS + ["family"]
@@ -47,22 +48,9 @@ def _head(result, top: int | None) -> dict:
         "devices": devices,
         "accounting": result.accounting,
         "notes": sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}),
-        "summary": summary(result),
+        "summary": summary_numbers(result),
         "kernels": [_kernel(result, row) for row in _records(kernels)],
         "per_source": _records(result.per_source()),
-    }
-
-
-def summary(result) -> dict:
-    launches = result.launches
-    ok = launches["verdict"] != analysis.NOT_ANALYSABLE
-    t_ok = launches.loc[ok, "duration_s"].sum()
-    return {
-        "total_time_s": _clean(launches["duration_s"].sum(min_count=1)),
-        "total_headroom_s": _clean(launches["headroom_s"].sum(min_count=1)),
-        "time_weighted_efficiency": _clean(launches.loc[ok, "t_bound_s"].sum() / t_ok) if t_ok > 0 else None,
-        "verdict_time_s": {v: _clean(launches.loc[launches["verdict"] == v, "duration_s"].sum()) for v in analysis.VERDICTS},
-        "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
     }
 
 
@@ -71,7 +59,7 @@ def _device(use) -> dict:
     if device is None:
         return {"id": None, "name": None, "sources": use.sources, "provenance": use.provenance, "ceilings": []}
     ceilings = [{"name": k, "kind": "compute", "value": c.value, "unit": "op/s", "source": c.source,
-                 "ridge_dram": common._ridge(device, k)} for k, c in device.compute.items()]
+                 "ridge_dram": common.ridge_dram(device, k)} for k, c in device.compute.items()]
     ceilings += [{"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
                  for k, c in device.memory.items()]
     return {"id": device.id, "name": device.name, "vendor": device.vendor, "arch": device.arch,
@@ -92,18 +80,7 @@ def _launch(row: dict) -> dict:
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
-    return [{k: _clean(v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")]
-
-
-def _clean(value):
-    """JSON-safe scalars: NA/NaN → null, numpy → Python."""
-    if value is None or value is pd.NA:
-        return None
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    return value
+    return [{k: plain(v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")]
 
 
 # The launch list is most of a large report (200,000 launches: about 400 MB of JSON), and
@@ -160,11 +137,11 @@ def _encoded(column: pd.Series, is_missing: bool, key: str = "", end: str = "") 
     else:
         return None
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    return _texts([encode(_clean(v)) for v in uniques.tolist()], codes, "{}" if is_missing else "null", key, end)
+    return _texts([encode(plain(v)) for v in uniques.tolist()], codes, "{}" if is_missing else "null", key, end)
 
 
 def _floats(numbers: np.ndarray) -> list[str]:
-    """repr of each float (what json.dumps writes), "null" where _clean gives None."""
+    """repr of each float (what json.dumps writes), "null" where plain gives None."""
     finite = np.isfinite(numbers)
     if finite.all():
         return list(map(float.__repr__, numbers.tolist()))

@@ -22,9 +22,9 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from rooflint import __version__
 from rooflint.core import analysis, ranking, schema
 from rooflint.core.errors import UsageError
+from rooflint.core.version import __version__
 
 PARTITION = "source_key"
 METADATA_KEY = b"rooflint"

@@ -6,7 +6,7 @@ import click
 
 from rooflint import hardware
 from rooflint.core import bounds
-from rooflint.reporters.common import si
+from rooflint.core.formatting import si
 
 _DTYPE = click.Choice(list(bounds.DTYPE_BYTES))
 

@@ -7,7 +7,7 @@ import json
 import click
 
 from rooflint import hardware
-from rooflint.reporters.common import si
+from rooflint.core.formatting import si
 
 
 @click.group(invoke_without_command=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from rooflint import pipeline, saved
-from rooflint.cli import config
+from rooflint.cli import config, exits
 from rooflint.cli import output as outputs
 from rooflint.cli.commands.report import input_options, options_from
 from rooflint.core import diff as diffs
@@ -28,9 +28,9 @@ EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".txt
 @click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")
 @click.option("--top", type=click.IntRange(1), default=None,
               help="Rows in the table (default 20) or in the Markdown top-changes table (default 10).")
-@click.option("--min-time", metavar="FRACTION", callback=gate_mod.click_fraction, default=None,
+@click.option("--min-time", metavar="FRACTION", callback=exits.click_fraction, default=None,
               help="Ignore groups under this share of total time in both profiles (0.01 or 1%).")
-@click.option("--fail-on-regression", metavar="PCT", callback=gate_mod.click_percent, default=None,
+@click.option("--fail-on-regression", metavar="PCT", callback=exits.click_percent, default=None,
               help="Exit 1 when total time, or a group's mean per-launch time beyond its noise, grows by "
                    "more than PCT percent.")
 @click.option("--fail-on-new-latency-bound/--no-fail-on-new-latency-bound", default=False,
@@ -63,7 +63,7 @@ def diff(base, head, fmt, output, top, min_time, fail_on_regression, fail_on_new
     if fmt == "github":  # workflow commands turn failures into annotations on the run
         for message in gate_mod.failures(gates):
             click.echo(f"::error title=rooflint::{_annotation(message)}")
-    gate_mod.enforce(gates)
+    exits.enforce(gates)
 
 
 def load_side(path: str, options: pipeline.Options) -> diffs.Side:

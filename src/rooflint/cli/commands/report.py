@@ -7,7 +7,7 @@ import sys
 import click
 
 from rooflint import pipeline, reporters
-from rooflint.cli import config
+from rooflint.cli import config, exits
 from rooflint.cli import output as outputs
 from rooflint.core import gates
 from rooflint.core.analysis import LATENCY_THRESHOLD
@@ -52,7 +52,7 @@ def options_from(kwargs: dict, group_by: str = "kernel") -> pipeline.Options:
 @click.option("--level", type=click.Choice(["dram", "l2", "l1"]), default="dram", show_default=True,
               help="Chart: memory level for the intensity axis.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
-@click.option("--fail-under", metavar="EFF", default=None, callback=gates.click_fraction,
+@click.option("--fail-under", metavar="EFF", default=None, callback=exits.click_fraction,
               help="Exit 1 when time-weighted efficiency is under EFF (0.6 or 60%).")
 @click.option("--fail-if-above-roof/--no-fail-if-above-roof", default=False,
               help="Exit 1 when any launch is above its roof (a measurement problem).")
@@ -76,4 +76,4 @@ def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, fa
                             output=output)
     if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)
         outputs.write(output, data)
-    gates.enforce(gates.report_gates(res, settings["fail_under"], settings["fail_if_above_roof"], origins))
+    exits.enforce(gates.report_gates(res, settings["fail_under"], settings["fail_if_above_roof"], origins))

@@ -1,0 +1,62 @@
+"""Numbers as people read them: one SI formatter and one family of percentage formatters."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+_SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
+       (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
+MISSING = "—"
+
+
+def is_missing(value) -> bool:
+    """None, pandas NA or a float NaN: a number the profile or the maths did not give."""
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def si(value, unit: str = "", digits: int = 3) -> str:
+    """3.2e-6, "s" → "3.2 µs"; NaN → "—"."""
+    if is_missing(value):
+        return MISSING
+    value = float(value)
+    if value == 0:
+        return f"0 {unit}".strip()
+    for scale, prefix in _SI:
+        if abs(value) >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
+    return f"{value:.{digits}g} {unit}".strip()
+
+
+def pct(value, digits: int = 0) -> str:
+    """0.123 → "12 %" (fixed digits); NaN → "—"."""
+    if is_missing(value):
+        return MISSING
+    return f"{float(value) * 100:.{digits}f} %"
+
+
+def show_pct(fraction: float, digits: int = 1) -> str:
+    """0.1 → "10 %", 0.123 → "12.3 %" (trailing zeros dropped): thresholds as a user typed them."""
+    text = f"{fraction * 100:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} %"
+
+
+def signed_pct(fraction: float, digits: int = 1) -> str:
+    """A change: 0.05 → "+5.0 %"; NaN → "—"."""
+    if is_missing(fraction) or math.isnan(fraction):
+        return MISSING
+    return f"{fraction * 100:+.{digits}f} %"
+
+
+def plain(value):
+    """A JSON-safe scalar: NA/NaN/inf → None, numpy scalars → Python."""
+    if value is None or value is pd.NA:
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
