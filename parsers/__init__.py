@@ -9,19 +9,12 @@ from pathlib import Path
 from rooflint.core.errors import InputError, UnsupportedFormatError, UsageError
 from rooflint.core.profile import Profile
 
-from . import ncu_csv, ncu_rep, nvprof
+from . import ncu_csv, ncu_rep, nvprof, rocprof
 from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
 # Each reader module offers `sniff(path, head) -> bool` and `read(path, **options) -> Profile`.
 # Order matters only where two formats could both claim a file: most specific first.
-READERS = [ncu_rep, ncu_csv, nvprof]  # ncu_rep claims a report only when ncu_report is installed
-
-try:  # optional formats register themselves only when their module is present
-    from . import rocprof  # noqa: F401
-
-    READERS.append(rocprof)
-except ImportError:  # pragma: no cover - until the AMD readers land
-    pass
+READERS = [ncu_rep, ncu_csv, nvprof, rocprof]  # ncu_rep claims a report only with ncu_report
 
 
 def is_roofline_csv(path: str | os.PathLike) -> bool:

@@ -22,7 +22,7 @@ from rooflint import reporters
 from rooflint.cli import main
 from rooflint.core import ranking, schema
 from rooflint.core.profile import Profile
-from rooflint.core.result import Options, assemble
+from rooflint.pipeline import Options, assemble
 from rooflint.reporters import chart, csv_report, markdown
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,14 +12,6 @@ from click.core import ParameterSource
 
 from rooflint.core import gates
 from rooflint.core.errors import UsageError
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    try:
-        import tomli as tomllib
-    except ModuleNotFoundError:
-        tomllib = None
 
 FILE = "pyproject.toml"
 TABLE = "tool.rooflint"
@@ -84,8 +77,6 @@ def _table(path: Path) -> dict:
         raise UsageError(f"cannot read ({exc}); fix the file or run from another folder", path=str(path)) from None
     if "rooflint" not in text:
         return {}  # not ours: a broken pyproject.toml of another tool must not stop rooflint
-    if tomllib is None:
-        raise UsageError("reading [tool.rooflint] needs Python 3.11+ or `pip install tomli`", path=str(path))
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

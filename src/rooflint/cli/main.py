@@ -1,4 +1,4 @@
-"""The command line: a thin click shell over the Python API."""
+"""The `rooflint` command group: registers the commands and turns rooflint errors into exit 2."""
 
 from __future__ import annotations
 
@@ -29,24 +29,11 @@ def main():
 
 
 def _register():
-    from rooflint.cli.commands import bound, devices, metrics, report
+    from rooflint.cli.commands import bound, devices, diff, metrics, plot, report
 
-    main.add_command(report.report)
-    main.add_command(metrics.metrics)
-    main.add_command(devices.devices)
-    main.add_command(bound.bound)
-    try:
-        from rooflint.cli.commands import diff
-
-        main.add_command(diff.diff)
-    except ImportError:  # pragma: no cover - diff lands separately
-        pass
-    try:
-        from rooflint.cli.commands import plot
-
-        main.add_command(plot.plot)
-    except ImportError:  # pragma: no cover
-        pass
+    for command in (report.report, metrics.metrics, devices.devices, bound.bound, diff.diff,
+                    plot.plot):
+        main.add_command(command)
 
 
 _register()

@@ -1,4 +1,4 @@
-"""Reporters: each formats the one analysis Result; none recomputes a number."""
+"""Reporters: the one registry of output formats, for `report`, `diff` and `plot`."""
 
 from __future__ import annotations
 
@@ -19,22 +19,30 @@ FORMATS = {
     "svg": ("chart", "render_svg"),
     "pdf": ("chart", "render_pdf"),
 }
+CHART_FORMATS = ("png", "svg", "pdf")  # the formats `plot` draws: a subset of FORMATS
+# diff format -> (module, function, default --top); github is Markdown also sent to the step summary
+DIFF_FORMATS = {
+    "table": ("diff_table", "render", 20),
+    "markdown": ("diff_markdown", "render", 10),
+    "json": ("diff_json", "render", None),
+    "github": ("diff_markdown", "render", 10),
+}
 EXTENSIONS = {".txt": "table", ".json": "json", ".md": "markdown", ".markdown": "markdown",
               ".html": "html", ".htm": "html", ".csv": "csv", ".parquet": "parquet", ".png": "png",
               ".svg": "svg", ".pdf": "pdf"}
 
 
-def choose_format(fmt: str | None, output: str | None) -> str:
-    """The explicit --format, else the -o file's extension, else a terminal table."""
+def choose_format(fmt: str | None, output: str | None, formats=FORMATS) -> str:
+    """The explicit --format, else the -o file's extension (among `formats`), else a table."""
     if fmt:
-        if fmt not in FORMATS:
-            raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        if fmt not in formats:
+            raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(formats)}")
         return fmt
     if output and output != "-":
         suffix = Path(output).suffix.lower()
-        if suffix in EXTENSIONS:
+        if EXTENSIONS.get(suffix) in formats:
             return EXTENSIONS[suffix]
-        if suffix == "" and Path(output).is_dir():
+        if suffix == "" and "parquet" in formats and Path(output).is_dir():
             return "parquet"
     return "table"
 
@@ -46,3 +54,12 @@ def render(result, fmt: str, **options) -> str | bytes:
     except (ImportError, AttributeError):
         raise UsageError(f"format {fmt!r} is not available in this build") from None
     return renderer(result, **options)
+
+
+def render_diff(d, gates, fmt: str, top: int | None = None) -> str:
+    """A diff (rooflint.core.diff.Diff) and its gate outcomes in one of DIFF_FORMATS."""
+    module, function, default_top = DIFF_FORMATS[fmt]
+    renderer = getattr(import_module(f"rooflint.reporters.{module}"), function)
+    if default_top is None:
+        return renderer(d, gates)
+    return renderer(d, gates, top=top or default_top)

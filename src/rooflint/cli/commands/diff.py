@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import click
 
-from rooflint import pipeline, saved
+from rooflint import pipeline, reporters, saved
 from rooflint.cli import config, exits
 from rooflint.cli import output as outputs
 from rooflint.cli.commands.report import input_options, options_from
@@ -15,14 +14,11 @@ from rooflint.core import diff as diffs
 from rooflint.core import gates as gate_mod
 from rooflint.core.errors import UsageError
 
-FORMATS = ["table", "markdown", "json", "github"]
-EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".txt": "table"}
-
 
 @click.command()
 @click.argument("base", type=click.Path())
 @click.argument("head", type=click.Path())
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
+@click.option("-f", "--format", "fmt", type=click.Choice(list(reporters.DIFF_FORMATS)),
               help="table (default), markdown (a PR comment), json, or github (Markdown, also appended to "
                    "$GITHUB_STEP_SUMMARY).")
 @click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")
@@ -55,8 +51,8 @@ def diff(base, head, fmt, output, top, min_time, fail_on_regression, fail_on_new
     sides = [load_side(path, options) for path in (base, head)]
     d = diffs.compare(*sides, threshold=settings["fail_on_regression"], min_time=settings["min_time"] or 0.0)
     gates = gate_mod.diff_gates(d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins)
-    fmt = choose_format(fmt, output)
-    text = render(d, gates, fmt, top)
+    fmt = reporters.choose_format(fmt, output, reporters.DIFF_FORMATS)
+    text = reporters.render_diff(d, gates, fmt, top)
     if fmt == "github":
         append_step_summary(text)
     outputs.write(output, text)
@@ -72,25 +68,6 @@ def load_side(path: str, options: pipeline.Options) -> diffs.Side:
     if doc is not None:
         return diffs.Side(path, saved.load(path, options.latency_threshold), saved=str(doc.get("tool")))
     return diffs.Side(path, pipeline.build([path], options))
-
-
-def choose_format(fmt: str | None, output: str | None) -> str:
-    """The explicit --format, else the -o file's extension, else a terminal table."""
-    if fmt:
-        return fmt
-    if output and output != "-":
-        return EXTENSIONS.get(Path(output).suffix.lower(), "table")
-    return "table"
-
-
-def render(d, gates, fmt: str, top: int | None) -> str:
-    from rooflint.reporters import diff_json, diff_markdown, diff_table
-
-    if fmt == "table":
-        return diff_table.render(d, gates, top=top or 20)
-    if fmt == "json":
-        return diff_json.render(d, gates)
-    return diff_markdown.render(d, gates, top=top or 10)
 
 
 def append_step_summary(text: str) -> None:
