@@ -23,7 +23,7 @@ from rooflint.cli import main
 from rooflint.core import ranking, schema
 from rooflint.core.profile import Profile
 from rooflint.pipeline import Options, assemble
-from rooflint.reporters import chart, csv_report, markdown
+from rooflint.reporters import chart, chart_draw, csv_report, markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 A100 = ROOT / "fixtures" / "ncu" / "a100-gemm-details.csv"
@@ -411,7 +411,7 @@ def test_chart_with_ten_thousand_kernels_is_rasterised():
     data = chart.chart_data(cached("10k"))
     assert len(data.points) + len(data.zero_flop) + len(data.unplaced) == 10_000
     assert len(data.zero_flop) > 500  # zero-FLOP kernels are kept, in the strip
-    figure = chart.draw(data)
+    figure = chart_draw.draw(data)
     collections = [c for ax in figure.axes for c in ax.collections]
     assert collections and all(c.get_rasterized() for c in collections)
     assert max(c.get_alpha() for c in collections) < 0.5
@@ -419,7 +419,7 @@ def test_chart_with_ten_thousand_kernels_is_rasterised():
 
 def test_chart_text_from_input_is_literal():
     res = build([launch(0, "price_$x$_kernel")])
-    figure = chart.draw(chart.chart_data(res))
+    figure = chart_draw.draw(chart.chart_data(res))
     texts = [t.get_text() for ax in figure.axes for t in ax.texts]
     assert any(r"price_\$x\$_kernel" in t for t in texts)
     assert reporters.render(res, "png")[:4] == b"\x89PNG"

@@ -15,9 +15,9 @@ FORMATS = {
     "html": ("html", "render"),
     "csv": ("csv_report", "render"),
     "parquet": ("parquet_report", "render"),
-    "png": ("chart", "render_png"),
-    "svg": ("chart", "render_svg"),
-    "pdf": ("chart", "render_pdf"),
+    "png": ("chart_draw", "render_png"),
+    "svg": ("chart_draw", "render_svg"),
+    "pdf": ("chart_draw", "render_pdf"),
 }
 CHART_FORMATS = ("png", "svg", "pdf")  # the formats `plot` draws: a subset of FORMATS
 # diff format -> (module, function, default --top); github is Markdown also sent to the step summary

@@ -1,0 +1,284 @@
+"""The roofline chart drawn with matplotlib (PNG, SVG, PDF) from the chart model.
+
+matplotlib is imported inside the functions only, so text reports never pay for it, and only its
+object-oriented API is used (Figure + a canvas), never pyplot's global state.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+
+from rooflint.reporters import common
+from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, Roof, chart_data
+
+
+def render_png(result, level: str = "dram", top: int | None = None, **_options) -> bytes:
+    return _save(result, level, top, "png", {"Software": None})
+
+
+def render_svg(result, level: str = "dram", top: int | None = None, **_options) -> bytes:
+    return _save(result, level, top, "svg", {"Date": None})
+
+
+def render_pdf(result, level: str = "dram", top: int | None = None, **_options) -> bytes:
+    return _save(result, level, top, "pdf", {"CreationDate": None, "ModDate": None})
+
+
+def _save(result, level, top, fmt, metadata) -> bytes:
+    import matplotlib
+
+    # A fixed salt and no dates: the same input gives the same SVG/PDF bytes.
+    with matplotlib.rc_context({"svg.hashsalt": "rooflint", "svg.fonttype": "path"}):
+        figure = draw(chart_data(result, level, top))
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format=fmt, metadata=metadata, dpi=130 if fmt == "png" else None)
+    return buffer.getvalue()
+
+
+def draw(data: ChartData):
+    """A matplotlib Figure of the chart (object-oriented API: no pyplot, no global figure)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    has_strip, has_legend = bool(data.zero_flop), bool(data.legend)
+    # Laid out in inches so the axes' labels never run into the neighbouring panel.
+    strip_w, gap, main_w, legend_w = 1.1, 1.5, 7.2, 3.7
+    left = 1.0 if has_strip else 1.45
+    width = left + (strip_w + gap if has_strip else 0) + main_w + (legend_w + 0.3 if has_legend else 0.3)
+    height, bottom, top = 6.6, 0.75, 1.05
+    figure = Figure(figsize=(width, height))
+    FigureCanvasAgg(figure)
+
+    def box(x: float, w: float):
+        return figure.add_axes((x / width, bottom / height, w / width, (height - bottom - top) / height))
+
+    strip = box(left, strip_w) if has_strip else None
+    main_x = left + (strip_w + gap if has_strip else 0)
+    main = box(main_x, main_w)
+    _draw_main(main, data)
+    if strip is not None:
+        _draw_strip(strip, data)
+    if has_legend:
+        _draw_legend_table(box(main_x + main_w + 0.3, legend_w), data)
+    figure.text(0.3 / width, 1 - 0.3 / height, _mpl(data.title), fontsize=12, ha="left", va="center")
+    figure.text(0.3 / width, 1 - 0.6 / height, _mpl(_caption(data)), fontsize=8.5, color="#444444",
+                ha="left", va="center")
+    return figure
+
+
+def _caption(data: ChartData) -> str:
+    parts = ["marker area ∝ share of total time, colour = verdict"]
+    if data.unplaced:
+        parts.append(f"{len(data.unplaced)} kernel group(s) not drawn ({_reasons(data.unplaced)})")
+    parts += data.notes
+    return "; ".join(parts)
+
+
+def _reasons(unplaced) -> str:
+    counts = pd.Series([why for _, _, why in unplaced]).value_counts()
+    return ", ".join(f"{n} {why}" for why, n in counts.items())
+
+
+def _mpl(text: str) -> str:
+    """Input text shown literally: `$` would start mathtext."""
+    return str(text).replace("$", r"\$")
+
+
+def _style(n: int) -> dict:
+    """Markers for a handful of kernels or for ten thousand: smaller and fainter as n grows."""
+    if n <= 200:
+        return {"alpha": 0.85, "edgecolors": "white", "linewidths": 0.6, "min": 30, "scale": 900}
+    return {"alpha": 0.35, "edgecolors": "none", "linewidths": 0.0, "min": 6, "scale": 900}
+
+
+def _size(point: Point, style: dict) -> float:
+    share = point.time_share if point.time_share == point.time_share else 0.0
+    return style["min"] + style["scale"] * share
+
+
+def _scatter(ax, xs, ys, points: list[Point]):
+    style = _style(len(points))
+    sizes = np.asarray([_size(p, style) for p in points])
+    colours = np.asarray([VERDICT_COLOURS.get(p.verdict, "#7F7F7F") for p in points])
+    order = np.argsort(-sizes, kind="stable")  # big markers first, so small ones stay visible on top
+    ax.scatter(np.asarray(xs)[order], np.asarray(ys)[order], s=sizes[order], c=colours[order],
+               alpha=style["alpha"], edgecolors=style["edgecolors"], linewidths=style["linewidths"],
+               rasterized=True, zorder=3)
+
+
+_HALO = {"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7}
+_DIRECTIONS = [(1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.3), (0, -1.3)]
+
+
+def _annotate(ax, x, y, labelled: list[Point], n: int, obstacles: list = (), sides=(1, -1)):
+    """Short ids beside the labelled markers: the first spot (corners, then farther out) that
+    stays inside the axes and clear of the labelled markers, earlier labels and roof labels."""
+    from matplotlib.transforms import Bbox
+
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    points_px = ax.figure.dpi / 72
+    style = _style(n)
+    reaches = [math.sqrt(_size(p, style)) / 2 * 0.75 + 4 for p in labelled]  # marker radius + gap
+    taken = [o.get_window_extent(renderer) for o in obstacles]
+    for point, reach in zip(labelled, reaches, strict=True):
+        cx, cy = ax.transData.transform((x(point), y(point)))
+        r = (reach - 4) * points_px
+        taken.append(Bbox.from_extents(cx - r, cy - r, cx + r, cy + r))
+    for point, reach in zip(labelled, reaches, strict=True):
+        tries = [(dx * reach * far, dy * reach * far) for far in (1.0, 2.2, 3.4)
+                 for dx, dy in _DIRECTIONS if dx in sides or dx == 0]
+        chosen = None
+        for offset in tries:
+            note = _note(ax, point.label, (x(point), y(point)), offset)
+            box = _text_box(note, renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(t) for t in taken):
+                chosen = box
+                break
+            note.remove()
+        if chosen is None:  # crowded: accept the first spot rather than drop the label
+            chosen = _text_box(_note(ax, point.label, (x(point), y(point)), tries[0]), renderer)
+        taken.append(chosen)
+
+
+def _text_box(note, renderer):
+    """The label's own box in pixels, without its leader line."""
+    from matplotlib.text import Text
+
+    note.update_positions(renderer)
+    return Text.get_window_extent(note, renderer)
+
+
+def _note(ax, text: str, xy, offset):
+    dx, dy = offset
+    return ax.annotate(_mpl(text), xy, xytext=offset, textcoords="offset points",
+                       ha="left" if dx > 0 else ("right" if dx < 0 else "center"),
+                       va="bottom" if dy > 0 else "top", fontsize=8, family="monospace", zorder=5,
+                       bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
+                       arrowprops={"arrowstyle": "-", "color": "#555555", "lw": 0.6, "shrinkA": 0,
+                                   "shrinkB": 0})
+
+
+def _draw_main(ax, data: ChartData):
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*data.x_range)
+    ax.set_ylim(*data.y_range)
+    ax.grid(True, which="major", color="#dddddd", lw=0.6)
+    ax.set_axisbelow(True)
+    ax.set_xlabel(f"arithmetic intensity (FLOP per {LEVELS[data.level]} byte)")
+    ax.set_ylabel("achieved FLOP/s")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick(v, "FLOP/s")))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick(v)))
+    roof_texts = []
+    devices = sorted({r.device_id for r in data.roofs})
+    dashes = {d: ("-" if i == 0 else "--") for i, d in enumerate(devices)}
+    for roof in data.roofs:
+        (x0, y0), (x1, y1) = roof.start, roof.end
+        ax.plot([x0, x1], [y0, y1], color="#222222" if roof.kind == "compute" else "#555555",
+                lw=1.6, ls=dashes[roof.device_id], zorder=2)
+        if roof.kind == "compute":
+            roof_texts.append(ax.text(x1 / 1.15, y1 * 1.08, _mpl(roof.label), ha="right", va="bottom",
+                                      fontsize=8, zorder=4, bbox=_HALO))
+            if roof.ridge is not None:
+                ax.plot([roof.ridge], [y0], marker="o", ms=3.5, color="#222222", zorder=4)
+        else:
+            roof_texts += _slope_label(ax, roof)
+    if data.points:
+        _scatter(ax, [p.intensity for p in data.points], [p.flops_per_s for p in data.points], data.points)
+        _annotate(ax, lambda p: p.intensity, lambda p: p.flops_per_s, [p for p in data.points if p.labelled],
+                  len(data.points), roof_texts)
+    else:
+        ax.text(0.97, 0.3, "no kernel with FLOPs to place", transform=ax.transAxes, ha="right", color="#777777")
+    present = [v for v in VERDICT_COLOURS if any(p.verdict == v for p in data.points + data.zero_flop)]
+    handles = [Line2D([], [], ls="", marker="o", ms=7, color=VERDICT_COLOURS[v], label=v) for v in present]
+    if handles:
+        ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9, title="verdict",
+                  title_fontsize=8)
+
+
+def _tick(value: float, unit: str = "") -> str:
+    """Decade ticks: SI prefixes where there is one (1 TFLOP/s), plain numbers for intensity
+    (0.01 … 1000), powers of ten beyond."""
+    if value <= 0:
+        return ""
+    exponent = round(math.log10(value))
+    if unit and -9 <= exponent < 18:
+        return common.si(value, unit)
+    if not unit and -3 <= exponent <= 4:
+        return f"{value:g}"
+    return f"$10^{{{exponent}}}$" + (f" {unit}" if unit else "")
+
+
+def _slope_label(ax, roof: Roof):
+    """The bandwidth written along the sloped roof, at the angle it has on screen."""
+    lo, hi = ax.get_xlim()
+    ylo, yhi = ax.get_ylim()
+    x = max(lo * 3, roof.start[0])
+    y = roof.value * x
+    if y < ylo * 2:  # the slope enters the axes above the bottom: label it there
+        x = ylo * 4 / roof.value
+        y = roof.value * x
+    if not (lo < x < hi and ylo < y < yhi):
+        return []
+    p0 = ax.transData.transform((x, y))
+    p1 = ax.transData.transform((x * 10, y * 10))
+    angle = math.degrees(math.atan2(p1[1] - p0[1], p1[0] - p0[0]))
+    return [ax.text(x, y * 1.25, _mpl(roof.label), rotation=angle, rotation_mode="anchor", fontsize=8,
+                    ha="left", va="bottom", zorder=4, bbox=_HALO)]
+
+
+def _draw_strip(ax, data: ChartData):
+    from matplotlib.ticker import FuncFormatter, NullLocator
+
+    ax.set_yscale("log")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(*data.strip_range)
+    ax.xaxis.set_major_locator(NullLocator())
+    ax.set_title("0 FLOP", fontsize=9)
+    ax.set_ylabel(f"zero-FLOP kernels: achieved {LEVELS[data.level]} byte/s", fontsize=8.5)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick(v, "B/s")))
+    ax.tick_params(axis="y", labelsize=7.5)
+    ax.grid(True, axis="y", which="major", color="#dddddd", lw=0.6)
+    ax.set_facecolor("#f6f6f6")
+    texts = []
+    for _device, label, value in data.bandwidths:
+        ax.axhline(value, color="#555555", lw=1.4)
+        texts.append(ax.text(0.03, value * 1.1, _mpl(label), fontsize=7, va="bottom"))
+    xs = [_strip_x(p.rank) for p in data.zero_flop]
+    _scatter(ax, xs, [p.bytes_per_s for p in data.zero_flop], data.zero_flop)
+    _annotate(ax, lambda p: _strip_x(p.rank), lambda p: p.bytes_per_s,
+              [p for p in data.zero_flop if p.labelled], len(data.zero_flop), texts)
+
+
+def _strip_x(rank: int) -> float:
+    """A fixed horizontal spread inside the strip (golden-ratio sequence), the same on every run."""
+    return 0.2 + 0.6 * ((rank * 0.6180339887) % 1.0)
+
+
+def _draw_legend_table(ax, data: ChartData):
+    """id → short name, with rank, share of time and verdict: the key to the labels on the chart."""
+    ax.axis("off")
+    rows = data.legend
+    ax.text(0.0, 1.0, "labelled kernels (by headroom)", fontsize=8.5, weight="bold", va="top",
+            transform=ax.transAxes)
+    step = min(0.075, 0.94 / max(len(rows), 1))
+    for i, p in enumerate(rows):
+        y = 0.93 - i * step
+        ax.text(0.0, y, _mpl(p.label), fontsize=8, family="monospace", va="top", transform=ax.transAxes,
+                color=VERDICT_COLOURS.get(p.verdict, "#333333"), weight="bold")
+        ax.text(0.25, y, _mpl(_cut(p.name, 34)), fontsize=7.5, va="top", transform=ax.transAxes)
+        ax.text(0.25, y - step * 0.42, f"#{p.rank} · {common.pct(p.time_share, 1)} of time · {p.verdict}",
+                fontsize=7, va="top", transform=ax.transAxes, color="#555555")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
