@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint import hardware, parsers
+from rooflint import hardware, parsers, saved
 from rooflint.core import analysis, families, ranking, schema
+from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
+from rooflint.parsers import values
 
 
 @dataclass
@@ -26,6 +28,35 @@ class Options:
     group_by: str = "kernel"
     latency_threshold: float = analysis.LATENCY_THRESHOLD
     strict: bool = False
+
+
+LOCALES = values.LOCALES  # the number formats --locale accepts
+
+
+def options(device=None, device_file=None, locale=None, group_by="kernel",
+            latency_threshold=None, strict=False) -> Options:
+    """Options from the API's (and the command line's) option names; None means the default."""
+    threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
+    return Options(device_id=device, device_file=device_file, locale=locale, group_by=group_by,
+                   latency_threshold=threshold, strict=bool(strict))
+
+
+def device_of(launches: pd.DataFrame, device):
+    """A Device for `analyze`: as given, or resolved from a catalog id or a device-file path."""
+    if device is None or not isinstance(device, (str, os.PathLike)):
+        return device
+    if isinstance(device, os.PathLike) or Path(device).is_file():
+        return hardware.resolve(launches, device_file=device)[0]
+    return hardware.resolve(launches, device_id=device)[0]
+
+
+def side(path, options: Options) -> diffs.Side:
+    """One side of a diff: a profile (file or folder) or a saved rooflint JSON report."""
+    doc = saved.read_document(path)
+    if doc is not None:
+        return diffs.Side(path, saved.load(path, options.latency_threshold),
+                          saved=str(doc.get("tool")))
+    return diffs.Side(path, build([path], options))
 
 
 def build(paths: Iterable[str], options: Options | None = None,

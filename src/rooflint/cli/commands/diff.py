@@ -6,11 +6,11 @@ import os
 
 import click
 
-from rooflint import pipeline, reporters, saved
+import rooflint
+from rooflint import reporters
 from rooflint.cli import config, exits
 from rooflint.cli import output as outputs
-from rooflint.cli.commands.report import input_options, options_from
-from rooflint.core import diff as diffs
+from rooflint.cli.commands.report import api_options, input_options
 from rooflint.core import gates as gate_mod
 from rooflint.core.errors import UsageError
 
@@ -47,9 +47,8 @@ def diff(base, head, fmt, output, top, min_time, fail_on_regression, fail_on_new
                                             "min_time": min_time,
                                             "latency_threshold": kwargs.get("latency_threshold")})
     kwargs["latency_threshold"] = settings["latency_threshold"]
-    options = options_from(kwargs, "kernel")
-    sides = [load_side(path, options) for path in (base, head)]
-    d = diffs.compare(*sides, threshold=settings["fail_on_regression"], min_time=settings["min_time"] or 0.0)
+    d = rooflint.diff(base, head, threshold=settings["fail_on_regression"],
+                      min_time=settings["min_time"], **api_options(kwargs))
     gates = gate_mod.diff_gates(d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins)
     fmt = reporters.choose_format(fmt, output, reporters.DIFF_FORMATS)
     text = reporters.render_diff(d, gates, fmt, top)
@@ -60,14 +59,6 @@ def diff(base, head, fmt, output, top, min_time, fail_on_regression, fail_on_new
         for message in gate_mod.failures(gates):
             click.echo(f"::error title=rooflint::{_annotation(message)}")
     exits.enforce(gates)
-
-
-def load_side(path: str, options: pipeline.Options) -> diffs.Side:
-    """A profile (any supported format, a file or folder) or a saved rooflint JSON report."""
-    doc = saved.read_document(path)
-    if doc is not None:
-        return diffs.Side(path, saved.load(path, options.latency_threshold), saved=str(doc.get("tool")))
-    return diffs.Side(path, pipeline.build([path], options))
 
 
 def append_step_summary(text: str) -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from rooflint import pipeline, reporters
+import rooflint
+from rooflint import reporters
 from rooflint.cli import output as outputs
-from rooflint.cli.commands.report import input_options, options_from
+from rooflint.cli.commands.report import api_options, input_options
 from rooflint.core.ranking import GROUPINGS
 
 
@@ -33,7 +34,7 @@ def plot(inputs, output, fmt, level, top, group_by, quiet, **kwargs):
     if output == "-" and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
     with progress_mod.bar(enabled=not quiet) as tick:
-        res = pipeline.build(inputs, options_from(kwargs, group_by), progress=tick)
+        res = rooflint.report(*inputs, group_by=group_by, progress=tick, **api_options(kwargs))
     outputs.write(output, reporters.render(res, fmt, level=level, top=top))
 
 

@@ -6,13 +6,13 @@ import sys
 
 import click
 
+import rooflint
 from rooflint import pipeline, reporters
 from rooflint.cli import config, exits
 from rooflint.cli import output as outputs
 from rooflint.core import gates
 from rooflint.core.analysis import LATENCY_THRESHOLD
 from rooflint.core.ranking import GROUPINGS
-from rooflint.parsers.values import LOCALES
 
 FORMAT_CHOICES = list(reporters.FORMATS)
 
@@ -20,10 +20,10 @@ FORMAT_CHOICES = list(reporters.FORMATS)
 def input_options(f):
     """Options shared by every command that reads profiles."""
     for option in reversed([
-        click.option("--device", "device_id", metavar="ID", help="Use this catalog device (see `rooflint devices`)."),
+        click.option("--device", metavar="ID", help="Use this catalog device (see `rooflint devices`)."),
         click.option("--device-file", type=click.Path(dir_okay=False), metavar="FILE.toml",
                      help="Device or measured ceilings (TOML); wins over the profile and catalog."),
-        click.option("--locale", type=click.Choice(LOCALES), help="Number format of the export, when it is ambiguous."),
+        click.option("--locale", type=click.Choice(pipeline.LOCALES), help="Number format of the export, when it is ambiguous."),
         click.option("--latency-threshold", type=click.FloatRange(0, 1), default=LATENCY_THRESHOLD, show_default=True,
                      help="Below this fraction of the attainable roof a kernel is latency-bound."),
         click.option("--strict", is_flag=True, help="Fail on any input that is not a profile instead of skipping it."),
@@ -32,11 +32,12 @@ def input_options(f):
     return f
 
 
-def options_from(kwargs: dict, group_by: str = "kernel") -> pipeline.Options:
-    return pipeline.Options(device_id=kwargs.get("device_id"), device_file=kwargs.get("device_file"),
-                          locale=kwargs.get("locale"), group_by=group_by,
-                          latency_threshold=kwargs.get("latency_threshold", LATENCY_THRESHOLD),
-                          strict=kwargs.get("strict", False))
+INPUT_OPTIONS = ("device", "device_file", "locale", "latency_threshold", "strict")
+
+
+def api_options(kwargs: dict) -> dict:
+    """The input options as keyword arguments of rooflint.report / rooflint.diff."""
+    return {name: kwargs.get(name) for name in INPUT_OPTIONS}
 
 
 @click.command()
@@ -68,7 +69,7 @@ def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, fa
     kwargs["latency_threshold"] = settings["latency_threshold"]
     fmt = reporters.choose_format(fmt, output)
     with progress_mod.bar(enabled=not quiet) as tick:
-        res = pipeline.build(inputs, options_from(kwargs, group_by), progress=tick)
+        res = rooflint.report(*inputs, group_by=group_by, progress=tick, **api_options(kwargs))
     default_top = 20 if fmt == "table" else None
     if fmt in ("png", "svg", "pdf", "parquet") and output in (None, "-") and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
