@@ -127,8 +127,12 @@ def test_single_missing_path_is_exit_2():
     assert result.exit_code == 2 and "does-not-exist.csv" in result.output
 
 
-def test_shared_fixture_skips_cleanly_when_absent():
-    shared("ncu")  # skips (not fails) on a plain clone without ../shared
+def test_shared_fixture_skips_cleanly_when_absent(monkeypatch, tmp_path):
+    import tests.conftest as conftest
+
+    monkeypatch.setattr(conftest, "SHARED", tmp_path / "absent")
+    with pytest.raises(pytest.skip.Exception, match="shared/fixtures is not present"):
+        conftest.shared("ncu")
 
 
 def test_mi200_fp64_benchmark_reaches_its_measured_roof():
