@@ -30,6 +30,7 @@ import pandas as pd
 from rooflint.core import analysis, names, ranking
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result, summary_numbers
+from rooflint.core.result import device_description as device_text
 
 DIFF_FORMAT_VERSION = 1
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
@@ -281,12 +282,6 @@ def _device_id(use) -> str | None:
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=CEILING_TOLERANCE)
-
-
-def device_text(result: Result) -> str:
-    parts = [f"{u.device.name} ({u.device.id})" if u.device is not None else "no device ceilings"
-             for u in result.devices]
-    return "; ".join(parts) or "no device"
 
 
 def _warnings(base: Side, head: Side, rows: pd.DataFrame, devices_differ: bool, ceilings: list[dict],

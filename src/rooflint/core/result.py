@@ -6,9 +6,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rooflint.core import analysis
+from rooflint.core import analysis, schema
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
+
+# Every column of Result.launches: the canonical table, the roofline results, the kernel family.
+LAUNCH_COLUMNS = list(dict.fromkeys(schema.COLUMNS + analysis.RESULT_COLUMNS + ["family"]))
 
 
 @dataclass
@@ -80,3 +83,10 @@ def summary_numbers(result: Result) -> dict:
         "verdict_time_s": by_verdict,
         "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
     }
+
+
+def device_description(result: Result) -> str:
+    """The devices a result used, as "name (id)"; "no device ceilings" where none was found."""
+    parts = [f"{u.device.name} ({u.device.id})" if u.device is not None else "no device ceilings"
+             for u in result.devices]
+    return "; ".join(parts) or "no device"

@@ -6,6 +6,7 @@ import pandas as pd
 
 from rooflint.core import explain, names
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
+from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.result import summary_numbers  # noqa: F401
 
 
@@ -58,16 +59,6 @@ def ridge_dram(device, cls) -> float | None:
         return device.ridge(cls, "dram")
     except (KeyError, ZeroDivisionError, ValueError):
         return None
-
-
-def device_line(result) -> str:
-    parts = []
-    for use in result.devices:
-        if use.device is None:
-            parts.append("no device ceilings")
-        else:
-            parts.append(f"{use.device.name} ({use.device.id})")
-    return "; ".join(parts) or "no device"
 
 
 def accounting_line(result) -> str:

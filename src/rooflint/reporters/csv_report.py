@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflint.core import analysis, ranking, schema
+from rooflint.core import ranking
 from rooflint.core.errors import UsageError
+from rooflint.core.result import LAUNCH_COLUMNS
 
-LAUNCH_COLUMNS = list(dict.fromkeys(schema.COLUMNS + analysis.RESULT_COLUMNS + ["family"]))
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 

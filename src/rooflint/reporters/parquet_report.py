@@ -24,11 +24,12 @@ import pyarrow.parquet as pq
 
 from rooflint.core import analysis, ranking, schema
 from rooflint.core.errors import UsageError
+from rooflint.core.result import LAUNCH_COLUMNS
 from rooflint.core.version import __version__
 
 PARTITION = "source_key"
 METADATA_KEY = b"rooflint"
-LAUNCH_COLUMNS = list(dict.fromkeys(schema.COLUMNS + analysis.RESULT_COLUMNS + ["family"]))
+
 KERNEL_INTS = {"rank", "launches", "analysed", "above_roof_launches"}
 KERNEL_UNITS = {"duration_s": "s", "time_share": "fraction", "t_bound_s": "s", "headroom_s": "s",
                 "headroom_share": "fraction", "efficiency": "fraction of attainable", "flops": "op",
