@@ -74,22 +74,18 @@ def test_h100_sxm_ridge():
     assert h100.ridge("vector_fp32", "dram") == h100.ridge("vector_fp32")
 
 
-def test_rtx_2080_ti_figures():
-    d = get("rtx-2080-ti")
-    # 4352 cores x 2 FLOP (FMA) x 1.545 GHz = 13.447 TFLOP/s
-    assert d.compute["vector_fp32"].value == pytest.approx(4352 * 2 * 1.545e9, rel=1e-3)
-    assert d.memory["dram"].value == 616 * G
-    assert d.boost_clock_hz == 1545e6
-    assert d.sm_count == 68  # 4352 / 64 cores per Turing SM
-
-
-def test_rtx_3070_figures():
-    d = get("rtx-3070")
-    # 5888 cores x 2 x 1.725 GHz = 20.314 TFLOP/s
-    assert d.compute["vector_fp32"].value == pytest.approx(5888 * 2 * 1.725e9, rel=2e-3)
-    assert d.memory["dram"].value == 448 * G
-    assert d.boost_clock_hz == 1725e6
-    assert d.sm_count == 46  # 5888 / 128 cores per GA10x SM
+@pytest.mark.parametrize("device_id,cores,boost_hz,dram_gb_s,sms,rel", [
+    # 4352 cores x 2 FLOP (FMA) x 1.545 GHz = 13.447 TFLOP/s; 4352 / 64 cores per Turing SM = 68
+    ("rtx-2080-ti", 4352, 1545e6, 616, 68, 1e-3),
+    # 5888 cores x 2 x 1.725 GHz = 20.314 TFLOP/s; 5888 / 128 cores per GA10x SM = 46
+    ("rtx-3070", 5888, 1725e6, 448, 46, 2e-3),
+])
+def test_geforce_figures(device_id, cores, boost_hz, dram_gb_s, sms, rel):
+    d = get(device_id)
+    assert d.compute["vector_fp32"].value == pytest.approx(cores * 2 * boost_hz, rel=rel)
+    assert d.memory["dram"].value == dram_gb_s * G
+    assert d.boost_clock_hz == boost_hz
+    assert d.sm_count == sms
 
 
 def test_mi250_family_is_per_gcd():
