@@ -109,8 +109,7 @@ def group_stats(result: Result) -> pd.DataFrame:
     """Per kernel group (name + grid + block): time, per-launch spread, efficiency, verdict."""
     kernels = ranking.rank(result.launches, "kernel", result.latency_threshold)
     frame = result.launches[KEYS + ["duration_s"]].copy()
-    for k in KEYS:  # the same keys ranking.rank groups on
-        frame[k] = frame[k].astype("string").fillna("(none)")
+    ranking.normalise_keys(frame, KEYS)  # the same keys, spelled as ranking.rank groups them
     timing = frame.groupby(KEYS, sort=False, dropna=False)["duration_s"].agg(
         timed="count", mean_s="mean", std_s="std").reset_index()
     out = kernels.merge(timing, on=KEYS, how="left", validate="one_to_one")

@@ -33,13 +33,22 @@ KERNEL_COLUMNS = ["rank", "id", "group", "kernel", "grid", "block", "launches", 
 _SUMS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram"]
 
 
+NO_VALUE = "(none)"  # a group key the profile did not give (no range, no grid)
+
+
+def normalise_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Group-key columns as strings with NA spelled NO_VALUE, so NA groups rank and match."""
+    for k in keys:
+        frame[k] = frame[k].astype("string").fillna(NO_VALUE)
+    return frame
+
+
 def rank(analysed: pd.DataFrame, group_by: str = "kernel",
          latency_threshold: float = LATENCY_THRESHOLD) -> pd.DataFrame:
     """One row per group, ranked by headroom seconds (ties: longer time, then name)."""
     keys = GROUPINGS[group_by]
     frame = analysed[list(dict.fromkeys(keys + _SUMS + ["verdict", "limiter", "device_id", "reason"]))].copy()
-    for k in keys:
-        frame[k] = frame[k].astype("string").fillna("(none)")
+    normalise_keys(frame, keys)
     ok = (frame["verdict"] != NOT_ANALYSABLE).to_numpy()
     frame["_t_ok"] = frame["duration_s"].where(ok)
     frame["_above"] = (frame["verdict"] == ABOVE_ROOF).astype("int64")
