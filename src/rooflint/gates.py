@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import click
 import numpy as np
+import pandas as pd
 
 from rooflint import analysis, names
 from rooflint import diff as diffs
@@ -58,6 +59,17 @@ def parse_fraction(value, what: str = "--fail-under") -> float:
     return number
 
 
+def parse_level(value, what: str = "--confidence") -> float:
+    """A confidence level as a fraction strictly between 0.5 and 1 ("95%", 95, "0.95")."""
+    number, percent = _split(value, what, "a level such as 95% or 0.95")
+    if percent or number > 1:
+        number /= 100.0
+    if not 0.5 <= number < 1:
+        raise UsageError(f"{_subject(what, value)} is not a confidence level; give one from 50 % to under "
+                         "100 %, such as 95% or 0.99")
+    return number
+
+
 def _split(value, what: str, expected: str) -> tuple[float, bool]:
     if isinstance(value, bool):
         raise UsageError(f"{_subject(what, value)} is not a number; give {expected}")
@@ -80,6 +92,10 @@ def _subject(what: str, value) -> str:
 def click_percent(ctx, param, value):
     """click callback: parse a percentage option or report it as a usage error (exit 2)."""
     return _click(parse_percent, param, value)
+
+
+def click_level(ctx, param, value):
+    return _click(parse_level, param, value)
 
 
 def click_fraction(ctx, param, value):
@@ -114,15 +130,17 @@ def signed_pct(fraction: float, digits: int = 1) -> str:
 def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_new_latency_bound: bool = False,
                origins: dict | None = None) -> list[Gate]:
     """The diff gates that are set, each with its failures (see rooflint.diff for the noise rule)."""
+    from rooflint.reporters import diff_common as dc  # it formats with this module's helpers
+
     origins = origins or {}
     gates = []
     if fail_on_regression is not None:
         gate = Gate("--fail-on-regression", show_pct(fail_on_regression), origins.get("fail_on_regression", ""))
         _total_regression(gate, d, fail_on_regression)
         for r in d.regressions.to_dict(orient="records"):
-            gate.fail(f"{_kernel(r)} mean per-launch time {signed_pct(r['mean_delta_pct'])} (base "
-                      f"{si(r['mean_s_base'], 's')} → head {si(r['mean_s_head'], 's')}, noise "
-                      f"{show_pct(r['noise'])}) exceeds {gate.label}")
+            gate.fail(f"{_kernel(r)} time {dc.change_text(r)} (mean per launch "
+                      f"{si(r['mean_s_base'], 's')} → {si(r['mean_s_head'], 's')}{dc.noise_clause(r)}) "
+                      f"exceeds {gate.label}")
         gates.append(gate)
     if fail_on_new_latency_bound:
         gate = Gate("--fail-on-new-latency-bound", "", origins.get("fail_on_new_latency_bound", ""))
@@ -135,11 +153,14 @@ def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_n
 
 
 def _total_regression(gate: Gate, d: diffs.Diff, threshold: float) -> None:
+    from rooflint import diffstats
+    from rooflint.reporters import diff_common as dc
+
     t = d.totals
-    change = t["delta_pct"]
-    if change is not None and not np.isnan(change) and change > threshold:
-        gate.fail(f"total time {signed_pct(change)} (base {si(t['time_base_s'], 's')} → head "
-                  f"{si(t['time_head_s'], 's')}) exceeds {gate.label}")
+    status = diffstats.decide(pd.DataFrame([t]).reindex(columns=diffstats.ESTIMATE_COLUMNS), threshold)[0]
+    if status == diffstats.SLOWER:
+        gate.fail(f"total time {dc.interval_text(t)} (base {si(t['time_base_s'], 's')} → head "
+                  f"{si(t['time_head_s'], 's')}{dc.noise_clause(t)}) exceeds {gate.label}")
 
 
 def new_latency_bound(d: diffs.Diff):

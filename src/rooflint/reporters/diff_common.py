@@ -11,9 +11,9 @@ from rooflint import names
 from rooflint.gates import failures, show_pct, signed_pct
 from rooflint.reporters.common import pct, si
 
-HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "Δ mean", "noise",
-          "efficiency", "verdict", "Δ headroom", "status"]
-NUMERIC = {0, 4, 5, 6, 7, 8, 9, 10, 13}
+HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "change [CI]", "method",
+          "run noise", "efficiency", "verdict", "Δ headroom", "status"]
+NUMERIC = {0, 4, 5, 6, 7, 8, 9, 11, 14}
 
 
 def verdict(gates) -> str:
@@ -23,8 +23,8 @@ def verdict(gates) -> str:
 def summary_line(d: diffs.Diff, gates) -> str:
     """`PASS|FAIL — total time +x % (base a → head b)`, the one line a PR reader needs."""
     t = d.totals
-    line = (f"{verdict(gates)} — total time {signed_pct(t['delta_pct'])} (base {si(t['time_base_s'], 's')} → "
-            f"head {si(t['time_head_s'], 's')})")
+    line = (f"{verdict(gates)} — total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → "
+            f"head {si(t['time_head_s'], 's')}{noise_clause(t)})")
     s = t["status"]
     counts = [f"{s[k]} {k}" for k in (diffs.SLOWER, diffs.FASTER, diffs.NEW, diffs.REMOVED, diffs.ABOVE_ROOF) if s[k]]
     if counts:
@@ -44,7 +44,7 @@ def context_lines(d: diffs.Diff) -> list[str]:
         f"{si(t['headroom_base_s'], 's')} → {si(t['headroom_head_s'], 's')}, launches {t['launches_base']} → "
         f"{t['launches_head']}",
         f"kernel groups: {matched} matched ({fuzzy} fuzzy), {t['head_only']} new, {t['base_only']} removed; "
-        f"{diffs.regression_rule_text(d.threshold)}"
+        f"{diffs.regression_rule_text(d.threshold, d.level)}"
         + (f"; groups under {show_pct(d.min_time)} of total time in both profiles are ignored" if d.min_time else ""),
     ]
 
@@ -69,8 +69,54 @@ def match_text(r: dict) -> str:
 def cells(rank: int, r: dict) -> list[str]:
     return [str(rank), names.short_id(r["kernel"]), display(r), match_text(r), _pair(r, "launches", _count),
             si(r["duration_s_base"], "s"), si(r["duration_s_head"], "s"), signed_si(r["delta_s"]),
-            signed_pct(_f(r["delta_pct"])), signed_pct(_f(r["mean_delta_pct"])), _noise(r),
+            signed_pct(_f(r["delta_pct"])), interval_text(r), method_text(r), _noise(r),
             _pair(r, "efficiency", pct), _verdicts(r), signed_si(r["headroom_delta_s"]), status_text(r)]
+
+
+def interval_text(r: dict) -> str:
+    """`+30.0 % [+29.9, +30.1]`: the estimated change and its confidence interval, in percent."""
+    change, low, high = _f(r.get("change")), _f(r.get("change_low")), _f(r.get("change_high"))
+    if math.isnan(change):
+        return "—"
+    text = signed_pct(change)
+    if not (math.isnan(low) or math.isnan(high)):
+        text += f" [{low * 100:+.1f}, {high * 100:+.1f}]"
+    return text
+
+
+def method_text(r: dict) -> str:
+    """How the change was estimated and from how many launches: `paired, 22 launches`."""
+    method = r.get("method")
+    if not isinstance(method, str) or method == diffs.NOT_COMPARABLE:
+        return "—"
+    if method.startswith("paired") or (method == "threshold only" and not math.isnan(_f(r.get("pairs")))):
+        count = _f(r.get("pairs"))
+        text = f"{method}, {int(count)} launch{'es' if count != 1 else ''}" if not math.isnan(count) else method
+    elif not math.isnan(_f(r.get("compared_base"))):
+        text = f"{method}, {int(r['compared_base'])} → {int(r['compared_head'])} launches"
+    else:
+        text = method
+    runs_b, runs_h = _runs(r.get("runs_base")), _runs(r.get("runs_head"))
+    if runs_b > 1 or runs_h > 1:
+        text += f" × {runs_b} runs" if runs_b == runs_h else f" × {runs_b} → {runs_h} runs"
+    return text
+
+
+def _runs(value) -> int:
+    v = _f(value)
+    return 1 if math.isnan(v) else int(v)
+
+
+def change_text(r: dict) -> str:
+    """`+30.0 % [+29.9, +30.1] paired, 22 launches`."""
+    method = method_text(r)
+    return interval_text(r) + (f" {method}" if method != "—" else "")
+
+
+def noise_clause(r: dict) -> str:
+    """`, run noise 4.1 %` when run-to-run noise was measured (several runs on a side), else ''."""
+    n = _f(r.get("run_noise"))
+    return "" if math.isnan(n) else f", run noise {show_pct(n)}"
 
 
 def status_text(r: dict) -> str:
@@ -103,7 +149,7 @@ def spread_text(r: dict, side: str) -> str:
 
 
 def _noise(r: dict) -> str:
-    n = _f(r.get("noise"))
+    n = _f(r.get("run_noise"))
     has_both = r["match"] not in (diffs.BASE_ONLY, diffs.HEAD_ONLY)
     return show_pct(n) if has_both and not math.isnan(n) else "—"
 

@@ -27,6 +27,7 @@ def document(d, gates) -> dict:
         "summary": dc.summary_line(d, gates),
         "rule": diffs.regression_rule_text(d.threshold),
         "threshold": d.threshold,
+        "level": d.level,
         "min_time": d.min_time,
         "base": _side(d.base),
         "head": _side(d.head),
@@ -42,7 +43,8 @@ def document(d, gates) -> dict:
 
 
 def _side(side) -> dict:
-    return {"input": side.label, "saved_report": side.saved, "devices": [_device(u) for u in side.result.devices],
+    return {"input": side.label, "runs": side.runs, "inputs": list(side.inputs or [side.label]),
+            "saved_report": side.saved, "devices": [_device(u) for u in side.result.devices],
             "accounting": side.result.accounting}
 
 
@@ -64,6 +66,9 @@ def _group(r: dict) -> dict:
     for side in ("base", "head"):
         out[side] = ({"kernel": r[f"kernel_{side}"], **{f: _clean(r[f"{f}_{side}"]) for f in _SIDE}}
                      if diffs.present(r, side) else None)
-    for f in ("delta_s", "delta_pct", "mean_delta_pct", "noise", "headroom_delta_s", "efficiency_delta"):
+    for f in ("delta_s", "delta_pct", "mean_delta_pct", "change", "change_low", "change_high", "method",
+              "pairs", "compared_base", "compared_head", "run_noise", "headroom_delta_s", "efficiency_delta"):
         out[f] = _clean(r[f])
+    for f in ("pairs", "compared_base", "compared_head"):
+        out[f] = int(out[f]) if out[f] is not None else None
     return out

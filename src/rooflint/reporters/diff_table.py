@@ -1,8 +1,22 @@
-"""The terminal diff: verdict line, warnings, gates, then every kernel group by |time change|."""
+"""The terminal diff: verdict line, warnings, gates, then every kernel group by |time change|.
+
+Every line fits WIDTH columns: text wraps, and each group takes a line of numbers and a line
+of detail under it.
+"""
 
 from __future__ import annotations
 
+import textwrap
+
+from rooflint import diff as diffs
 from rooflint.reporters import diff_common as dc
+from rooflint.reporters.common import pct
+
+WIDTH = 100
+HEADER = ["#", "id", "kernel", "Δ time", "change [CI]", "status"]
+NUMERIC = {0, 3, 4}
+KERNEL = 2
+MIN_KERNEL = 16
 
 
 def render(d, gates, top: int | None = 20, **_options) -> str:
@@ -14,28 +28,67 @@ def render(d, gates, top: int | None = 20, **_options) -> str:
     for gate in gates:
         lines.append(f"gate {gate.label}: {'pass' if gate.passed else 'FAIL'}")
         lines += [f"  {m}" for m in gate.failures]
+    lines = [wrapped for line in lines for wrapped in _wrap(line)]
     rows = dc.records(d)
     shown = rows if top is None else rows[:top]
     if shown:
-        lines += [""] + _grid([dc.HEADER] + [dc.cells(i, r) for i, r in enumerate(shown, 1)])
+        lines += [""] + _grid(shown, d.level)
     else:
         lines += ["", "no kernel groups on either side"]
     if len(rows) > len(shown):
         lines.append(f"... {len(rows) - len(shown)} more group(s); use --top to show more")
-    lines += [f"note: {n}" for n in d.notes]
+    lines += [wrapped for n in d.notes for wrapped in _wrap(f"note: {n}")]
     return "\n".join(lines) + "\n"
 
 
+def _wrap(line: str, indent: str = "    ") -> list[str]:
+    return textwrap.wrap(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=True) or [""]
+
+
 def _device(side) -> str:
-    from rooflint.diff import device_text
-
-    return device_text(side.result)
+    return diffs.device_text(side.result)
 
 
-def _grid(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+def _cells(rank: int, r: dict) -> list[str]:
+    return [str(rank), dc.names.short_id(r["kernel"]), dc.display(r), dc.signed_si(r["delta_s"]),
+            dc.interval_text(r), dc.status_text(r)]
+
+
+def detail(r: dict) -> str:
+    """The second line of a group: how the change was estimated, times, noise, verdict."""
+    parts = [dc.method_text(r) if r["match"] not in (diffs.BASE_ONLY, diffs.HEAD_ONLY) else dc.match_text(r),
+             f"time {dc.si(r['duration_s_base'], 's') if diffs.present(r, 'base') else '—'} → "
+             f"{dc.si(r['duration_s_head'], 's') if diffs.present(r, 'head') else '—'}"]
+    noise = dc.noise_clause(r)
+    if noise:
+        parts.append(noise.removeprefix(", "))
+    if r["match"] in diffs.FUZZY:
+        parts.append(f"matched by {dc.match_text(r)}")
+    parts.append(dc._verdicts(r))
+    parts.append(f"efficiency {dc._pair(r, 'efficiency', pct)}")
+    parts.append(f"Δ headroom {dc.signed_si(r['headroom_delta_s'])}")
+    return "; ".join(parts)
+
+
+def _grid(rows: list[dict], level: float) -> list[str]:
+    header = HEADER[:4] + [f"change [{level * 100:g} % CI]"] + HEADER[5:]
+    table = [header] + [_cells(i, r) for i, r in enumerate(rows, 1)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    others = sum(w for i, w in enumerate(widths) if i != KERNEL) + 2 * (len(widths) - 1)
+    widths[KERNEL] = max(MIN_KERNEL, min(widths[KERNEL], WIDTH - others))
+    indent = " " * (widths[0] + widths[1] + 4)
     out = []
-    for row in rows:
-        cells = [c.rjust(w) if i in dc.NUMERIC else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+    for k, row in enumerate(table):
+        row[KERNEL] = _fit(row[KERNEL], widths[KERNEL])
+        cells = [c.rjust(w) if i in NUMERIC else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
         out.append("  ".join(cells).rstrip())
+        if k:
+            out += textwrap.wrap(detail(rows[k - 1]), WIDTH, initial_indent=indent,
+                                 subsequent_indent=indent, break_on_hyphens=False)
     return out
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
