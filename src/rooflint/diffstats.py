@@ -85,14 +85,16 @@ def prepare(samples: pd.DataFrame, runs: int) -> _Side:
 
 def _range_signatures(s: pd.DataFrame, runs: int) -> pd.Series:
     """Per group: "range=count;..." when every run has the same count in every range, else None."""
+    ranged = (s["range"] != NO_RANGE).groupby(s["group"]).any()
+    s = s[s["group"].isin(ranged.index[ranged])]
+    if s.empty:
+        return pd.Series(None, index=ranged.index, dtype=object)
     per = s.groupby(["group", "range", "run"]).size().unstack("run").reindex(columns=range(runs)).fillna(0)
-    same = per.min(axis=1) == per.max(axis=1)
-    text = per.index.get_level_values("range").astype(str) + "=" + per[0].astype(int).astype(str)
-    frame = pd.DataFrame({"text": text, "same": same.to_numpy()}, index=per.index)
-    grouped = frame.groupby(level="group")
-    sig = grouped["text"].agg(";".join).where(grouped["same"].all())
-    has_range = grouped.apply(lambda f: bool((f.index.get_level_values("range") != NO_RANGE).any()))
-    return sig.where(has_range)
+    same = (per.min(axis=1) == per.max(axis=1)).groupby(level="group").all()
+    text = [f"{name}={int(count)}" for name, count in zip(per.index.get_level_values("range"), per[0],
+                                                            strict=True)]  # one per group and range
+    sig = pd.Series(text, index=per.index.get_level_values("group")).groupby(level=0).agg(";".join)
+    return sig.where(same).reindex(ranged.index)
 
 
 def estimate(base: _Side, head: _Side, pairs: list[tuple[int, int]],
@@ -145,9 +147,9 @@ def _positions(base: _Side, head: _Side, rows, by_order, by_range) -> pd.DataFra
 
 
 def _side_positions(samples: pd.DataFrame, groups: pd.Series, rows: pd.Index, key: list[str]):
-    own = samples[samples["group"].isin(groups.to_numpy())]
-    pos = (own.groupby(["group"] + key, sort=False)
-           .agg(log=("log", "mean"), dur=("duration_s", "mean")).reset_index())
+    own = samples.loc[samples["group"].isin(groups.to_numpy()), ["group", *key, "log", "duration_s"]]
+    pos = own.groupby(["group", *key], sort=False).mean().reset_index()
+    pos = pos.rename(columns={"duration_s": "dur"})
     return pos.merge(pd.DataFrame({"group": groups.to_numpy(), "row": rows}), on="group")
 
 

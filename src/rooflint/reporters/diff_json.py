@@ -25,7 +25,7 @@ def document(d, gates) -> dict:
         "units": {**diffs.UNITS, "duration_s": "s"},
         "verdict": dc.verdict(gates).lower(),
         "summary": dc.summary_line(d, gates),
-        "rule": diffs.regression_rule_text(d.threshold),
+        "rule": diffs.regression_rule_text(d.threshold, d.level),
         "threshold": d.threshold,
         "level": d.level,
         "min_time": d.min_time,
