@@ -15,6 +15,7 @@ Pure numpy/pandas; no random numbers, so the same inputs always give the same nu
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -65,22 +66,55 @@ def _cornish_fisher(z: float, v):
 
 def prepare(samples: pd.DataFrame, runs: int) -> _Side:
     """Summaries of one side; launches without a positive duration are left out of the statistics."""
-    s = samples[SAMPLE_COLUMNS].copy()
-    s = s[pd.to_numeric(s["duration_s"], errors="coerce") > 0].reset_index(drop=True)
-    s["range"] = s["range"].astype("string").fillna(NO_RANGE).astype(object)
-    s["log"] = np.log(s["duration_s"].to_numpy(dtype="float64"))
-    s["k"] = s.groupby(["group", "run"], sort=False).cumcount()
-    s["kr"] = s.groupby(["group", "run", "range"], sort=False).cumcount()
-    g = s.groupby("group")["log"].agg(n="count", mean="mean", var="var")
-    counts = s.groupby(["group", "run"]).size().unstack("run").reindex(columns=range(runs)).fillna(0)
+    duration = pd.to_numeric(samples["duration_s"], errors="coerce").to_numpy(dtype="float64")
+    keep = (duration > 0) & samples["group"].notna().to_numpy()
+    s = pd.DataFrame({"group": samples["group"].to_numpy()[keep].astype("int64"),
+                      "run": samples["run"].to_numpy()[keep].astype("int64"),
+                      "range": samples["range"].astype("string").fillna(NO_RANGE).to_numpy(dtype=object)[keep],
+                      "duration_s": duration[keep]})
+    s["log"] = np.log(s["duration_s"].to_numpy())
+    size = int(s["group"].max()) + 1 if len(s) else 0
+    cell = s["group"].to_numpy() * runs + s["run"].to_numpy()  # (group, run)
+    s["k"] = _cumcount(cell)
+    ranged = bool((s["range"] != NO_RANGE).any())
+    s["kr"] = _cumcount(cell * (len(s) + 1) + pd.factorize(s["range"])[0]) if ranged else s["k"]
+    g = pd.DataFrame(index=pd.RangeIndex(size, name="group"))
+    g["n"], g["mean"], g["var"] = _moments(s["group"].to_numpy(), s["log"].to_numpy(), size)
+    g["dur_n"], _, g["dur_var"] = _moments(s["group"].to_numpy(), s["duration_s"].to_numpy(), size)
+    counts = np.bincount(cell, minlength=size * runs).reshape(size, runs)
     g["count_min"], g["count_max"] = counts.min(axis=1), counts.max(axis=1)
-    levels = s.groupby(["group", "run"])["log"].mean().groupby("group")
-    g["level_spread"] = levels.max() - levels.min()
-    g["level_var"], g["level_runs"] = levels.var(), levels.count()
-    g["ranges"] = _range_signatures(s, runs)
-    lin = s.groupby("group")["duration_s"].agg(dur_n="count", dur_var="var")
-    g["dur_n"], g["dur_var"] = lin["dur_n"], lin["dur_var"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        levels = np.bincount(cell, s["log"].to_numpy(), size * runs).reshape(size, runs) / counts
+    present = counts > 0
+    g["level_runs"] = present.sum(axis=1)
+    lv = np.where(present, levels, np.nan)
+    with warnings.catch_warnings():  # groups absent from every run: all-NaN rows, NaN is right
+        warnings.simplefilter("ignore", RuntimeWarning)
+        g["level_spread"] = np.nanmax(lv, axis=1) - np.nanmin(lv, axis=1)
+        g["level_var"] = np.where(g["level_runs"] >= 2, np.nanvar(lv, axis=1, ddof=1), np.nan)
+    g["ranges"] = _range_signatures(s, runs).reindex(g.index) if ranged else None
+    g = g[g["n"] > 0]
     return _Side(s, runs, g)
+
+
+def _cumcount(keys: np.ndarray) -> np.ndarray:
+    """The position of each element among the earlier elements with the same key."""
+    order = np.argsort(keys, kind="stable")
+    ranked = keys[order]
+    starts = np.r_[0, np.flatnonzero(ranked[1:] != ranked[:-1]) + 1] if len(keys) else np.array([], int)
+    first = np.repeat(starts, np.diff(np.r_[starts, len(keys)]))
+    out = np.empty(len(keys), dtype="int64")
+    out[order] = np.arange(len(keys)) - first
+    return out
+
+
+def _moments(group: np.ndarray, x: np.ndarray, size: int):
+    """Per group: count, mean and sample variance (two passes, so no cancellation)."""
+    n = np.bincount(group, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(group, x, size) / n
+        var = np.bincount(group, (x - mean[group]) ** 2, size) / (n - 1)
+    return n, mean, np.where(n > 1, var, np.nan)
 
 
 def _range_signatures(s: pd.DataFrame, runs: int) -> pd.Series:
@@ -108,8 +142,9 @@ def estimate(base: _Side, head: _Side, pairs: list[tuple[int, int]],
                 & (gb["count_min"] == gh["count_min"]) & (gb["count_min"] > 0))
     by_range = gb["ranges"].notna() & (gb["ranges"] == gh["ranges"])
     positions = _positions(base, head, rows, by_order, by_range)
-    paired = (positions.assign(d=positions["log_h"] - positions["log_b"]).groupby("row")["d"]
-              .agg(n="count", mean="mean", var="var").reindex(rows.index))
+    n, mean, var = _moments(positions["row"].to_numpy(), (positions["log_h"] - positions["log_b"]).to_numpy(),
+                            len(rows))
+    paired = pd.DataFrame({"n": np.where(n > 0, n, np.nan), "mean": mean, "var": var}, index=rows.index)
     is_paired = (by_order | by_range).to_numpy()
     welch = _welch(gb, gh)
     est = np.where(is_paired, paired["mean"], gh["mean"] - gb["mean"])
@@ -134,16 +169,36 @@ def estimate(base: _Side, head: _Side, pairs: list[tuple[int, int]],
 def _positions(base: _Side, head: _Side, rows, by_order, by_range) -> pd.DataFrame:
     """Paired positions of every paired row: a position's value on a side is its mean log (and
     mean duration) over that side's runs."""
-    parts = [pd.DataFrame(columns=["row", "log_b", "log_h", "dur_b", "dur_h"])]
-    for mask, key in ((by_range, ["range", "kr"]), (by_order & ~by_range, ["k"])):
-        if not mask.any():
-            continue
-        sel = rows[mask.to_numpy()]
-        sides = [_side_positions(side.samples, sel[col], sel.index, key)
+    columns = ["row", "log_b", "log_h", "dur_b", "dur_h"]
+    parts = [pd.DataFrame({c: np.array([], dtype="int64" if c == "row" else "float64") for c in columns})]
+    in_order = rows[(by_order & ~by_range).to_numpy()]
+    if len(in_order):
+        parts.append(_order_positions(base, head, in_order))
+    in_range = rows[by_range.to_numpy()]
+    if len(in_range):
+        key = ["range", "kr"]
+        sides = [_side_positions(side.samples, in_range[col], in_range.index, key)
                  for side, col in ((base, "b"), (head, "h"))]
-        both = sides[0].merge(sides[1], on=["row"] + key, suffixes=("_b", "_h"))
-        parts.append(both[["row", "log_b", "log_h", "dur_b", "dur_h"]])
-    return pd.concat(parts, ignore_index=True).astype("float64").astype({"row": "int64"})
+        parts.append(sides[0].merge(sides[1], on=["row", *key], suffixes=("_b", "_h"))[columns])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _order_positions(base: _Side, head: _Side, sel: pd.DataFrame) -> pd.DataFrame:
+    """Positions of rows paired by order: every run holds each position exactly once."""
+    n = base.per_group.loc[sel["b"], "count_min"].to_numpy().astype("int64")
+    offset, total = np.r_[0, np.cumsum(n)[:-1]], int(n.sum())
+    out = {"row": np.repeat(sel.index.to_numpy(), n)}
+    for side, col, tag in ((base, "b", "_b"), (head, "h", "_h")):
+        s = side.samples
+        group = s["group"].to_numpy()
+        lookup = np.full(max(int(group.max()), int(sel[col].max())) + 1, -1)
+        lookup[sel[col].to_numpy()] = np.arange(len(sel))
+        row = lookup[group]
+        mine = row >= 0
+        pos = offset[row[mine]] + s["k"].to_numpy()[mine]
+        out["log" + tag] = np.bincount(pos, s["log"].to_numpy()[mine], total) / side.runs
+        out["dur" + tag] = np.bincount(pos, s["duration_s"].to_numpy()[mine], total) / side.runs
+    return pd.DataFrame(out)
 
 
 def _side_positions(samples: pd.DataFrame, groups: pd.Series, rows: pd.Index, key: list[str]):
@@ -157,16 +212,16 @@ def total(base: _Side, head: _Side, pairs: list[tuple[int, int]], estimates: pd.
           positions: pd.DataFrame, level: float = DEFAULT_LEVEL) -> dict:
     """The same estimate for the summed time of all launches (mean over runs): the ratio of the
     sums, with launch noise from each group (paired where the group was) and run-to-run noise."""
-    sums = [side.samples.groupby("run")["duration_s"].sum().reindex(range(side.runs)).fillna(0.0)
-            for side in (base, head)]
+    sums = [pd.Series(np.bincount(side.samples["run"].to_numpy(), side.samples["duration_s"].to_numpy(),
+                                  side.runs)) for side in (base, head)]
     t_b, t_h = float(sums[0].mean()), float(sums[1].mean())
     if not (t_b > 0 and t_h > 0):
         return {"change": np.nan, "change_low": np.nan, "change_high": np.nan, "run_noise": np.nan,
                 "method": NOT_COMPARABLE}
     r = t_h / t_b
     resid = positions["dur_h"] - r * positions["dur_b"]
-    spread = resid.groupby(positions["row"]).agg(["count", "var"])
-    var = float((spread["count"] * spread["var"].fillna(0.0)).sum())
+    count, _, spread = _moments(positions["row"].to_numpy(), resid.to_numpy(), len(pairs))
+    var = float(np.nansum(count * spread))
     paired_b = {b for (b, _), m in zip(pairs, estimates["pairs"].notna(), strict=True) if m}
     paired_h = {h for (_, h), m in zip(pairs, estimates["pairs"].notna(), strict=True) if m}
     for side, done, scale in ((base, paired_b, r * r), (head, paired_h, 1.0)):
