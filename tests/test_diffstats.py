@@ -39,6 +39,18 @@ def one(base, head, level=0.95) -> dict:
     return est.iloc[0].to_dict()
 
 
+def test_diff_uses_the_same_words_and_default_without_importing_the_statistics():
+    assert (diff.SLOWER, diff.FASTER, diff.NOISE, diff.UNCHANGED, diff.NOT_COMPARABLE) == (
+        diffstats.SLOWER, diffstats.FASTER, diffstats.NOISE, diffstats.UNCHANGED, diffstats.NOT_COMPARABLE)
+    assert diff.DEFAULT_LEVEL == diffstats.DEFAULT_LEVEL
+    import subprocess
+    import sys
+
+    code = "import sys, rooflint.cli; print('rooflint.diffstats' in sys.modules, 'statistics' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]  # `rooflint report` pays nothing for the diff statistics
+
+
 # --- the intervals against scipy.stats -------------------------------------------------------------
 
 @pytest.mark.parametrize("df", [1, 1.5, 2, 3, 4.5, 7, 30, 1000])

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint import analysis, diffstats, names, ranking
+from rooflint import analysis, names, ranking
 from rooflint.result import Result
 
 DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
@@ -38,8 +38,11 @@ CEILING_TOLERANCE = 0.01  # ceilings derived from measured clocks jitter run to 
 EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = "exact", "name", "base-name", "base-only", "head-only"
 FUZZY = (NAME, BASE_NAME)
 
-SLOWER, FASTER, NOISE, UNCHANGED = diffstats.SLOWER, diffstats.FASTER, diffstats.NOISE, diffstats.UNCHANGED
-NOT_COMPARABLE = diffstats.NOT_COMPARABLE
+# The same words and default as rooflint.diffstats (tests/test_diffstats.py checks), kept here so
+# that importing this module (every command does, through the CLI) does not import the statistics.
+SLOWER, FASTER, NOISE, UNCHANGED, NOT_COMPARABLE = (
+    "slower", "faster", "within noise", "unchanged", "not comparable")
+DEFAULT_LEVEL = 0.95
 NEW, REMOVED, ABOVE_ROOF, IGNORED = "new", "removed", "measurement problem", "ignored"
 
 KEYS = ["kernel", "grid", "block"]
@@ -74,6 +77,8 @@ class Side:
 
     def samples(self) -> pd.DataFrame:
         """diffstats.SAMPLE_COLUMNS: every launch with its group's row in `groups`, in launch order."""
+        from rooflint import diffstats
+
         launches = self.result.launches
         frame = launches[KEYS + ["duration_s"]].copy()
         for k in KEYS:
@@ -96,7 +101,7 @@ class Diff:
     notes: list[str]
     threshold: float
     min_time: float
-    level: float = diffstats.DEFAULT_LEVEL
+    level: float = DEFAULT_LEVEL
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -110,13 +115,16 @@ class Diff:
 def compare(base: Side, head: Side, threshold: float | None = None, min_time: float = 0.0,
             level: float | None = None) -> Diff:
     """The group-by-group comparison of head against base (see the module docstring for rules)."""
+    from rooflint import diffstats
+
     threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
-    level = diffstats.DEFAULT_LEVEL if level is None else float(level)
+    level = DEFAULT_LEVEL if level is None else float(level)
     pairs = match(base.groups, head.groups)
     rows = pd.DataFrame([_row(base.groups, head.groups, b, h, how) for b, h, how in pairs],
                         columns=_ROW_COLUMNS)
     matched = [(b, h) for b, h, _ in pairs if b is not None and h is not None]
-    stats_b, stats_h = diffstats.prepare(base.samples(), base.runs), diffstats.prepare(head.samples(), head.runs)
+    stats_b = diffstats.prepare(base.samples(), base.runs)
+    stats_h = diffstats.prepare(head.samples(), head.runs)
     estimates, positions = diffstats.estimate(stats_b, stats_h, matched, level)
     rows = _with_estimates(rows, pairs, estimates, base.runs, head.runs)
     rows = _classify(rows, threshold, min_time)
@@ -132,6 +140,8 @@ def compare(base: Side, head: Side, threshold: float | None = None, min_time: fl
 
 def _with_estimates(rows: pd.DataFrame, pairs, estimates: pd.DataFrame, runs_b: int, runs_h: int):
     """diffstats.ESTIMATE_COLUMNS on the matched rows (empty on unmatched ones)."""
+    from rooflint import diffstats
+
     at = [i for i, (b, h, _) in enumerate(pairs) if b is not None and h is not None]
     extra = pd.DataFrame(np.nan, index=rows.index, columns=diffstats.ESTIMATE_COLUMNS).astype(
         {"method": object})
@@ -242,8 +252,11 @@ def _classify(rows: pd.DataFrame, threshold: float, min_time: float) -> pd.DataF
         return rows
     share = rows[["time_share_base", "time_share_head"]].apply(pd.to_numeric).fillna(0.0)
     rows["ignored"] = (share < min_time).all(axis=1) if min_time > 0 else False
+    from rooflint import diffstats
+
     decided = diffstats.decide(rows, threshold)
-    rows["status"] = [_status(r, s) for r, s in zip(rows.to_dict(orient="records"), decided, strict=True)]
+    records = rows.to_dict(orient="records")
+    rows["status"] = [_status(r, s) for r, s in zip(records, decided, strict=True)]
     return rows
 
 
@@ -376,9 +389,11 @@ def _notes(base: Side, head: Side) -> list[str]:
     return out
 
 
-def regression_rule_text(threshold: float, level: float = diffstats.DEFAULT_LEVEL) -> str:
+def regression_rule_text(threshold: float, level: float = DEFAULT_LEVEL) -> str:
     """The noise rule in one sentence, for reports."""
+    from rooflint.diffstats import MIN_LAUNCHES
+
     return (f"a group is slower only when its estimated change and the whole of its {level * 100:g} % "
             f"interval exceed +{threshold * 100:g} % and, with several runs, the change exceeds the "
-            f"measured run-to-run noise (under {diffstats.MIN_LAUNCHES} launches a side: the threshold "
+            f"measured run-to-run noise (under {MIN_LAUNCHES} launches a side: the threshold "
             "alone)")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -48,6 +47,8 @@ class _Side:
 def t_quantile(p: float, df) -> np.ndarray:
     """Student-t quantile for df >= 1: exact at df 1 and 2, a Cornish-Fisher series in the normal
     quantile from df 3 on (within 0.2 % there), linear in 1/df in between; the normal at df = inf."""
+    from statistics import NormalDist  # here: `rooflint report` never pays for the import
+
     z = NormalDist().inv_cdf(p)
     v = np.maximum(np.asarray(df, dtype="float64"), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rooflint import config, diffruns, result, saved
+from rooflint import config, result, saved
 from rooflint import diff as diffs
 from rooflint import gates as gate_mod
 from rooflint import output as outputs
@@ -79,6 +79,8 @@ def diff(base, head, base_runs, head_runs, fmt, output, top, min_time, fail_on_r
 
 def _runs(base, head, base_runs, head_runs) -> list[list[str]]:
     """The runs of each side: BASE and HEAD (one run each), or the --base and --head values."""
+    from rooflint import diffruns  # only `diff` needs it
+
     if base_runs or head_runs:
         if base is not None:
             raise UsageError("give the sides either as BASE HEAD or with --base/--head, not both")
@@ -93,6 +95,8 @@ def _runs(base, head, base_runs, head_runs) -> list[list[str]]:
 
 def load_runs(paths: list[str], options: result.Options) -> diffs.Side:
     """One side from its runs (a single run keeps its path as the label)."""
+    from rooflint import diffruns
+
     if len(paths) == 1:
         return load_side(paths[0], options)
     combined, tool = diffruns.load_runs(paths, lambda p: _load(p, options))

@@ -55,8 +55,8 @@ def _cells(rank: int, r: dict) -> list[str]:
             dc.interval_text(r), dc.status_text(r)]
 
 
-def detail(r: dict) -> str:
-    """The second line of a group: how the change was estimated, times, noise, verdict."""
+def detail(r: dict) -> list[str]:
+    """The second line of a group, in parts: how the change was estimated, times, noise, verdict."""
     parts = [dc.method_text(r) if r["match"] not in (diffs.BASE_ONLY, diffs.HEAD_ONLY) else dc.match_text(r),
              f"time {dc.si(r['duration_s_base'], 's') if diffs.present(r, 'base') else '—'} → "
              f"{dc.si(r['duration_s_head'], 's') if diffs.present(r, 'head') else '—'}"]
@@ -68,7 +68,25 @@ def detail(r: dict) -> str:
     parts.append(dc._verdicts(r))
     parts.append(f"efficiency {dc._pair(r, 'efficiency', pct)}")
     parts.append(f"Δ headroom {dc.signed_si(r['headroom_delta_s'])}")
-    return "; ".join(parts)
+    return parts
+
+
+def _pack(parts: list[str], indent: str) -> list[str]:
+    """`parts` joined by "; " into lines of WIDTH, breaking between parts (inside one only when it
+    alone is too long)."""
+    lines, line = [], ""
+    for i, part in enumerate(parts):
+        text = part + (";" if i < len(parts) - 1 else "")
+        if line and len(indent) + len(line) + 1 + len(text) > WIDTH:
+            lines.append(indent + line)
+            line = ""
+        line = f"{line} {text}" if line else text
+    lines.append(indent + line)
+    out = []
+    for one in lines:
+        out += [one] if len(one) <= WIDTH else textwrap.wrap(one, WIDTH, subsequent_indent=indent,
+                                                             break_on_hyphens=False)
+    return out
 
 
 def _grid(rows: list[dict], level: float) -> list[str]:
@@ -85,8 +103,7 @@ def _grid(rows: list[dict], level: float) -> list[str]:
                  for i, (c, w) in enumerate(zip(row, widths, strict=True))]
         out.append("  ".join(cells).rstrip())
         if k:
-            out += textwrap.wrap(detail(rows[k - 1]), WIDTH, initial_indent=indent,
-                                 subsequent_indent=indent, break_on_hyphens=False)
+            out += _pack(detail(rows[k - 1]), indent)
     return out
 
 
