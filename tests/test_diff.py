@@ -171,7 +171,8 @@ def test_profile_against_itself_shows_no_change_and_passes():
 def test_table_is_the_default_and_says_pass():
     res = run("diff", A100, A100)
     assert res.exit_code == 0
-    assert res.stdout.startswith("rooflint diff: PASS — total time +0.0 % [+0.0, +0.0] (base 906 ms → head 906 ms)")
+    assert res.stdout.startswith(
+        "rooflint diff: PASS — total time +0.0 % [+0.0, +0.0] (base 906 ms → head 906 ms)")
     assert "no gates set" in res.stdout.splitlines()[0]
 
 
@@ -193,12 +194,13 @@ def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path
     # every launch × 1.3: each of the 8 pairs has the ratio 1.3, so the interval is 1.3 too
     assert first["method"] == "paired" and first["pairs"] == 8
     assert first["change"] == pytest.approx(0.3, rel=1e-9)
-    assert first["change_low"] == pytest.approx(0.3, rel=1e-9) and first["change_high"] == pytest.approx(0.3, rel=1e-9)
+    assert first["change_low"] == pytest.approx(0.3, rel=1e-9)
+    assert first["change_high"] == pytest.approx(0.3, rel=1e-9)
     assert first["run_noise"] is None  # one run a side: not measured
     assert doc["groups"][1]["status"] == "unchanged"
     assert f"gate failed: kernel {names.short_name(first['kernel'])} [{names.short_id(first['kernel'])}] " \
-           "time +30.0 % [+30.0, +30.0] paired, 8 launches (mean per launch 7.6 µs → 9.87 µs) exceeds " \
-           "--fail-on-regression 10 %" in res.stderr
+           "time +30.0 % [+30.0, +30.0] paired, 8 launches (mean per launch 7.6 µs → 9.87 µs) " \
+           "exceeds --fail-on-regression 10 %" in res.stderr
     assert "total time" not in res.stderr  # +1.1 % in total is under the threshold
 
 
@@ -212,7 +214,8 @@ def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tm
     md = res.stdout
     first_line = md.splitlines()[0]
     expected_total = f"+{0.3 * lean / total * 100:.1f} %"  # 18.2 µs more on 1.59 ms
-    assert first_line.startswith(f"### ❌ rooflint diff: FAIL — total time {expected_total} \\[")  # Markdown-escaped
+    # the interval's brackets are escaped in Markdown
+    assert first_line.startswith(f"### ❌ rooflint diff: FAIL — total time {expected_total} \\[")
     assert first_line.endswith(f"\\] (base "
                           f"{total * 1e3:.3g} ms → head {(total + 0.3 * lean) * 1e3:.3g} ms); 1 slower")
     html, tables = rendered(md)
@@ -224,7 +227,8 @@ def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tm
     assert row["head"] == f"{1.3 * lean * 1e6:.3g} µs" == "79 µs"
     assert row["Δ time"] == f"+{0.3 * lean * 1e6:.3g} µs"
     assert row["Δ %"] == "+30.0 %" and row["change [CI]"] == "+30.0 % [+30.0, +30.0]"
-    assert row["method"] == "paired, 8 launches" and row["run noise"] == "—" and row["status"] == "slower"
+    assert row["method"] == "paired, 8 launches" and row["run noise"] == "—"
+    assert row["status"] == "slower"
     assert "<details>" in html and "</details>" in html
     everything = as_dicts(tables[1])
     assert [r["status"] for r in everything] == ["slower", "unchanged"]
@@ -239,7 +243,8 @@ def test_total_time_gate_restates_the_numbers(tmp_path):
     change = 0.3 * sdpa / total
     message = next(line for line in res.stderr.splitlines() if "total time" in line)
     assert message.startswith(f"rooflint: gate failed: total time +{change * 100:.1f} % [")
-    assert message.endswith(f"] (base {total * 1e3:.3g} ms → head {(total + 0.3 * sdpa) * 1e3:.3g} ms) exceeds "
+    head_ms = (total + 0.3 * sdpa) * 1e3
+    assert message.endswith(f"] (base {total * 1e3:.3g} ms → head {head_ms:.3g} ms) exceeds "
                             "--fail-on-regression 10 %")
 
 

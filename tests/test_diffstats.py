@@ -1,4 +1,4 @@
-"""Diff statistics: intervals against scipy.stats, pairing, simulated reruns, several runs per side."""
+"""Diff statistics: intervals against scipy.stats, pairing, simulated reruns, several runs."""
 
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ def samples(groups: dict[int, list[list[float]]], ranges: dict[int, list[list[st
     for g, per_run in groups.items():
         for r, durations in enumerate(per_run):
             names = (ranges or {}).get(g, [[None] * len(durations)] * len(per_run))[r]
-            rows += [{"group": g, "run": r, "range": n, "duration_s": d}
-                     for d, n in zip(durations, names, strict=True)]
+            rows += [
+                {"group": g, "run": r, "range": n, "duration_s": d}
+                for d, n in zip(durations, names, strict=True)
+            ]
     runs = max(len(v) for v in groups.values())
     return diffstats.prepare(pd.DataFrame(rows, columns=diffstats.SAMPLE_COLUMNS), runs)
 
@@ -41,17 +43,31 @@ def one(base, head, level=0.95) -> dict:
 
 def test_diff_uses_the_same_words_and_default_without_importing_the_statistics():
     assert (diff.SLOWER, diff.FASTER, diff.NOISE, diff.UNCHANGED, diff.NOT_COMPARABLE) == (
-        diffstats.SLOWER, diffstats.FASTER, diffstats.NOISE, diffstats.UNCHANGED, diffstats.NOT_COMPARABLE)
+        diffstats.SLOWER,
+        diffstats.FASTER,
+        diffstats.NOISE,
+        diffstats.UNCHANGED,
+        diffstats.NOT_COMPARABLE,
+    )
     assert diff.DEFAULT_LEVEL == diffstats.DEFAULT_LEVEL
     import subprocess
     import sys
 
-    code = "import sys, rooflint.cli; print('rooflint.diffstats' in sys.modules, 'statistics' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False"]  # `rooflint report` pays nothing for the diff statistics
+    code = (
+        "import sys, rooflint.cli; "
+        "print('rooflint.diffstats' in sys.modules, 'statistics' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == [
+        "False",
+        "False",
+    ]  # `rooflint report` pays nothing for the diff statistics
 
 
-# --- the intervals against scipy.stats -------------------------------------------------------------
+# --- the intervals against scipy.stats ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("df", [1, 1.5, 2, 3, 4.5, 7, 30, 1000])
 @pytest.mark.parametrize("p", [0.95, 0.975, 0.995])
@@ -71,7 +87,9 @@ def test_paired_interval_is_scipys_one_sample_t_interval_on_log_ratios():
     logs = np.log(head) - np.log(base)
     ci = stats.ttest_1samp(logs, 0.0).confidence_interval(0.90)
     assert est["method"] == diffstats.PAIRED and est["pairs"] == 5
-    assert est["change"] == pytest.approx(np.expm1(logs.mean()), rel=1e-12)  # the geometric mean ratio - 1
+    assert est["change"] == pytest.approx(
+        np.expm1(logs.mean()), rel=1e-12
+    )  # the geometric mean ratio - 1
     assert est["change_low"] == pytest.approx(np.expm1(ci.low), rel=2e-3)
     assert est["change_high"] == pytest.approx(np.expm1(ci.high), rel=2e-3)
 
@@ -125,17 +143,28 @@ def test_too_few_launches_have_no_interval_and_say_so():
 
 
 def test_decide_needs_the_whole_interval_beyond_the_threshold_and_the_run_noise():
-    rows = pd.DataFrame({
-        "change": [0.05, 0.20, 0.20, 0.20, -0.20, 0.20, np.nan],
-        "change_low": [0.0, 0.15, 0.08, 0.15, -0.25, 0.15, np.nan],
-        "change_high": [0.1, 0.25, 0.30, 0.25, -0.15, 0.25, np.nan],
-        "method": ["paired"] * 7,
-        "run_noise": [np.nan, np.nan, np.nan, 0.25, np.nan, 0.10, np.nan]})
+    rows = pd.DataFrame(
+        {
+            "change": [0.05, 0.20, 0.20, 0.20, -0.20, 0.20, np.nan],
+            "change_low": [0.0, 0.15, 0.08, 0.15, -0.25, 0.15, np.nan],
+            "change_high": [0.1, 0.25, 0.30, 0.25, -0.15, 0.25, np.nan],
+            "method": ["paired"] * 7,
+            "run_noise": [np.nan, np.nan, np.nan, 0.25, np.nan, 0.10, np.nan],
+        }
+    )
     assert list(diffstats.decide(rows, 0.10)) == [
-        "unchanged", "slower", "within noise", "within noise", "faster", "slower", "not comparable"]
+        "unchanged",
+        "slower",
+        "within noise",
+        "within noise",
+        "faster",
+        "slower",
+        "not comparable",
+    ]
 
 
-# --- the planted regression of issue 13 ------------------------------------------------------------
+# --- the planted regression of issue 13 -----------------------------------------------------------
+
 
 def _hottest_gemm(gen, n, kernels, seed) -> tuple[int, np.ndarray]:
     ks, values, which = gen.launches(n, kernels, seed)
@@ -177,7 +206,7 @@ def test_uniform_thirty_percent_on_a_heterogeneous_group_fails_the_gate_and_is_f
     assert [g["status"] for g in doc["groups"][1:]] == ["unchanged"] * (len(doc["groups"]) - 1)
 
 
-# --- simulated reruns -------------------------------------------------------------------------------
+# --- simulated reruns -----------------------------------------------------------------------------
 
 N, KERNELS, SEED = 500, 20, 3  # every one of the 20 groups has 5 or more launches
 
@@ -190,13 +219,20 @@ def _launches():
 
 def _fires(which, base_s, head_s, threshold=0.10) -> bool:
     """Whether --fail-on-regression fires: what diff.compare and gates do, on the samples alone."""
-    frames = [pd.DataFrame({"group": which, "run": 0, "range": None, "duration_s": d}) for d in (base_s, head_s)]
+    frames = [
+        pd.DataFrame({"group": which, "run": 0, "range": None, "duration_s": d})
+        for d in (base_s, head_s)
+    ]
     b, h = (diffstats.prepare(f, 1) for f in frames)
     pairs = [(g, g) for g in range(KERNELS)]
     est, positions = diffstats.estimate(b, h, pairs)
-    total = pd.DataFrame([diffstats.total(b, h, pairs, est, positions)]).reindex(columns=est.columns)
-    return bool((diffstats.decide(est, threshold) == diffstats.SLOWER).any()
-                or diffstats.decide(total, threshold)[0] == diffstats.SLOWER)
+    total = pd.DataFrame([diffstats.total(b, h, pairs, est, positions)]).reindex(
+        columns=est.columns
+    )
+    return bool(
+        (diffstats.decide(est, threshold) == diffstats.SLOWER).any()
+        or diffstats.decide(total, threshold)[0] == diffstats.SLOWER
+    )
 
 
 def test_twenty_percent_noise_without_a_change_stays_quiet():
@@ -225,15 +261,20 @@ def test_the_simulation_matches_the_diff_and_its_gate():
     rng = np.random.default_rng(7)
     slowed = np.where(which == np.argmax(np.bincount(which)), 1.2, 1.0)
     base_s, head_s = t * rng.uniform(0.9, 1.1, N), t * slowed * rng.uniform(0.9, 1.1, N)
-    sides = [synthetic([launch for k, d in zip(names, ds, strict=True) for launch in timed(k, [d], roof=1e-7)])
-             for ds in (base_s, head_s)]
+    sides = [
+        synthetic(
+            [launch for k, d in zip(names, ds, strict=True) for launch in timed(k, [d], roof=1e-7)]
+        )
+        for ds in (base_s, head_s)
+    ]
     d = diff.compare(*sides, threshold=0.10)
     failed = gates.failures(gates.diff_gates(d, 0.10))
     assert _fires(which, base_s, head_s) and len(failed) == 1
     assert failed[0].startswith(f"gate failed: kernel k{np.argmax(np.bincount(which))} [")
 
 
-# --- several runs per side ----------------------------------------------------------------------------
+# --- several runs per side ------------------------------------------------------------------------
+
 
 def test_run_to_run_noise_larger_than_the_change_is_within_noise(tmp_path):
     gen = _generator()
@@ -248,25 +289,45 @@ def test_run_to_run_noise_larger_than_the_change_is_within_noise(tmp_path):
         return _rewrite_durations(data, tmp_path / name, f)
 
     # noisy: base runs differ by 15 %, head is 12 % slower; steady: +30 % in both head runs
-    paths = [scaled("b1.csv", 1.0, 1.0), scaled("b2.csv", 1.15, 1.0),
-             scaled("h1.csv", 1.12, 1.3), scaled("h2.csv", 1.12 * 1.15, 1.3)]
-    res = run("diff", "--base", paths[0], "--base", paths[1], "--head", tmp_path / "h*.csv",
-              "--fail-on-regression", "10", "-f", "json")
+    paths = [
+        scaled("b1.csv", 1.0, 1.0),
+        scaled("b2.csv", 1.15, 1.0),
+        scaled("h1.csv", 1.12, 1.3),
+        scaled("h2.csv", 1.12 * 1.15, 1.3),
+    ]
+    res = run(
+        "diff",
+        "--base",
+        paths[0],
+        "--base",
+        paths[1],
+        "--head",
+        tmp_path / "h*.csv",
+        "--fail-on-regression",
+        "10",
+        "-f",
+        "json",
+    )
     doc = json.loads(res.stdout)
     assert doc["base"]["runs"] == 2 and doc["head"]["inputs"] == [str(paths[2]), str(paths[3])]
     groups = {g["kernel"]: g for g in doc["groups"]}
     g = groups[ks.names[noisy]]
-    assert g["change"] == pytest.approx(0.12, rel=1e-6) and g["run_noise"] == pytest.approx(0.15, rel=1e-6)
+    assert g["change"] == pytest.approx(0.12, rel=1e-6) and g["run_noise"] == pytest.approx(
+        0.15, rel=1e-6
+    )
     assert g["status"] == "within noise"
     assert groups[ks.names[steady]]["status"] == "slower"
     assert g["base"]["launches"] == counts[noisy]  # per run, not summed over runs
     assert res.exit_code == 1  # the steady group
-    table = run("diff", "--base", paths[0], "--base", paths[1], "--head", tmp_path / "h*.csv").stdout
+    table = run(
+        "diff", "--base", paths[0], "--base", paths[1], "--head", tmp_path / "h*.csv"
+    ).stdout
     assert f"paired, {counts[noisy]} launches × 2 runs; time" in table
     assert "run noise 15 %" in table
 
 
-# --- the command line -------------------------------------------------------------------------------
+# --- the command line -----------------------------------------------------------------------------
+
 
 def test_runs_from_a_folder_and_errors_are_one_line(tmp_path):
     (tmp_path / "base").mkdir()
@@ -285,7 +346,9 @@ def test_runs_from_a_folder_and_errors_are_one_line(tmp_path):
         res = run(*args)
         assert res.exit_code == 2, (args, res.output)
         assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
-    res = run("diff", A100, A100, "--confidence", "40%")  # click's usage error, as for other options
+    res = run(
+        "diff", A100, A100, "--confidence", "40%"
+    )  # click's usage error, as for other options
     assert res.exit_code == 2 and "'40%' is not a confidence level" in res.stderr
 
 
@@ -294,15 +357,22 @@ def test_confidence_level_from_the_command_line_and_pyproject(tmp_path, monkeypa
     head = synthetic(timed("k", [1.2e-3, 1.2e-3, 1.1e-3, 1.3e-3], roof=1e-4))
     narrow, wide = (diff.compare(base, head, 0.1, level=lv).groups.iloc[0] for lv in (0.9, 0.99))
     assert wide["change_low"] < narrow["change_low"] < narrow["change_high"] < wide["change_high"]
-    (tmp_path / "pyproject.toml").write_text("[tool.rooflint]\nconfidence = \"99%\"\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.rooflint]\nconfidence = "99%"\n')
     monkeypatch.chdir(tmp_path)
     doc = json.loads(run("diff", A100, A100, "-f", "json").stdout)
     assert doc["level"] == 0.99 and "99 % interval" in doc["rule"]
-    assert json.loads(run("diff", A100, A100, "-f", "json", "--confidence", "0.9").stdout)["level"] == 0.9
+    assert (
+        json.loads(run("diff", A100, A100, "-f", "json", "--confidence", "0.9").stdout)["level"]
+        == 0.9
+    )
 
 
 def test_terminal_lines_fit_100_columns():
-    long = "void very_long_kernel_name<" + ", ".join(f"cutlass::arch::Sm{n}" for n in range(30)) + ">(int)"
+    long = (
+        "void very_long_kernel_name<"
+        + ", ".join(f"cutlass::arch::Sm{n}" for n in range(30))
+        + ">(int)"
+    )
     base = synthetic(timed(long, [1e-3, 1.1e-3, 0.9e-3]) + timed("short", [1e-3]))
     head = synthetic(timed(long, [2e-3, 2.2e-3, 1.8e-3]) + timed("short", [3e-3]))
     from rooflint.reporters import diff_table

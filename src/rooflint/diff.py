@@ -54,7 +54,8 @@ UNITS = {"time_s": "s", "delta_s": "s", "delta_pct": "fraction of base", "mean_s
          "spread": "fraction of mean ((max - min) / mean)", "cv": "fraction of mean (std / mean)",
          "time_share": "fraction of the side's total time", "efficiency": "fraction of attainable",
          "headroom_s": "s", "mean_delta_pct": "fraction of base mean",
-         "change": "fraction (head / base - 1)", "change_low": "fraction", "change_high": "fraction",
+         "change": "fraction (head / base - 1)", "change_low": "fraction",
+         "change_high": "fraction",
          "run_noise": "fraction (largest ratio between two runs of one side - 1)",
          "level": "confidence level of the intervals",
          "threshold": "fraction", "min_time": "fraction of total time", "ceiling": "op/s or byte/s"}
@@ -76,7 +77,7 @@ class Side:
             self.groups = group_stats(self.result, self.runs)
 
     def samples(self) -> pd.DataFrame:
-        """diffstats.SAMPLE_COLUMNS: every launch with its group's row in `groups`, in launch order."""
+        """diffstats.SAMPLE_COLUMNS: every launch, with its group's row in `groups`, in order."""
         from rooflint import diffstats
 
         launches = self.result.launches
@@ -393,7 +394,7 @@ def regression_rule_text(threshold: float, level: float = DEFAULT_LEVEL) -> str:
     """The noise rule in one sentence, for reports."""
     from rooflint.diffstats import MIN_LAUNCHES
 
-    return (f"a group is slower only when its estimated change and the whole of its {level * 100:g} % "
-            f"interval exceed +{threshold * 100:g} % and, with several runs, the change exceeds the "
-            f"measured run-to-run noise (under {MIN_LAUNCHES} launches a side: the threshold "
-            "alone)")
+    return (f"a group is slower only when its estimated change and the whole of its "
+            f"{level * 100:g} % interval exceed +{threshold * 100:g} % and, with several runs, "
+            "the change exceeds the measured run-to-run noise (under "
+            f"{MIN_LAUNCHES} launches a side: the threshold alone)")

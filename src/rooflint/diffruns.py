@@ -1,4 +1,4 @@
-"""Several runs on one side of a diff: expanding --base/--head values and combining their results."""
+"""Several runs on one side of a diff: expanding --base/--head values, combining the results."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ def expand(values: Sequence[str], option: str) -> list[str]:
         elif Path(value).is_dir():
             found = [str(p) for p in _expand(Path(value))]
             if not found:
-                raise UsageError(f"{option} {value!r} is an empty folder; give the folder of the runs")
+                raise UsageError(
+                    f"{option} {value!r} is an empty folder; give the folder of the runs"
+                )
             runs += found
         else:
             runs.append(value)
@@ -45,7 +47,9 @@ def combine(results: list[Result]) -> Result:
     """One Result holding every run's launches, each marked with its run (0, 1, ...)."""
     if len(results) == 1:
         return results[0]
-    launches = pd.concat([r.launches.assign(run=i) for i, r in enumerate(results)], ignore_index=True)
+    launches = pd.concat(
+        [r.launches.assign(run=i) for i, r in enumerate(results)], ignore_index=True
+    )
     first = results[0]
     kernels = ranking.rank(launches, first.group_by, first.latency_threshold)
     uses: dict = {}
@@ -58,8 +62,15 @@ def combine(results: list[Result]) -> Result:
             have.by_source.update(use.by_source)
     inputs = [p for r in results for p in r.inputs]
     skipped = [s for r in results for s in r.skipped]
-    return Result(launches, kernels, first.group_by, list(uses.values()), inputs, skipped,
-                  first.latency_threshold)
+    return Result(
+        launches,
+        kernels,
+        first.group_by,
+        list(uses.values()),
+        inputs,
+        skipped,
+        first.latency_threshold,
+    )
 
 
 def load_runs(paths: list[str], load: Callable[[str], tuple[Result, str | None]]):

@@ -65,8 +65,8 @@ def parse_level(value, what: str = "--confidence") -> float:
     if percent or number > 1:
         number /= 100.0
     if not 0.5 <= number < 1:
-        raise UsageError(f"{_subject(what, value)} is not a confidence level; give one from 50 % to under "
-                         "100 %, such as 95% or 0.99")
+        raise UsageError(f"{_subject(what, value)} is not a confidence level; give one from "
+                         "50 % to under 100 %, such as 95% or 0.99")
     return number
 
 
@@ -138,9 +138,9 @@ def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_n
         gate = Gate("--fail-on-regression", show_pct(fail_on_regression), origins.get("fail_on_regression", ""))
         _total_regression(gate, d, fail_on_regression)
         for r in d.regressions.to_dict(orient="records"):
-            gate.fail(f"{_kernel(r)} time {dc.change_text(r)} (mean per launch "
-                      f"{si(r['mean_s_base'], 's')} → {si(r['mean_s_head'], 's')}{dc.noise_clause(r)}) "
-                      f"exceeds {gate.label}")
+            means = f"{si(r['mean_s_base'], 's')} → {si(r['mean_s_head'], 's')}"
+            gate.fail(f"{_kernel(r)} time {dc.change_text(r)} (mean per launch {means}"
+                      f"{dc.noise_clause(r)}) exceeds {gate.label}")
         gates.append(gate)
     if fail_on_new_latency_bound:
         gate = Gate("--fail-on-new-latency-bound", "", origins.get("fail_on_new_latency_bound", ""))
@@ -157,7 +157,8 @@ def _total_regression(gate: Gate, d: diffs.Diff, threshold: float) -> None:
     from rooflint.reporters import diff_common as dc
 
     t = d.totals
-    status = diffstats.decide(pd.DataFrame([t]).reindex(columns=diffstats.ESTIMATE_COLUMNS), threshold)[0]
+    total = pd.DataFrame([t]).reindex(columns=diffstats.ESTIMATE_COLUMNS)
+    status = diffstats.decide(total, threshold)[0]
     if status == diffstats.SLOWER:
         gate.fail(f"total time {dc.interval_text(t)} (base {si(t['time_base_s'], 's')} → head "
                   f"{si(t['time_head_s'], 's')}{dc.noise_clause(t)}) exceeds {gate.label}")

@@ -22,8 +22,8 @@ EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".txt
 @click.argument("base", type=click.Path(), required=False)
 @click.argument("head", type=click.Path(), required=False)
 @click.option("--base", "base_runs", multiple=True, metavar="PATH",
-              help="A run of the base side (repeat it, or give a folder or a glob, for several runs); "
-                   "instead of BASE.")
+              help="A run of the base side (repeat it, or give a folder or a glob, for several "
+                   "runs); instead of BASE.")
 @click.option("--head", "head_runs", multiple=True, metavar="PATH",
               help="A run of the head side (repeatable, a folder or a glob); instead of HEAD.")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
@@ -35,16 +35,16 @@ EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".txt
 @click.option("--min-time", metavar="FRACTION", callback=gate_mod.click_fraction, default=None,
               help="Ignore groups under this share of total time in both profiles (0.01 or 1%).")
 @click.option("--fail-on-regression", metavar="PCT", callback=gate_mod.click_percent, default=None,
-              help="Exit 1 when total time, or a group's time, grows by more than PCT percent with its "
-                   "whole confidence interval above PCT (and beyond the run-to-run noise, with several "
-                   "runs).")
+              help="Exit 1 when total time, or a group's time, grows by more than PCT percent "
+                   "with its whole confidence interval above PCT (and beyond the run-to-run "
+                   "noise, with several runs).")
 @click.option("--confidence", metavar="PCT", callback=gate_mod.click_level, default=None,
               help="Confidence level of the intervals (default 95%; 0.99 or 99%).")
 @click.option("--fail-on-new-latency-bound/--no-fail-on-new-latency-bound", default=False,
               help="Exit 1 when a group is latency-bound in head but was not (or did not exist) in base.")
 @input_options
-def diff(base, head, base_runs, head_runs, fmt, output, top, min_time, fail_on_regression, confidence,
-         fail_on_new_latency_bound, **kwargs):
+def diff(base, head, base_runs, head_runs, fmt, output, top, min_time, fail_on_regression,
+         confidence, fail_on_new_latency_bound, **kwargs):
     """Compare HEAD against BASE: each a profile or a saved `rooflint report --format json` file.
 
     Kernel groups are matched by name and launch configuration, then by name, then by name without
@@ -63,8 +63,8 @@ def diff(base, head, base_runs, head_runs, fmt, output, top, min_time, fail_on_r
     kwargs["latency_threshold"] = settings["latency_threshold"]
     options = options_from(kwargs, "kernel")
     sides = [load_runs(paths, options) for paths in _runs(base, head, base_runs, head_runs)]
-    d = diffs.compare(*sides, threshold=settings["fail_on_regression"], min_time=settings["min_time"] or 0.0,
-                      level=settings["confidence"])
+    d = diffs.compare(*sides, threshold=settings["fail_on_regression"],
+                      min_time=settings["min_time"] or 0.0, level=settings["confidence"])
     gates = gate_mod.diff_gates(d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins)
     fmt = choose_format(fmt, output)
     text = render(d, gates, fmt, top)

@@ -11,8 +11,8 @@ from rooflint import names
 from rooflint.gates import failures, show_pct, signed_pct
 from rooflint.reporters.common import pct, si
 
-HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "change [CI]", "method",
-          "run noise", "efficiency", "verdict", "Δ headroom", "status"]
+HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "change [CI]",
+          "method", "run noise", "efficiency", "verdict", "Δ headroom", "status"]
 NUMERIC = {0, 4, 5, 6, 7, 8, 9, 11, 14}
 
 
@@ -89,9 +89,9 @@ def method_text(r: dict) -> str:
     method = r.get("method")
     if not isinstance(method, str) or method == diffs.NOT_COMPARABLE:
         return "—"
-    if method.startswith("paired") or (method == "threshold only" and not math.isnan(_f(r.get("pairs")))):
-        count = _f(r.get("pairs"))
-        text = f"{method}, {int(count)} launch{'es' if count != 1 else ''}" if not math.isnan(count) else method
+    count = _f(r.get("pairs"))
+    if not math.isnan(count):  # paired (or paired, but too few pairs for an interval)
+        text = f"{method}, {int(count)} launch{'es' if count != 1 else ''}"
     elif not math.isnan(_f(r.get("compared_base"))):
         text = f"{method}, {int(r['compared_base'])} → {int(r['compared_head'])} launches"
     else:

@@ -66,8 +66,9 @@ def _group(r: dict) -> dict:
     for side in ("base", "head"):
         out[side] = ({"kernel": r[f"kernel_{side}"], **{f: _clean(r[f"{f}_{side}"]) for f in _SIDE}}
                      if diffs.present(r, side) else None)
-    for f in ("delta_s", "delta_pct", "mean_delta_pct", "change", "change_low", "change_high", "method",
-              "pairs", "compared_base", "compared_head", "run_noise", "headroom_delta_s", "efficiency_delta"):
+    for f in ("delta_s", "delta_pct", "mean_delta_pct", "change", "change_low", "change_high",
+              "method", "pairs", "compared_base", "compared_head", "run_noise", "headroom_delta_s",
+              "efficiency_delta"):
         out[f] = _clean(r[f])
     for f in ("pairs", "compared_base", "compared_head"):
         out[f] = int(out[f]) if out[f] is not None else None

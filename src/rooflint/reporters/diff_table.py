@@ -20,9 +20,11 @@ MIN_KERNEL = 16
 
 
 def render(d, gates, top: int | None = 20, **_options) -> str:
-    lines = [f"rooflint diff: {dc.summary_line(d, gates)}",
-             f"base: {d.base.label} ({_device(d.base)})",
-             f"head: {d.head.label} ({_device(d.head)})"]
+    lines = [
+        f"rooflint diff: {dc.summary_line(d, gates)}",
+        f"base: {d.base.label} ({_device(d.base)})",
+        f"head: {d.head.label} ({_device(d.head)})",
+    ]
     lines += [f"!! {w}" for w in d.warnings]
     lines += dc.context_lines(d)
     for gate in gates:
@@ -42,8 +44,9 @@ def render(d, gates, top: int | None = 20, **_options) -> str:
 
 
 def _wrap(line: str, indent: str = "    ") -> list[str]:
-    return textwrap.wrap(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False,
-                         break_long_words=True) or [""]
+    return textwrap.wrap(
+        line, WIDTH, subsequent_indent=indent, break_on_hyphens=False, break_long_words=True
+    ) or [""]
 
 
 def _device(side) -> str:
@@ -51,15 +54,25 @@ def _device(side) -> str:
 
 
 def _cells(rank: int, r: dict) -> list[str]:
-    return [str(rank), dc.names.short_id(r["kernel"]), dc.display(r), dc.signed_si(r["delta_s"]),
-            dc.interval_text(r), dc.status_text(r)]
+    return [
+        str(rank),
+        dc.names.short_id(r["kernel"]),
+        dc.display(r),
+        dc.signed_si(r["delta_s"]),
+        dc.interval_text(r),
+        dc.status_text(r),
+    ]
 
 
 def detail(r: dict) -> list[str]:
     """The second line of a group, in parts: how the change was estimated, times, noise, verdict."""
-    parts = [dc.method_text(r) if r["match"] not in (diffs.BASE_ONLY, diffs.HEAD_ONLY) else dc.match_text(r),
-             f"time {dc.si(r['duration_s_base'], 's') if diffs.present(r, 'base') else '—'} → "
-             f"{dc.si(r['duration_s_head'], 's') if diffs.present(r, 'head') else '—'}"]
+    parts = [
+        dc.method_text(r)
+        if r["match"] not in (diffs.BASE_ONLY, diffs.HEAD_ONLY)
+        else dc.match_text(r),
+        f"time {dc.si(r['duration_s_base'], 's') if diffs.present(r, 'base') else '—'} → "
+        f"{dc.si(r['duration_s_head'], 's') if diffs.present(r, 'head') else '—'}",
+    ]
     noise = dc.noise_clause(r)
     if noise:
         parts.append(noise.removeprefix(", "))
@@ -84,8 +97,11 @@ def _pack(parts: list[str], indent: str) -> list[str]:
     lines.append(indent + line)
     out = []
     for one in lines:
-        out += [one] if len(one) <= WIDTH else textwrap.wrap(one, WIDTH, subsequent_indent=indent,
-                                                             break_on_hyphens=False)
+        out += (
+            [one]
+            if len(one) <= WIDTH
+            else textwrap.wrap(one, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+        )
     return out
 
 
@@ -99,8 +115,10 @@ def _grid(rows: list[dict], level: float) -> list[str]:
     out = []
     for k, row in enumerate(table):
         row[KERNEL] = _fit(row[KERNEL], widths[KERNEL])
-        cells = [c.rjust(w) if i in NUMERIC else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            c.rjust(w) if i in NUMERIC else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
         out.append("  ".join(cells).rstrip())
         if k:
             out += _pack(detail(rows[k - 1]), indent)
