@@ -10,10 +10,12 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from rooflint import diff, diffstats, gates
+from rooflint import config, diff, diffruns, diffstats, gates, names, result
 from rooflint.cli import main
+from rooflint.commands.diff import load_runs
+from rooflint.reporters import diff_json, diff_markdown, diff_table
 from tests.test_batch import _generator
-from tests.test_diff import A100, raw_rows, synthetic, timed, write_raw
+from tests.test_diff import A100, as_dicts, raw_rows, rendered, synthetic, timed, write_raw
 
 DURATION = "gpu__time_duration.sum"
 
@@ -295,35 +297,31 @@ def test_run_to_run_noise_larger_than_the_change_is_within_noise(tmp_path):
         scaled("h1.csv", 1.12, 1.3),
         scaled("h2.csv", 1.12 * 1.15, 1.3),
     ]
-    res = run(
-        "diff",
-        "--base",
-        paths[0],
-        "--base",
-        paths[1],
-        "--head",
-        tmp_path / "h*.csv",
-        "--fail-on-regression",
-        "10",
-        "-f",
-        "json",
-    )
-    doc = json.loads(res.stdout)
+    sides = [
+        load_runs([str(p) for p in paths[:2]], result.Options()),
+        load_runs(diffruns.expand([str(tmp_path / "h*.csv")], "--head"), result.Options()),
+    ]
+    d = diff.compare(*sides, threshold=0.10)
+    failed = gates.failures(gates.diff_gates(d, 0.10))
+    doc = diff_json.document(d, [])
     assert doc["base"]["runs"] == 2 and doc["head"]["inputs"] == [str(paths[2]), str(paths[3])]
     groups = {g["kernel"]: g for g in doc["groups"]}
     g = groups[ks.names[noisy]]
-    assert g["change"] == pytest.approx(0.12, rel=1e-6) and g["run_noise"] == pytest.approx(
-        0.15, rel=1e-6
-    )
+    assert g["change"] == pytest.approx(0.12, rel=1e-6)
+    assert g["run_noise"] == pytest.approx(0.15, rel=1e-6)
     assert g["status"] == "within noise"
     assert groups[ks.names[steady]]["status"] == "slower"
+    assert not any(names.short_id(ks.names[noisy]) in m for m in failed)  # the noisy group passes
+    assert any(names.short_id(ks.names[steady]) in m for m in failed)
     assert g["base"]["launches"] == counts[noisy]  # per run, not summed over runs
-    assert res.exit_code == 1  # the steady group
-    table = run(
-        "diff", "--base", paths[0], "--base", paths[1], "--head", tmp_path / "h*.csv"
-    ).stdout
-    assert f"paired, {counts[noisy]} launches × 2 runs; time" in table
-    assert "run noise 15 %" in table
+    # every format shows the measured noise
+    assert f"paired, {counts[noisy]} launches × 2 runs; time" in diff_table.render(d, [])
+    assert "run noise 15 %" in diff_table.render(d, [])
+    _, tables = rendered(diff_markdown.render(d, []))
+    row = next(r for r in as_dicts(tables[0]) if r["status"] == "within noise")
+    assert (
+        row["run noise"] == "15 %" and row["method"] == f"paired, {counts[noisy]} launches × 2 runs"
+    )
 
 
 # --- the command line -----------------------------------------------------------------------------
@@ -333,9 +331,11 @@ def test_runs_from_a_folder_and_errors_are_one_line(tmp_path):
     (tmp_path / "base").mkdir()
     for name in ("a.csv", "b.csv"):
         (tmp_path / "base" / name).write_bytes(A100.read_bytes())
-    res = run("diff", "--base", tmp_path / "base", "--head", A100, "-f", "json")
+    (tmp_path / "h1.csv").write_bytes(A100.read_bytes())
+    res = run("diff", "--base", tmp_path / "base", "--head", tmp_path / "h*.csv", "-f", "json")
     assert res.exit_code == 0, res.stderr
-    assert json.loads(res.stdout)["base"]["runs"] == 2
+    doc = json.loads(res.stdout)
+    assert doc["base"]["runs"] == 2 and doc["head"]["inputs"] == [str(tmp_path / "h1.csv")]
     for args, message in [
         (("diff", A100, A100, "--base", A100), "either as BASE HEAD or with --base/--head"),
         (("diff", "--base", A100), "--head is missing"),
@@ -359,12 +359,9 @@ def test_confidence_level_from_the_command_line_and_pyproject(tmp_path, monkeypa
     assert wide["change_low"] < narrow["change_low"] < narrow["change_high"] < wide["change_high"]
     (tmp_path / "pyproject.toml").write_text('[tool.rooflint]\nconfidence = "99%"\n')
     monkeypatch.chdir(tmp_path)
-    doc = json.loads(run("diff", A100, A100, "-f", "json").stdout)
-    assert doc["level"] == 0.99 and "99 % interval" in doc["rule"]
-    assert (
-        json.loads(run("diff", A100, A100, "-f", "json", "--confidence", "0.9").stdout)["level"]
-        == 0.9
-    )
+    assert config.load().values == {"confidence": 0.99}
+    doc = json.loads(run("diff", A100, A100, "-f", "json", "--confidence", "0.9").stdout)
+    assert doc["level"] == 0.9 and "90 % interval" in doc["rule"]  # the flag wins
 
 
 def test_terminal_lines_fit_100_columns():
@@ -375,8 +372,6 @@ def test_terminal_lines_fit_100_columns():
     )
     base = synthetic(timed(long, [1e-3, 1.1e-3, 0.9e-3]) + timed("short", [1e-3]))
     head = synthetic(timed(long, [2e-3, 2.2e-3, 1.8e-3]) + timed("short", [3e-3]))
-    from rooflint.reporters import diff_table
-
     d = diff.compare(base, head, 0.1)
     text = diff_table.render(d, gates.diff_gates(d, 0.1, True))
     assert max(len(line) for line in text.splitlines()) <= 100
