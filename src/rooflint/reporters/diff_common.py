@@ -21,7 +21,7 @@ def verdict(gates) -> str:
 
 
 def summary_line(d: diffs.Diff, gates) -> str:
-    """`PASS|FAIL — total time +x % (base a → head b)`, the one line a PR reader needs."""
+    """`PASS|FAIL — total time +x % [lo, hi] (base a → head b)`, the one line a PR reader needs."""
     t = d.totals
     line = (f"{verdict(gates)} — total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → "
             f"head {si(t['time_head_s'], 's')}{noise_clause(t)})")
