@@ -8,10 +8,12 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
+from scipy import stats
 
 from rooflint import hardware, pipeline, saved
 from rooflint.cli import main
@@ -170,7 +172,8 @@ def test_profile_against_itself_shows_no_change_and_passes():
 def test_table_is_the_default_and_says_pass():
     res = run("diff", A100, A100)
     assert res.exit_code == 0
-    assert res.stdout.startswith("rooflint diff: PASS — total time +0.0 % (base 906 ms → head 906 ms)")
+    assert res.stdout.startswith(
+        "rooflint diff: PASS — total time +0.0 % [+0.0, +0.0] (base 906 ms → head 906 ms)")
     assert "no gates set" in res.stdout.splitlines()[0]
 
 
@@ -189,13 +192,16 @@ def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path
     assert first["base"]["duration_s"] == pytest.approx(sum(lean), rel=1e-12)
     assert first["head"]["duration_s"] == pytest.approx(1.3 * sum(lean), rel=1e-12)
     assert first["mean_delta_pct"] == pytest.approx(0.3, rel=1e-9)
-    spread = (max(lean) - min(lean)) / (sum(lean) / 8)  # 544 ns over a 7.6 µs mean: 7.2 %
-    assert first["noise"] == pytest.approx(spread, rel=1e-9)
+    # every launch × 1.3: each of the 8 pairs has the ratio 1.3, so the interval is 1.3 too
+    assert first["method"] == "paired" and first["pairs"] == 8
+    assert first["change"] == pytest.approx(0.3, rel=1e-9)
+    assert first["change_low"] == pytest.approx(0.3, rel=1e-9)
+    assert first["change_high"] == pytest.approx(0.3, rel=1e-9)
+    assert first["run_noise"] is None  # one run a side: not measured
     assert doc["groups"][1]["status"] == "unchanged"
     assert f"gate failed: kernel {names.short_name(first['kernel'])} [{names.short_id(first['kernel'])}] " \
-           "mean per-launch" in res.stderr
-    assert "mean per-launch time +30.0 % (base 7.6 µs → head 9.87 µs, noise 7.2 %) exceeds " \
-           "--fail-on-regression 10 %" in res.stderr
+           "time +30.0 % [+30.0, +30.0] paired, 8 launches (mean per launch 7.6 µs → 9.87 µs) " \
+           "exceeds --fail-on-regression 10 %" in res.stderr
     assert "total time" not in res.stderr  # +1.1 % in total is under the threshold
 
 
@@ -209,7 +215,9 @@ def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tm
     md = res.stdout
     first_line = md.splitlines()[0]
     expected_total = f"+{0.3 * lean / total * 100:.1f} %"  # 18.2 µs more on 1.59 ms
-    assert first_line == (f"### ❌ rooflint diff: FAIL — total time {expected_total} (base "
+    # the interval's brackets are escaped in Markdown
+    assert first_line.startswith(f"### ❌ rooflint diff: FAIL — total time {expected_total} \\[")
+    assert first_line.endswith(f"\\] (base "
                           f"{total * 1e3:.3g} ms → head {(total + 0.3 * lean) * 1e3:.3g} ms); 1 slower")
     html, tables = rendered(md)
     top = as_dicts(tables[0])
@@ -219,8 +227,9 @@ def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tm
     assert row["base"] == f"{lean * 1e6:.3g} µs" == "60.8 µs"
     assert row["head"] == f"{1.3 * lean * 1e6:.3g} µs" == "79 µs"
     assert row["Δ time"] == f"+{0.3 * lean * 1e6:.3g} µs"
-    assert row["Δ %"] == "+30.0 %" and row["Δ mean"] == "+30.0 %"
-    assert row["noise"] == "7.2 %" and row["status"] == "slower"
+    assert row["Δ %"] == "+30.0 %" and row["change [CI]"] == "+30.0 % [+30.0, +30.0]"
+    assert row["method"] == "paired, 8 launches" and row["run noise"] == "—"
+    assert row["status"] == "slower"
     assert "<details>" in html and "</details>" in html
     everything = as_dicts(tables[1])
     assert [r["status"] for r in everything] == ["slower", "unchanged"]
@@ -233,16 +242,23 @@ def test_total_time_gate_restates_the_numbers(tmp_path):
     res = run("diff", base, head, "--fail-on-regression", "10")
     assert res.exit_code == 1
     change = 0.3 * sdpa / total
-    assert (f"gate failed: total time +{change * 100:.1f} % (base {total * 1e3:.3g} ms → head "
-            f"{(total + 0.3 * sdpa) * 1e3:.3g} ms) exceeds --fail-on-regression 10 %") in res.stderr
+    message = next(line for line in res.stderr.splitlines() if "total time" in line)
+    assert message.startswith(f"rooflint: gate failed: total time +{change * 100:.1f} % [")
+    head_ms = (total + 0.3 * sdpa) * 1e3
+    assert message.endswith(f"] (base {total * 1e3:.3g} ms → head {head_ms:.3g} ms) exceeds "
+                            "--fail-on-regression 10 %")
 
 
-def test_change_inside_the_spread_is_noise_not_a_regression(tmp_path):
+def test_uniform_change_inside_the_spread_of_launches_is_a_regression(tmp_path):
+    # The spread of a group's launches (7.2 % here) says how they differ from each other, not how
+    # a launch varies from run to run: +5 % on every launch is a real change, beyond a 2 % gate.
     base = shared(B200_RAW)
-    head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.05)  # +5 %, spread of its launches 7.2 %
+    head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.05)
     res = run("diff", base, head, "--fail-on-regression", "2", "-f", "json")
-    assert res.exit_code == 0, res.stderr
-    assert json.loads(res.stdout)["groups"][0]["status"] == "within noise"
+    assert res.exit_code == 1, res.stderr
+    first = json.loads(res.stdout)["groups"][0]
+    assert first["status"] == "slower" and first["change_low"] == pytest.approx(0.05, rel=1e-9)
+    assert run("diff", base, head, "--fail-on-regression", "10").exit_code == 0
 
 
 def test_min_time_ignores_small_groups(tmp_path):
@@ -256,27 +272,38 @@ def test_min_time_ignores_small_groups(tmp_path):
 
 # --- the noise rule on hand-built launches -----------------------------------------------------
 
-@pytest.mark.parametrize(("head", "status"), [
-    ([1.04e-3] * 3, diff.UNCHANGED),  # +4 %: under the 10 % threshold
-    ([1.15e-3] * 3, diff.NOISE),  # +15 %: over the threshold, inside base's 20 % spread
-    ([1.25e-3] * 3, diff.SLOWER),  # +25 %: over both
-    ([0.75e-3] * 3, diff.FASTER),
+BASE_MS = [1.0, 1.1, 0.9]
+
+
+@pytest.mark.parametrize(("factors", "status"), [
+    ([1.03, 1.05, 1.04], diff.UNCHANGED),  # +4 %: under the 10 % threshold
+    ([1.05, 1.35, 1.20], diff.NOISE),  # +19 %, but the interval reaches below +10 %
+    ([1.24, 1.26, 1.25], diff.SLOWER),  # +25 %, the whole interval above +10 %
+    ([0.74, 0.76, 0.75], diff.FASTER),
 ])
-def test_noise_rule(head, status):
-    base = synthetic(timed("k", [1.0e-3, 1.1e-3, 0.9e-3], roof=1e-4))  # mean 1 ms, spread 0.2 / 1 = 20 %
-    d = diff.compare(base, synthetic(timed("k", head, roof=1e-4)), threshold=0.10)
-    row = d.groups.iloc[0]
-    assert row["noise"] == pytest.approx(0.2)
+def test_noise_rule_on_paired_launches(factors, status):
+    head_ms = [b * f for b, f in zip(BASE_MS, factors, strict=True)]
+    base = synthetic(timed("k", [t * 1e-3 for t in BASE_MS], roof=1e-4))
+    head = synthetic(timed("k", [t * 1e-3 for t in head_ms], roof=1e-4))
+    row = diff.compare(base, head, threshold=0.10).groups.iloc[0]
+    # expected: a one-sample t interval on the log ratios, as scipy.stats computes it
+    logs = np.log(np.array(factors))
+    ci = stats.ttest_1samp(logs, 0.0).confidence_interval(0.95)
+    assert row["method"] == "paired" and row["pairs"] == 3
+    assert row["change"] == pytest.approx(np.expm1(logs.mean()), rel=1e-9)
+    assert row["change_low"] == pytest.approx(np.expm1(ci.low), rel=1e-6, abs=1e-12)
+    assert row["change_high"] == pytest.approx(np.expm1(ci.high), rel=1e-6, abs=1e-12)
     assert row["status"] == status
 
 
-def test_spread_of_head_counts_too():
+def test_too_few_launches_are_judged_on_the_threshold_alone():
     base = synthetic(timed("k", [1.0e-3]))
-    head = synthetic(timed("k", [1.0e-3, 1.6e-3]))  # mean 1.3 ms, spread 0.6 / 1.3 = 46 %
+    head = synthetic(timed("k", [1.0e-3, 1.6e-3]))
     row = diff.compare(base, head, threshold=0.10).groups.iloc[0]
     assert row["mean_delta_pct"] == pytest.approx(0.3)
-    assert row["noise"] == pytest.approx(0.6 / 1.3)
-    assert row["status"] == diff.NOISE
+    assert row["method"] == "threshold only" and np.isnan(row["change_low"])
+    assert row["change"] == pytest.approx(np.sqrt(1.0 * 1.6) - 1)  # ratio of geometric means
+    assert row["status"] == diff.SLOWER
 
 
 # --- matching ------------------------------------------------------------------------------------
@@ -366,7 +393,7 @@ def test_other_device_is_shown_at_the_top(tmp_path):
     head = saved_report(tmp_path, A100, "pcie.json", "--device", "a100-pcie-40gb")
     res = run("diff", A100, head)
     assert res.exit_code == 0
-    lines = res.stdout.splitlines()
+    lines = res.stdout.replace("\n    ", " ").splitlines()  # long lines wrap at 100 columns
     assert lines[3].startswith("!! different devices: base ran on NVIDIA A100 SXM4 80GB (a100-sxm4-80gb), head on "
                                "NVIDIA A100 PCIe 40GB (a100-pcie-40gb)")
     pcie = hardware.get("a100-pcie-40gb").memory["dram"].value

@@ -49,16 +49,18 @@ def report(*paths, device=None, device_file=None, locale=None, group_by="kernel"
                                                   group_by, latency_threshold, strict), progress)
 
 
-def diff(base, head, *, threshold=None, min_time=0.0, device=None, device_file=None,
+def diff(base, head, *, threshold=None, min_time=0.0, level=None, device=None, device_file=None,
          locale=None, latency_threshold=None, strict=False):
-    """What HEAD changed against BASE (each a profile or a saved JSON report): a core.diff.Diff.
+    """What HEAD changed against BASE: a core.diff.Diff.
 
-    `threshold` is the regression fraction (`--fail-on-regression`), `min_time` the share of
-    total time under which groups are ignored (`--min-time`).
+    Each side is a profile or a saved JSON report, or a list of them (repeated runs of the same
+    program: run-to-run noise is then measured per group). `threshold` is the regression fraction
+    (`--fail-on-regression`), `min_time` the share of total time under which groups are ignored
+    (`--min-time`), `level` the confidence level of the intervals (`--confidence`, default 0.95).
     """
     from rooflint import pipeline
     from rooflint.core import diff as diffs
 
     options = pipeline.options(device, device_file, locale, "kernel", latency_threshold, strict)
     return diffs.compare(pipeline.side(base, options), pipeline.side(head, options),
-                         threshold=threshold, min_time=min_time or 0.0)
+                         threshold=threshold, min_time=min_time or 0.0, level=level)

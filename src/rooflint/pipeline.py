@@ -50,13 +50,28 @@ def device_of(launches: pd.DataFrame, device):
     return hardware.resolve(launches, device_id=device)[0]
 
 
-def side(path, options: Options) -> diffs.Side:
-    """One side of a diff: a profile (file or folder) or a saved rooflint JSON report."""
+def side(paths, options: Options) -> diffs.Side:
+    """One side of a diff: a profile (file or folder) or a saved rooflint JSON report, or a list of
+    such runs of the same program (their launches combined, each marked with its run)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = [str(p) for p in paths]
+    if len(paths) == 1:
+        result, tool = _side_run(paths[0], options)
+        return diffs.Side(paths[0], result, saved=tool)
+    from rooflint import diffruns
+
+    combined, tool = diffruns.load_runs(paths, lambda p: _side_run(p, options))
+    label = f"{len(paths)} runs: {', '.join(paths)}"
+    return diffs.Side(label, combined, saved=tool, runs=len(paths), inputs=paths)
+
+
+def _side_run(path: str, options: Options):
+    """(Result, the tool that wrote it when it is a saved report, else None)."""
     doc = saved.read_document(path)
     if doc is not None:
-        return diffs.Side(path, saved.load(path, options.latency_threshold),
-                          saved=str(doc.get("tool")))
-    return diffs.Side(path, build([path], options))
+        return saved.load(path, options.latency_threshold), str(doc.get("tool"))
+    return build([path], options), None
 
 
 def build(paths: Iterable[str], options: Options | None = None,
@@ -121,7 +136,7 @@ def _device_for(profile: Profile, options: Options, user: _UserCeilings):
 def read_all(paths: Iterable[str], options: Options, progress=None):
     """Profiles from files and folders (recursing); non-profiles are skipped with the reason."""
     paths = list(paths)
-    candidates = [c for p in paths for c in _expand(Path(p))]
+    candidates = [c for p in paths for c in expand_folder(Path(p))]
     single = len(paths) == 1 and len(candidates) == 1
     profiles, skipped = [], []
     for candidate, profile in zip(candidates, _read_each(candidates, options.locale), strict=False):
@@ -197,7 +212,7 @@ def _rebuilt(outcome):
     return outcome
 
 
-def _expand(path: Path) -> list[Path]:
+def expand_folder(path: Path) -> list[Path]:
     if not path.is_dir() or _is_profile_folder(path):
         return [path]
     found = []

@@ -30,6 +30,7 @@ KEYS = {
     "fail-under": ("fail_under", gates.parse_fraction),
     "fail-if-above-roof": ("fail_if_above_roof", _boolean),
     "min-time": ("min_time", gates.parse_fraction),
+    "confidence": ("confidence", gates.parse_level),
     "latency-threshold": ("latency_threshold", gates.parse_fraction),
 }
 

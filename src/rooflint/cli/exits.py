@@ -15,6 +15,10 @@ def click_percent(ctx, param, value):
     return _click(gates.parse_percent, value)
 
 
+def click_level(ctx, param, value):
+    return _click(gates.parse_level, value)
+
+
 def click_fraction(ctx, param, value):
     return _click(gates.parse_fraction, value)
 

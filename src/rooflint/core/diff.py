@@ -9,14 +9,15 @@ Groups are matched in three passes, each over what the previous left unmatched:
 
 Within a pass, several candidates on each side are paired longest first.
 
-Noise rule. A matched group is **slower** (a regression) only when head's mean per-launch
-time exceeds base's by more than the threshold *and* by more than the larger of the two
-sides' relative spreads, spread = (max - min) / mean of that side's per-launch durations (0
-for a single launch). **faster** is the mirror image. A change within the threshold is
-*unchanged*; one beyond the threshold but inside the spread is *within noise*. Groups below
-``min_time`` of total time in both profiles are ignored (shown, never gated). A group that is
-above its roof in head is a *measurement problem*, never a win. Totals compare the summed
-duration of every launch.
+Noise rule (the statistics are in rooflint.core.diffstats). A matched group is **slower** (a
+regression) only when its estimated change exceeds the threshold, the whole confidence interval
+of that change lies above the threshold, and, with several runs on a side, the change also
+exceeds the measured run-to-run noise; **faster** is the mirror image. A change within the
+threshold is *unchanged*; one beyond it that fails the other two conditions is *within noise*.
+A group with fewer than 3 launches (or pairs) on a side is judged on the threshold (and run
+noise) alone. Groups below ``min_time`` of total time in both profiles are ignored (shown, never
+gated). A group that is above its roof in head is a *measurement problem*, never a win. The total
+uses the same rule on the summed duration of every launch.
 """
 
 from __future__ import annotations
@@ -32,15 +33,19 @@ from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result, summary_numbers
 from rooflint.core.result import device_description as device_text
 
-DIFF_FORMAT_VERSION = 1
+DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
 CEILING_TOLERANCE = 0.01  # ceilings derived from measured clocks jitter run to run by less than this
 
 EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = "exact", "name", "base-name", "base-only", "head-only"
 FUZZY = (NAME, BASE_NAME)
 
-SLOWER, FASTER, NOISE, UNCHANGED = "slower", "faster", "within noise", "unchanged"
-NEW, REMOVED, ABOVE_ROOF, IGNORED, NOT_COMPARABLE = "new", "removed", "measurement problem", "ignored", "not comparable"
+# The same words and default as rooflint.core.diffstats (tests/test_diffstats.py checks), kept here so
+# that importing this module (every command does, through the CLI) does not import the statistics.
+SLOWER, FASTER, NOISE, UNCHANGED, NOT_COMPARABLE = (
+    "slower", "faster", "within noise", "unchanged", "not comparable")
+DEFAULT_LEVEL = 0.95
+NEW, REMOVED, ABOVE_ROOF, IGNORED = "new", "removed", "measurement problem", "ignored"
 
 KEYS = ["kernel", "grid", "block"]
 SIDE_FIELDS = ["kernel", "grid", "block", "launches", "duration_s", "mean_s", "min_s", "max_s", "spread", "cv",
@@ -50,7 +55,11 @@ SIDE_FIELDS = ["kernel", "grid", "block", "launches", "duration_s", "mean_s", "m
 UNITS = {"time_s": "s", "delta_s": "s", "delta_pct": "fraction of base", "mean_s": "s", "min_s": "s", "max_s": "s",
          "spread": "fraction of mean ((max - min) / mean)", "cv": "fraction of mean (std / mean)",
          "time_share": "fraction of the side's total time", "efficiency": "fraction of attainable",
-         "headroom_s": "s", "mean_delta_pct": "fraction of base mean", "noise": "fraction of mean",
+         "headroom_s": "s", "mean_delta_pct": "fraction of base mean",
+         "change": "fraction (head / base - 1)", "change_low": "fraction",
+         "change_high": "fraction",
+         "run_noise": "fraction (largest ratio between two runs of one side - 1)",
+         "level": "confidence level of the intervals",
          "threshold": "fraction", "min_time": "fraction of total time", "ceiling": "op/s or byte/s"}
 
 
@@ -61,11 +70,26 @@ class Side:
     label: str
     result: Result
     saved: str | None = None  # the tool that wrote a saved JSON report, None for a profile
-    groups: pd.DataFrame = field(default=None)  # SIDE_FIELDS, one row per kernel group
+    groups: pd.DataFrame = field(default=None)  # SIDE_FIELDS, one row per kernel group (per run)
+    runs: int = 1  # runs combined in result (its launches then carry a "run" column)
+    inputs: list[str] | None = None  # one path per run, when several runs make the side
 
     def __post_init__(self):
         if self.groups is None:
-            self.groups = group_stats(self.result)
+            self.groups = group_stats(self.result, self.runs)
+
+    def samples(self) -> pd.DataFrame:
+        """diffstats.SAMPLE_COLUMNS: every launch, with its group's row in `groups`, in order."""
+        from rooflint.core import diffstats
+
+        launches = self.result.launches
+        frame = launches[KEYS + ["duration_s"]].copy()
+        for k in KEYS:
+            frame[k] = frame[k].astype("string").fillna("(none)")
+        frame["run"] = launches["run"].to_numpy() if "run" in launches else 0
+        frame["range"] = launches["range"].to_numpy() if "range" in launches else None
+        index = self.groups[KEYS].astype("string").reset_index(names="group")
+        return frame.merge(index, on=KEYS, how="left", sort=False)[diffstats.SAMPLE_COLUMNS]
 
 
 @dataclass
@@ -80,6 +104,7 @@ class Diff:
     notes: list[str]
     threshold: float
     min_time: float
+    level: float = DEFAULT_LEVEL
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -90,23 +115,52 @@ class Diff:
         return self.groups[self.groups["status"] == ABOVE_ROOF]
 
 
-def compare(base: Side, head: Side, threshold: float | None = None, min_time: float = 0.0) -> Diff:
+def compare(base: Side, head: Side, threshold: float | None = None, min_time: float = 0.0,
+            level: float | None = None) -> Diff:
     """The group-by-group comparison of head against base (see the module docstring for rules)."""
+    from rooflint.core import diffstats
+
     threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
+    level = DEFAULT_LEVEL if level is None else float(level)
     pairs = match(base.groups, head.groups)
     rows = pd.DataFrame([_row(base.groups, head.groups, b, h, how) for b, h, how in pairs],
                         columns=_ROW_COLUMNS)
+    matched = [(b, h) for b, h, _ in pairs if b is not None and h is not None]
+    stats_b = diffstats.prepare(base.samples(), base.runs)
+    stats_h = diffstats.prepare(head.samples(), head.runs)
+    estimates, positions = diffstats.estimate(stats_b, stats_h, matched, level)
+    rows = _with_estimates(rows, pairs, estimates, base.runs, head.runs)
     rows = _classify(rows, threshold, min_time)
     rows = _sort(rows)
     devices_differ, ceiling_changes = device_changes(base.result, head.result)
     totals = _totals(base, head, rows)
+    totals.update(diffstats.total(stats_b, stats_h, matched, estimates, positions, level))
+    totals["runs_base"], totals["runs_head"] = base.runs, head.runs
     warnings = _warnings(base, head, rows, devices_differ, ceiling_changes, totals)
     return Diff(base, head, rows, totals, devices_differ, ceiling_changes, warnings, _notes(base, head),
-                threshold, min_time)
+                threshold, min_time, level)
 
 
-def group_stats(result: Result) -> pd.DataFrame:
-    """Per kernel group (name + grid + block): time, per-launch spread, efficiency, verdict."""
+def _with_estimates(rows: pd.DataFrame, pairs, estimates: pd.DataFrame, runs_b: int, runs_h: int):
+    """diffstats.ESTIMATE_COLUMNS on the matched rows (empty on unmatched ones)."""
+    from rooflint.core import diffstats
+
+    at = [i for i, (b, h, _) in enumerate(pairs) if b is not None and h is not None]
+    extra = pd.DataFrame(np.nan, index=rows.index, columns=diffstats.ESTIMATE_COLUMNS).astype(
+        {"method": object})
+    extra["runs_base"], extra["runs_head"] = runs_b, runs_h
+    if at:
+        extra.loc[at, diffstats.ESTIMATE_COLUMNS] = estimates.set_axis(at).to_numpy()
+    for col in diffstats.ESTIMATE_COLUMNS:
+        if col != "method":
+            extra[col] = pd.to_numeric(extra[col])
+    return pd.concat([rows, extra], axis=1)
+
+
+def group_stats(result: Result, runs: int = 1) -> pd.DataFrame:
+    """Per kernel group (name + grid + block): time, per-launch spread, efficiency, verdict.
+
+    With several runs combined, launch counts and times are per run (the mean over runs)."""
     kernels = ranking.rank(result.launches, "kernel", result.latency_threshold)
     frame = result.launches[KEYS + ["duration_s"]].copy()
     ranking.normalise_keys(frame, KEYS)  # the same keys, spelled as ranking.rank groups them
@@ -117,6 +171,8 @@ def group_stats(result: Result) -> pd.DataFrame:
     mean = out["mean_s"].where(out["mean_s"] > 0)
     out["spread"] = ((out["max_s"] - out["min_s"]) / mean).fillna(0.0).where(mean.notna())
     out["cv"] = (out["std_s"].fillna(0.0) / mean).where(mean.notna())
+    for col in ("launches", "duration_s", "headroom_s", "above_roof_launches"):
+        out[col] = out[col] / runs if runs > 1 else out[col]
     return out[SIDE_FIELDS].reset_index(drop=True)
 
 
@@ -191,20 +247,22 @@ def _num(value) -> float:
 
 
 def _classify(rows: pd.DataFrame, threshold: float, min_time: float) -> pd.DataFrame:
-    """Add noise, ignored and status columns (the noise rule of the module docstring)."""
+    """Add ignored and status columns (the noise rule of the module docstring)."""
     if rows.empty:
-        for col, dtype in (("noise", "float64"), ("ignored", "bool"), ("status", "object")):
+        for col, dtype in (("ignored", "bool"), ("status", "object")):
             rows[col] = pd.Series(dtype=dtype)
         return rows
-    spreads = rows[["spread_base", "spread_head"]].apply(pd.to_numeric).fillna(0.0)
-    rows["noise"] = spreads.max(axis=1)
     share = rows[["time_share_base", "time_share_head"]].apply(pd.to_numeric).fillna(0.0)
     rows["ignored"] = (share < min_time).all(axis=1) if min_time > 0 else False
-    rows["status"] = [_status(r, threshold) for r in rows.to_dict(orient="records")]
+    from rooflint.core import diffstats
+
+    decided = diffstats.decide(rows, threshold)
+    records = rows.to_dict(orient="records")
+    rows["status"] = [_status(r, s) for r, s in zip(records, decided, strict=True)]
     return rows
 
 
-def _status(r: dict, threshold: float) -> str:
+def _status(r: dict, decided: str) -> str:
     if r["match"] == HEAD_ONLY:
         return NEW
     if r["match"] == BASE_ONLY:
@@ -213,14 +271,7 @@ def _status(r: dict, threshold: float) -> str:
         return ABOVE_ROOF
     if r["ignored"]:
         return IGNORED
-    change = r["mean_delta_pct"]
-    if change is None or np.isnan(change):
-        return NOT_COMPARABLE
-    if abs(change) <= threshold:
-        return UNCHANGED
-    if abs(change) <= r["noise"]:
-        return NOISE
-    return SLOWER if change > 0 else FASTER
+    return decided
 
 
 def _sort(rows: pd.DataFrame) -> pd.DataFrame:
@@ -231,22 +282,29 @@ def _sort(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
     s_b, s_h = summary_numbers(base.result), summary_numbers(head.result)
-    t_b, t_h = _num(s_b["total_time_s"]), _num(s_h["total_time_s"])
+    t_b, t_h = _num(s_b["total_time_s"]) / base.runs, _num(s_h["total_time_s"]) / head.runs
     counts = rows["status"].value_counts().to_dict() if not rows.empty else {}
     matches = rows["match"].value_counts().to_dict() if not rows.empty else {}
     return {
         "time_base_s": t_b, "time_head_s": t_h,
         "delta_s": t_h - t_b, "delta_pct": (t_h - t_b) / t_b if t_b > 0 else np.nan,
-        "launches_base": int(len(base.result.launches)), "launches_head": int(len(head.result.launches)),
+        "launches_base": _per_run(len(base.result.launches), base.runs),
+        "launches_head": _per_run(len(head.result.launches), head.runs),
         "efficiency_base": _num(s_b["time_weighted_efficiency"]),
         "efficiency_head": _num(s_h["time_weighted_efficiency"]),
-        "headroom_base_s": _num(s_b["total_headroom_s"]), "headroom_head_s": _num(s_h["total_headroom_s"]),
+        "headroom_base_s": _num(s_b["total_headroom_s"]) / base.runs,
+        "headroom_head_s": _num(s_h["total_headroom_s"]) / head.runs,
         "groups_base": int(len(base.groups)), "groups_head": int(len(head.groups)),
         "matched": {k: int(matches.get(k, 0)) for k in (EXACT, NAME, BASE_NAME)},
         "base_only": int(matches.get(BASE_ONLY, 0)), "head_only": int(matches.get(HEAD_ONLY, 0)),
         "status": {k: int(counts.get(k, 0)) for k in (SLOWER, FASTER, NOISE, UNCHANGED, NEW, REMOVED, ABOVE_ROOF,
                                                      IGNORED, NOT_COMPARABLE)},
     }
+
+
+def _per_run(count: int, runs: int) -> int | float:
+    """A count per run: exact when the runs divide it, else the mean."""
+    return count // runs if count % runs == 0 else count / runs
 
 
 def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
@@ -318,7 +376,11 @@ def _notes(base: Side, head: Side) -> list[str]:
     return out
 
 
-def regression_rule_text(threshold: float) -> str:
+def regression_rule_text(threshold: float, level: float = DEFAULT_LEVEL) -> str:
     """The noise rule in one sentence, for reports."""
-    return (f"a group is slower only when its mean per-launch time grows by more than {threshold * 100:g} % "
-            "and by more than the larger relative spread (max-min)/mean of its launches in base or head")
+    from rooflint.core.diffstats import MIN_LAUNCHES
+
+    return (f"a group is slower only when its estimated change and the whole of its "
+            f"{level * 100:g} % interval exceed +{threshold * 100:g} % and, with several runs, "
+            "the change exceeds the measured run-to-run noise (under "
+            f"{MIN_LAUNCHES} launches a side: the threshold alone)")

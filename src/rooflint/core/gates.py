@@ -7,11 +7,13 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from rooflint.core import analysis, names
 from rooflint.core import diff as diffs
+from rooflint.core.diff_text import change_text, interval_text, noise_clause
 from rooflint.core.errors import UsageError
-from rooflint.core.formatting import pct, show_pct, si, signed_pct
+from rooflint.core.formatting import pct, show_pct, si
 from rooflint.core.result import summary_numbers
 
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
@@ -58,6 +60,17 @@ def parse_fraction(value, what: str = "--fail-under") -> float:
     return number
 
 
+def parse_level(value, what: str = "--confidence") -> float:
+    """A confidence level as a fraction strictly between 0.5 and 1 ("95%", 95, "0.95")."""
+    number, percent = _split(value, what, "a level such as 95% or 0.95")
+    if percent or number > 1:
+        number /= 100.0
+    if not 0.5 <= number < 1:
+        raise UsageError(f"{_subject(what, value)} is not a confidence level; give one from "
+                         "50 % to under 100 %, such as 95% or 0.99")
+    return number
+
+
 def _split(value, what: str, expected: str) -> tuple[float, bool]:
     if isinstance(value, bool):
         raise UsageError(f"{_subject(what, value)} is not a number; give {expected}")
@@ -81,16 +94,16 @@ def _subject(what: str, value) -> str:
 
 def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_new_latency_bound: bool = False,
                origins: dict | None = None) -> list[Gate]:
-    """The diff gates that are set, each with its failures (see rooflint.core.diff for the noise rule)."""
+    """The diff gates that are set, each with its failures (see rooflint.core.diffstats for the noise rule)."""
     origins = origins or {}
     gates = []
     if fail_on_regression is not None:
         gate = Gate("--fail-on-regression", show_pct(fail_on_regression), origins.get("fail_on_regression", ""))
         _total_regression(gate, d, fail_on_regression)
         for r in d.regressions.to_dict(orient="records"):
-            gate.fail(f"{_kernel(r)} mean per-launch time {signed_pct(r['mean_delta_pct'])} (base "
-                      f"{si(r['mean_s_base'], 's')} → head {si(r['mean_s_head'], 's')}, noise "
-                      f"{show_pct(r['noise'])}) exceeds {gate.label}")
+            means = f"{si(r['mean_s_base'], 's')} → {si(r['mean_s_head'], 's')}"
+            gate.fail(f"{_kernel(r)} time {change_text(r)} (mean per launch {means}"
+                      f"{noise_clause(r)}) exceeds {gate.label}")
         gates.append(gate)
     if fail_on_new_latency_bound:
         gate = Gate("--fail-on-new-latency-bound", "", origins.get("fail_on_new_latency_bound", ""))
@@ -103,11 +116,13 @@ def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_n
 
 
 def _total_regression(gate: Gate, d: diffs.Diff, threshold: float) -> None:
+    from rooflint.core import diffstats  # only diff pays for the statistics' import
+
     t = d.totals
-    change = t["delta_pct"]
-    if change is not None and not np.isnan(change) and change > threshold:
-        gate.fail(f"total time {signed_pct(change)} (base {si(t['time_base_s'], 's')} → head "
-                  f"{si(t['time_head_s'], 's')}) exceeds {gate.label}")
+    total = pd.DataFrame([t]).reindex(columns=diffstats.ESTIMATE_COLUMNS)
+    if diffstats.decide(total, threshold)[0] == diffstats.SLOWER:
+        gate.fail(f"total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → head "
+                  f"{si(t['time_head_s'], 's')}{noise_clause(t)}) exceeds {gate.label}")
 
 
 def new_latency_bound(d: diffs.Diff):

@@ -8,13 +8,15 @@ import pandas as pd
 
 from rooflint.core import diff as diffs
 from rooflint.core import names
+from rooflint.core.diff_text import interval_text, method_text, noise_clause
+from rooflint.core.diff_text import number as _f
 from rooflint.core.formatting import show_pct, signed_pct
 from rooflint.core.gates import failures
 from rooflint.reporters.common import pct, si
 
-HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "Δ mean", "noise",
-          "efficiency", "verdict", "Δ headroom", "status"]
-NUMERIC = {0, 4, 5, 6, 7, 8, 9, 10, 13}
+HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "change [CI]",
+          "method", "run noise", "efficiency", "verdict", "Δ headroom", "status"]
+NUMERIC = {0, 4, 5, 6, 7, 8, 9, 11, 14}
 
 
 def verdict(gates) -> str:
@@ -22,10 +24,10 @@ def verdict(gates) -> str:
 
 
 def summary_line(d: diffs.Diff, gates) -> str:
-    """`PASS|FAIL — total time +x % (base a → head b)`, the one line a PR reader needs."""
+    """`PASS|FAIL — total time +x % [lo, hi] (base a → head b)`, the one line a PR reader needs."""
     t = d.totals
-    line = (f"{verdict(gates)} — total time {signed_pct(t['delta_pct'])} (base {si(t['time_base_s'], 's')} → "
-            f"head {si(t['time_head_s'], 's')})")
+    line = (f"{verdict(gates)} — total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → "
+            f"head {si(t['time_head_s'], 's')}{noise_clause(t)})")
     s = t["status"]
     counts = [f"{s[k]} {k}" for k in (diffs.SLOWER, diffs.FASTER, diffs.NEW, diffs.REMOVED, diffs.ABOVE_ROOF) if s[k]]
     if counts:
@@ -45,7 +47,7 @@ def context_lines(d: diffs.Diff) -> list[str]:
         f"{si(t['headroom_base_s'], 's')} → {si(t['headroom_head_s'], 's')}, launches {t['launches_base']} → "
         f"{t['launches_head']}",
         f"kernel groups: {matched} matched ({fuzzy} fuzzy), {t['head_only']} new, {t['base_only']} removed; "
-        f"{diffs.regression_rule_text(d.threshold)}"
+        f"{diffs.regression_rule_text(d.threshold, d.level)}"
         + (f"; groups under {show_pct(d.min_time)} of total time in both profiles are ignored" if d.min_time else ""),
     ]
 
@@ -70,7 +72,7 @@ def match_text(r: dict) -> str:
 def cells(rank: int, r: dict) -> list[str]:
     return [str(rank), names.short_id(r["kernel"]), display(r), match_text(r), _pair(r, "launches", _count),
             si(r["duration_s_base"], "s"), si(r["duration_s_head"], "s"), signed_si(r["delta_s"]),
-            signed_pct(_f(r["delta_pct"])), signed_pct(_f(r["mean_delta_pct"])), _noise(r),
+            signed_pct(_f(r["delta_pct"])), interval_text(r), method_text(r), _noise(r),
             _pair(r, "efficiency", pct), _verdicts(r), signed_si(r["headroom_delta_s"]), status_text(r)]
 
 
@@ -104,7 +106,7 @@ def spread_text(r: dict, side: str) -> str:
 
 
 def _noise(r: dict) -> str:
-    n = _f(r.get("noise"))
+    n = _f(r.get("run_noise"))
     has_both = r["match"] not in (diffs.BASE_ONLY, diffs.HEAD_ONLY)
     return show_pct(n) if has_both and not math.isnan(n) else "—"
 
@@ -130,13 +132,6 @@ def _pair(r: dict, field: str, fmt) -> str:
 
 def _count(value) -> str:
     return "—" if value is None or pd.isna(value) else str(int(value))
-
-
-def _f(value) -> float:
-    try:
-        return float(value) if value is not None and value is not pd.NA else math.nan
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def ceiling_text(c: dict) -> str:

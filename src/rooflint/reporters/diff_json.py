@@ -26,8 +26,9 @@ def document(d, gates) -> dict:
         "units": {**diffs.UNITS, "duration_s": "s"},
         "verdict": dc.verdict(gates).lower(),
         "summary": dc.summary_line(d, gates),
-        "rule": diffs.regression_rule_text(d.threshold),
+        "rule": diffs.regression_rule_text(d.threshold, d.level),
         "threshold": d.threshold,
+        "level": d.level,
         "min_time": d.min_time,
         "base": _side(d.base),
         "head": _side(d.head),
@@ -43,7 +44,8 @@ def document(d, gates) -> dict:
 
 
 def _side(side) -> dict:
-    return {"input": side.label, "saved_report": side.saved, "devices": [_device(u) for u in side.result.devices],
+    return {"input": side.label, "runs": side.runs, "inputs": list(side.inputs or [side.label]),
+            "saved_report": side.saved, "devices": [_device(u) for u in side.result.devices],
             "accounting": side.result.accounting}
 
 
@@ -65,6 +67,10 @@ def _group(r: dict) -> dict:
     for side in ("base", "head"):
         out[side] = ({"kernel": r[f"kernel_{side}"], **{f: plain(r[f"{f}_{side}"]) for f in _SIDE}}
                      if diffs.present(r, side) else None)
-    for f in ("delta_s", "delta_pct", "mean_delta_pct", "noise", "headroom_delta_s", "efficiency_delta"):
+    for f in ("delta_s", "delta_pct", "mean_delta_pct", "change", "change_low", "change_high",
+              "method", "pairs", "compared_base", "compared_head", "run_noise", "headroom_delta_s",
+              "efficiency_delta"):
         out[f] = plain(r[f])
+    for f in ("pairs", "compared_base", "compared_head"):
+        out[f] = int(out[f]) if out[f] is not None else None
     return out

@@ -98,7 +98,9 @@ def _details(d) -> list[list[str]]:
     blocks = [["**All kernel groups**", ""] + _table([dc.cells(i, r) for i, r in enumerate(rows, 1)])]
     noisy = [r for r in rows if _several(r)]
     if noisy:
-        blocks.append(["", "**Per-launch spread** (groups with several launches)", "",
+        title = ("**Per-launch spread** (how different a group's launches are from each other; "
+                 "not noise)")
+        blocks.append(["", title, "",
                        "| id | kernel | base | head |", "| --- | --- | --- | --- |"]
                       + [f"| {names.short_id(r['kernel'])} | {escape(dc.display(r))} | {escape(dc.spread_text(r, 'base'))} "
                          f"| {escape(dc.spread_text(r, 'head'))} |" for r in noisy])

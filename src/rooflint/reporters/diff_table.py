@@ -1,41 +1,129 @@
-"""The terminal diff: verdict line, warnings, gates, then every kernel group by |time change|."""
+"""The terminal diff: verdict line, warnings, gates, then every kernel group by |time change|.
+
+Every line fits WIDTH columns: text wraps, and each group takes a line of numbers and a line
+of detail under it.
+"""
 
 from __future__ import annotations
 
+import textwrap
+
+from rooflint.core import diff as diffs
 from rooflint.reporters import diff_common as dc
+from rooflint.reporters.common import pct
+
+WIDTH = 100
+HEADER = ["#", "id", "kernel", "Δ time", "change [CI]", "status"]
+NUMERIC = {0, 3, 4}
+KERNEL = 2
+MIN_KERNEL = 16
 
 
 def render(d, gates, top: int | None = 20, **_options) -> str:
-    lines = [f"rooflint diff: {dc.summary_line(d, gates)}",
-             f"base: {d.base.label} ({_device(d.base)})",
-             f"head: {d.head.label} ({_device(d.head)})"]
+    lines = [
+        f"rooflint diff: {dc.summary_line(d, gates)}",
+        f"base: {d.base.label} ({_device(d.base)})",
+        f"head: {d.head.label} ({_device(d.head)})",
+    ]
     lines += [f"!! {w}" for w in d.warnings]
     lines += dc.context_lines(d)
     for gate in gates:
         lines.append(f"gate {gate.label}: {'pass' if gate.passed else 'FAIL'}")
         lines += [f"  {m}" for m in gate.failures]
+    lines = [wrapped for line in lines for wrapped in _wrap(line)]
     rows = dc.records(d)
     shown = rows if top is None else rows[:top]
     if shown:
-        lines += [""] + _grid([dc.HEADER] + [dc.cells(i, r) for i, r in enumerate(shown, 1)])
+        lines += [""] + _grid(shown, d.level)
     else:
         lines += ["", "no kernel groups on either side"]
     if len(rows) > len(shown):
         lines.append(f"... {len(rows) - len(shown)} more group(s); use --top to show more")
-    lines += [f"note: {n}" for n in d.notes]
+    lines += [wrapped for n in d.notes for wrapped in _wrap(f"note: {n}")]
     return "\n".join(lines) + "\n"
 
 
+def _wrap(line: str, indent: str = "    ") -> list[str]:
+    return textwrap.wrap(
+        line, WIDTH, subsequent_indent=indent, break_on_hyphens=False, break_long_words=True
+    ) or [""]
+
+
 def _device(side) -> str:
-    from rooflint.core.diff import device_text
-
-    return device_text(side.result)
+    return diffs.device_text(side.result)
 
 
-def _grid(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+def _cells(rank: int, r: dict) -> list[str]:
+    return [
+        str(rank),
+        dc.names.short_id(r["kernel"]),
+        dc.display(r),
+        dc.signed_si(r["delta_s"]),
+        dc.interval_text(r),
+        dc.status_text(r),
+    ]
+
+
+def detail(r: dict) -> list[str]:
+    """The second line of a group, in parts: how the change was estimated, times, noise, verdict."""
+    parts = [
+        dc.method_text(r)
+        if r["match"] not in (diffs.BASE_ONLY, diffs.HEAD_ONLY)
+        else dc.match_text(r),
+        f"time {dc.si(r['duration_s_base'], 's') if diffs.present(r, 'base') else '—'} → "
+        f"{dc.si(r['duration_s_head'], 's') if diffs.present(r, 'head') else '—'}",
+    ]
+    noise = dc.noise_clause(r)
+    if noise:
+        parts.append(noise.removeprefix(", "))
+    if r["match"] in diffs.FUZZY:
+        parts.append(f"matched by {dc.match_text(r)}")
+    parts.append(dc._verdicts(r))
+    parts.append(f"efficiency {dc._pair(r, 'efficiency', pct)}")
+    parts.append(f"Δ headroom {dc.signed_si(r['headroom_delta_s'])}")
+    return parts
+
+
+def _pack(parts: list[str], indent: str) -> list[str]:
+    """`parts` joined by "; " into lines of WIDTH, breaking between parts (inside one only when it
+    alone is too long)."""
+    lines, line = [], ""
+    for i, part in enumerate(parts):
+        text = part + (";" if i < len(parts) - 1 else "")
+        if line and len(indent) + len(line) + 1 + len(text) > WIDTH:
+            lines.append(indent + line)
+            line = ""
+        line = f"{line} {text}" if line else text
+    lines.append(indent + line)
     out = []
-    for row in rows:
-        cells = [c.rjust(w) if i in dc.NUMERIC else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
-        out.append("  ".join(cells).rstrip())
+    for one in lines:
+        out += (
+            [one]
+            if len(one) <= WIDTH
+            else textwrap.wrap(one, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+        )
     return out
+
+
+def _grid(rows: list[dict], level: float) -> list[str]:
+    header = HEADER[:4] + [f"change [{level * 100:g} % CI]"] + HEADER[5:]
+    table = [header] + [_cells(i, r) for i, r in enumerate(rows, 1)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    others = sum(w for i, w in enumerate(widths) if i != KERNEL) + 2 * (len(widths) - 1)
+    widths[KERNEL] = max(MIN_KERNEL, min(widths[KERNEL], WIDTH - others))
+    indent = " " * (widths[0] + widths[1] + 4)
+    out = []
+    for k, row in enumerate(table):
+        row[KERNEL] = _fit(row[KERNEL], widths[KERNEL])
+        cells = [
+            c.rjust(w) if i in NUMERIC else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+        if k:
+            out += _pack(detail(rows[k - 1]), indent)
+    return out
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -16,8 +16,13 @@ from rooflint.core.errors import UsageError
 
 
 @click.command()
-@click.argument("base", type=click.Path())
-@click.argument("head", type=click.Path())
+@click.argument("base", type=click.Path(), required=False)
+@click.argument("head", type=click.Path(), required=False)
+@click.option("--base", "base_runs", multiple=True, metavar="PATH",
+              help="A run of the base side (repeat it, or give a folder or a glob, for several "
+                   "runs); instead of BASE.")
+@click.option("--head", "head_runs", multiple=True, metavar="PATH",
+              help="A run of the head side (repeatable, a folder or a glob); instead of HEAD.")
 @click.option("-f", "--format", "fmt", type=click.Choice(list(reporters.DIFF_FORMATS)),
               help="table (default), markdown (a PR comment), json, or github (Markdown, also appended to "
                    "$GITHUB_STEP_SUMMARY).")
@@ -27,28 +32,36 @@ from rooflint.core.errors import UsageError
 @click.option("--min-time", metavar="FRACTION", callback=exits.click_fraction, default=None,
               help="Ignore groups under this share of total time in both profiles (0.01 or 1%).")
 @click.option("--fail-on-regression", metavar="PCT", callback=exits.click_percent, default=None,
-              help="Exit 1 when total time, or a group's mean per-launch time beyond its noise, grows by "
-                   "more than PCT percent.")
+              help="Exit 1 when total time, or a group's time, grows by more than PCT percent "
+                   "with its whole confidence interval above PCT (and beyond the run-to-run "
+                   "noise, with several runs).")
+@click.option("--confidence", metavar="PCT", callback=exits.click_level, default=None,
+              help="Confidence level of the intervals (default 95%; 0.99 or 99%).")
 @click.option("--fail-on-new-latency-bound/--no-fail-on-new-latency-bound", default=False,
               help="Exit 1 when a group is latency-bound in head but was not (or did not exist) in base.")
 @input_options
-def diff(base, head, fmt, output, top, min_time, fail_on_regression, fail_on_new_latency_bound, **kwargs):
+def diff(base, head, base_runs, head_runs, fmt, output, top, min_time, fail_on_regression,
+         confidence, fail_on_new_latency_bound, **kwargs):
     """Compare HEAD against BASE: each a profile or a saved `rooflint report --format json` file.
 
     Kernel groups are matched by name and launch configuration, then by name, then by name without
-    template arguments (reported as fuzzy). A group is a regression only when its mean per-launch
-    time grows by more than the threshold and by more than the larger relative spread,
-    (max - min) / mean, of its launches in either profile. Exit 0: gates passed; 1: a gate failed;
+    template arguments (reported as fuzzy). A group's change is the geometric mean of head/base
+    ratios of its launches paired in order (or the ratio of geometric means when they cannot be
+    paired), with a confidence interval. It is a regression only when the change and its whole
+    interval exceed the threshold and, with several runs (--base A --base B --head C --head D),
+    the change exceeds the measured run-to-run noise. Exit 0: gates passed; 1: a gate failed;
     2: an error.
     """
     ctx = click.get_current_context()
     settings, origins = config.settle(ctx, {"fail_on_regression": fail_on_regression,
                                             "fail_on_new_latency_bound": fail_on_new_latency_bound,
-                                            "min_time": min_time,
+                                            "min_time": min_time, "confidence": confidence,
                                             "latency_threshold": kwargs.get("latency_threshold")})
     kwargs["latency_threshold"] = settings["latency_threshold"]
-    d = rooflint.diff(base, head, threshold=settings["fail_on_regression"],
-                      min_time=settings["min_time"], **api_options(kwargs))
+    base_paths, head_paths = _runs(base, head, base_runs, head_runs)
+    d = rooflint.diff(base_paths, head_paths, threshold=settings["fail_on_regression"],
+                      min_time=settings["min_time"], level=settings["confidence"],
+                      **api_options(kwargs))
     gates = gate_mod.diff_gates(d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins)
     fmt = reporters.choose_format(fmt, output, reporters.DIFF_FORMATS)
     text = reporters.render_diff(d, gates, fmt, top)
@@ -59,6 +72,22 @@ def diff(base, head, fmt, output, top, min_time, fail_on_regression, fail_on_new
         for message in gate_mod.failures(gates):
             click.echo(f"::error title=rooflint::{_annotation(message)}")
     exits.enforce(gates)
+
+
+def _runs(base, head, base_runs, head_runs) -> list[list[str]]:
+    """The runs of each side: BASE and HEAD (one run each), or the --base and --head values."""
+    from rooflint import diffruns  # only `diff` needs it
+
+    if base_runs or head_runs:
+        if base is not None:
+            raise UsageError("give the sides either as BASE HEAD or with --base/--head, not both")
+        if not (base_runs and head_runs):
+            missing = "--head" if base_runs else "--base"
+            raise UsageError(f"{missing} is missing; give at least one run on each side")
+        return [diffruns.expand(base_runs, "--base"), diffruns.expand(head_runs, "--head")]
+    if base is None or head is None:
+        raise UsageError("give two inputs, BASE HEAD, or --base PATH --head PATH (repeatable)")
+    return [[base], [head]]
 
 
 def append_step_summary(text: str) -> None:
