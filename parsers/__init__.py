@@ -9,12 +9,12 @@ from pathlib import Path
 from rooflint.errors import InputError, UnsupportedFormatError, UsageError
 from rooflint.profile import Profile
 
-from . import ncu_csv, ncu_rep, nvprof
+from . import kineto, ncu_csv, ncu_rep, nvprof
 from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
 # Each reader module offers `sniff(path, head) -> bool` and `read(path, **options) -> Profile`.
 # Order matters only where two formats could both claim a file: most specific first.
-READERS = [ncu_rep, ncu_csv, nvprof]  # ncu_rep claims a report only when ncu_report is installed
+READERS = [ncu_rep, kineto, ncu_csv, nvprof]  # ncu_rep claims a report only when ncu_report is installed
 
 try:  # optional formats register themselves only when their module is present
     from . import rocprof  # noqa: F401
