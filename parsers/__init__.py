@@ -115,6 +115,9 @@ def _unrecognised_hint(head: str) -> str:
     if "Self CPU" in first or "Self CUDA" in first:
         return ("this is a PyTorch profiler table (operator times, no hardware counters); profile the "
                 "model under Nsight Compute and pass its export (`ncu --csv --page raw --print-units base`)")
+    if first.lstrip()[:1] in ("{", "["):
+        return ("JSON that is neither a PyTorch profiler trace (no traceEvents) nor a profile rooflint "
+                "reads; pass a torch.profiler trace (export_chrome_trace) or an Nsight Compute CSV export")
     shown = first[:60] + ("..." if len(first) > 60 else "")
     return ("not a profile rooflint reads (first line: " + repr(shown) + "); expected an Nsight "
             "Compute CSV export (ncu --csv --page raw) or rocprof/rocprofv3 counter CSV")

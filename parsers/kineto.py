@@ -142,7 +142,7 @@ def _trace_columns(events: TraceEvents, links, device: pd.Series) -> dict[str, o
         "stream": pd.array(pd.to_numeric(pd.Series(gpu.get("stream"), dtype=object), errors="coerce"),
                            dtype="Int64"),
         "device_index": pd.array(device, dtype="Int64"),
-        "graph_replay": links.graph,
+        "graph_replay": pd.array(links.graph, dtype="boolean"),
         "_op_index": links.owner,
         "_bytes_arg": pd.to_numeric(pd.Series(gpu.get("bytes"), dtype=object), errors="coerce").to_numpy(),
     }

@@ -125,6 +125,7 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
                                    dtype="string")
     out["bytes_source"] = pd.array(np.where(measured_bytes, "counters", np.where(use_model, "model", None)),
                                    dtype="string")
+    out["excess_traffic"] = np.full(len(out), np.nan)
     if use_model.any():
         schema.add_note(out, "DRAM bytes = operator minimum from shapes", use_model)
         notes.append(MODEL_BYTES_NOTE)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint import analysis, families, hardware, parsers, ranking, schema
+from rooflint import analysis, families, hardware, join, parsers, ranking, schema
 from rooflint.errors import InputError, RooflintError
 from rooflint.profile import Profile
 
@@ -60,7 +60,7 @@ def build(paths: Iterable[str], options: Options | None = None,
     """Read every input, resolve each one's device, analyse, rank."""
     options = options or Options()
     profiles, skipped = read_all(paths, options, progress)
-    return assemble(profiles, skipped, options)
+    return assemble(join.pair(profiles), skipped, options)
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
