@@ -22,6 +22,8 @@ GROUPINGS = {
     "source": ["source"],
     "range": ["range"],
     "family": ["family"],
+    "op": ["op", "op_input_dims", "op_input_types"],  # PyTorch traces: operator + shapes + dtypes
+    "module": ["module"],  # PyTorch traces: nn.Module path
 }
 MEMORY_LIMITERS = ("dram", "l2", "l1", "lds")
 
@@ -37,6 +39,7 @@ def rank(analysed: pd.DataFrame, group_by: str = "kernel",
          latency_threshold: float = LATENCY_THRESHOLD) -> pd.DataFrame:
     """One row per group, ranked by headroom seconds (ties: longer time, then name)."""
     keys = GROUPINGS[group_by]
+    analysed = analysed.assign(**{k: pd.NA for k in keys if k not in analysed})  # a non-trace input
     frame = analysed[list(dict.fromkeys(keys + _SUMS + ["verdict", "limiter", "device_id", "reason"]))].copy()
     for k in keys:
         frame[k] = frame[k].astype("string").fillna("(none)")

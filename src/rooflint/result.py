@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint import analysis, families, hardware, join, parsers, ranking, schema
+from rooflint import analysis, coverage, families, hardware, join, parsers, ranking, schema
 from rooflint.errors import InputError, RooflintError
 from rooflint.profile import Profile
 
@@ -225,6 +225,7 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
         "inputs_read": len(inputs),
         "inputs_skipped": [{"path": p, "reason": r} for p, r in skipped],
         "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
+        **coverage.accounting(launches),
     }
 
 

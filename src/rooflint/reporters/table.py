@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rooflint import coverage
 from rooflint.reporters import common
 
 COLUMNS = ["#", "id", "kernel", "launches", "time", "share", "verdict", "eff", "headroom", "limiter"]
@@ -24,6 +25,7 @@ def _header(result) -> list[str]:
              f"total {common.si(s['total_time_s'], 's')}, headroom {common.si(s['total_headroom_s'], 's')}, "
              f"time-weighted efficiency {common.pct(s['time_weighted_efficiency'])}",
              common.accounting_line(result)]
+    lines += [text for text in [coverage.line(result)] if text]
     for use in result.devices:
         lines += [f"  {line}" for line in use.provenance]
     ceilings = [_ceiling_text(row) for row in common.ceiling_rows(result)]
