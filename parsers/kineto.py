@@ -196,7 +196,7 @@ def _link_ranges(events: TraceEvents, frame: pd.DataFrame, notes: list[str]) -> 
     owner = np.full(len(frame), -1)
     if len(order) == len(frame):
         correlations = [calls.get("correlation")[i] for i in order]
-        events.gpu.names = {"correlation": correlations, "external": [None] * len(order)}
+        events.gpu.replace(correlation=correlations, external=[None] * len(order))
         owner = link(events).owner
     else:
         notes.append(f"{len(frame)} counter ranges but {len(order)} kernel launch calls: ranges not "

@@ -10,73 +10,73 @@ COUNTER_RANGE = "cuda_profiler_range"
 MODULE_PREFIX = "nn.Module: "
 
 
-@dataclass
 class Columns:
-    """Parallel lists, one entry per event of one kind."""
+    """Rows of one kind of event as tuples of `fields`; `get(field)` gives one column as a list."""
 
-    names: dict[str, list] = field(default_factory=dict)
-
-    def add(self, **values) -> None:
-        for key, value in values.items():
-            self.names.setdefault(key, []).append(value)
+    def __init__(self, *fields: str):
+        self.fields = fields
+        self.rows: list[tuple] = []
+        self._columns: dict[str, list] = {}
 
     def get(self, key: str) -> list:
-        return self.names.get(key, [])
+        if key not in self._columns:
+            at = self.fields.index(key)
+            self._columns[key] = [row[at] for row in self.rows]
+        return self._columns[key]
+
+    def replace(self, **columns: list) -> None:
+        """Use these columns instead of the rows' (same length for all)."""
+        self.fields = tuple(columns)
+        self.rows = list(zip(*columns.values(), strict=True))
+        self._columns = dict(columns)
 
     def __len__(self) -> int:
-        return len(next(iter(self.names.values()), []))
+        return len(self.rows)
+
+
+GPU_FIELDS = ("name", "cat", "ts", "dur", "correlation", "external", "grid", "block", "stream", "device", "bytes")
+OP_FIELDS = ("name", "pid", "tid", "ts", "dur", "external", "dims", "types", "concrete", "module")
+SPAN_FIELDS = ("kind", "name", "pid", "tid", "ts", "dur")
+CALL_FIELDS = ("name", "pid", "tid", "ts", "correlation", "external")
 
 
 @dataclass
 class TraceEvents:
     """GPU activities, counter ranges, CPU operators, annotations, modules and runtime calls."""
 
-    gpu: Columns = field(default_factory=Columns)
-    ranges: Columns = field(default_factory=Columns)  # cuda_profiler_range: counters per kernel
-    ops: Columns = field(default_factory=Columns)
-    spans: Columns = field(default_factory=Columns)  # user_annotation and nn.Module intervals
-    runtime: Columns = field(default_factory=Columns)
+    gpu: Columns = field(default_factory=lambda: Columns(*GPU_FIELDS))
+    ranges: Columns = field(default_factory=lambda: Columns("name", "ts", "dur", "args"))
+    ops: Columns = field(default_factory=lambda: Columns(*OP_FIELDS))
+    spans: Columns = field(default_factory=lambda: Columns(*SPAN_FIELDS))  # annotations, modules
+    runtime: Columns = field(default_factory=lambda: Columns(*CALL_FIELDS))
 
     def take(self, batch: list[dict]) -> None:
         """Keep what matters from one batch of events (the batch itself is then dropped)."""
+        gpu, ops, spans, calls = self.gpu.rows, self.ops.rows, self.spans.rows, self.runtime.rows
         for event in batch:
             cat = event.get("cat")
-            if cat in GPU_ACTIVITIES:
-                self._gpu(event, cat)
-            elif cat == "cpu_op":
-                self._op(event)
-            elif cat in RUNTIME:
-                self._runtime(event)
-            elif cat == "user_annotation":
-                self._span(event, 0, event.get("name", ""))
-            elif cat == "python_function":
+            if cat == "python_function":
                 name = event.get("name", "")
                 if name.startswith(MODULE_PREFIX):
-                    self._span(event, 1, name[len(MODULE_PREFIX):])
+                    spans.append((1, name[len(MODULE_PREFIX):], event.get("pid"), event.get("tid"),
+                                  event.get("ts"), event.get("dur")))
+            elif cat == "cpu_op":
+                a = event.get("args") or {}
+                ops.append((event.get("name", ""), event.get("pid"), event.get("tid"), event.get("ts"),
+                            event.get("dur"), a.get("External id"), a.get("Input Dims"), a.get("Input type"),
+                            a.get("Concrete Inputs"), a.get("Module Hierarchy")))
+            elif cat in RUNTIME:
+                a = event.get("args") or {}
+                calls.append((event.get("name", ""), event.get("pid"), event.get("tid"), event.get("ts"),
+                              a.get("correlation"), a.get("External id")))
+            elif cat in GPU_ACTIVITIES:
+                a = event.get("args") or {}
+                gpu.append((event.get("name", ""), cat, event.get("ts"), event.get("dur"), a.get("correlation"),
+                            a.get("External id"), a.get("grid"), a.get("block"), a.get("stream"),
+                            a.get("device", event.get("pid")), a.get("bytes")))
+            elif cat == "user_annotation":
+                spans.append((0, event.get("name", ""), event.get("pid"), event.get("tid"), event.get("ts"),
+                              event.get("dur")))
             elif cat == COUNTER_RANGE:
-                self.ranges.add(name=event.get("name", ""), ts=event.get("ts"), dur=event.get("dur"),
-                                args=event.get("args") or {})
-
-    def _gpu(self, event: dict, cat: str) -> None:
-        args = event.get("args") or {}
-        self.gpu.add(name=event.get("name", ""), cat=cat, ts=event.get("ts"), dur=event.get("dur"),
-                     correlation=args.get("correlation"), external=args.get("External id"),
-                     grid=args.get("grid"), block=args.get("block"), stream=args.get("stream"),
-                     device=args.get("device", event.get("pid")), bytes=args.get("bytes"))
-
-    def _op(self, event: dict) -> None:
-        args = event.get("args") or {}
-        self.ops.add(name=event.get("name", ""), pid=event.get("pid"), tid=event.get("tid"),
-                     ts=event.get("ts"), dur=event.get("dur"), external=args.get("External id"),
-                     dims=args.get("Input Dims"), types=args.get("Input type"),
-                     concrete=args.get("Concrete Inputs"), module=args.get("Module Hierarchy"))
-
-    def _span(self, event: dict, kind: int, name: str) -> None:
-        self.spans.add(kind=kind, name=name, pid=event.get("pid"), tid=event.get("tid"),
-                       ts=event.get("ts"), dur=event.get("dur"))
-
-    def _runtime(self, event: dict) -> None:
-        args = event.get("args") or {}
-        self.runtime.add(name=event.get("name", ""), pid=event.get("pid"), tid=event.get("tid"),
-                         ts=event.get("ts"), correlation=args.get("correlation"),
-                         external=args.get("External id"))
+                self.ranges.rows.append((event.get("name", ""), event.get("ts"), event.get("dur"),
+                                         event.get("args") or {}))

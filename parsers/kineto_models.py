@@ -55,9 +55,10 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
     cache: dict = {}
     names, dims, types, concrete = (ops.get(k) for k in ("name", "dims", "types", "concrete"))
     tf32_note = False
+    kernels = launches["kernel"].fillna("").to_numpy(dtype=object)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
-        key = (names[i], _json(dims[i]), _json(types[i]), _json(concrete[i]))
+        key = orjson.dumps((names[i], dims[i], types[i], concrete[i]))
         if key not in cache:
             cache[key] = opmodels.model(names[i], dims[i], types[i], concrete[i])
         work = cache[key]
@@ -65,7 +66,7 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
             reason[row] = NO_MODEL
             continue
         allow_tf32 = names[i].endswith("cudnn_convolution") and str((concrete[i] or [""])[-1]) == "True"
-        klass[row] = opmodels.compute_class(work, vendor, launches["kernel"].iat[row], allow_tf32)
+        klass[row] = opmodels.compute_class(work, vendor, kernels[row], allow_tf32)
         flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
         tf32_note |= work.unit == "matrix" and work.precision == "fp32"
     if tf32_note:
