@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 from pathlib import Path
 
@@ -34,8 +36,12 @@ def sniff(path: Path, head: str) -> bool:
 
 
 def read(path, **_options) -> Profile:
-    source = str(path)
-    stream = TraceStream(Path(path))
+    with _no_gc():
+        return _read(str(path))
+
+
+def _read(source: str) -> Profile:
+    stream = TraceStream(Path(source))
     events = TraceEvents()
     for batch in stream.batches():
         events.take(batch)
@@ -48,6 +54,20 @@ def read(path, **_options) -> Profile:
     launches = kineto_models.apply(launches, _vendor(devices), notes, events.ops)
     return Profile(source=source, format=FORMAT, launches=launches, notes=notes,
                    device_hints=_hints(devices, notes))
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """The cyclic garbage collector off while events are parsed: JSON makes no reference cycles,
+    and with millions of live objects each automatic full collection rescans all of them
+    (measured: most of the reader's own time on a 20 MB trace)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _devices(header: dict) -> dict[int, dict]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from orjson import dumps, loads
+
 GPU_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
 RUNTIME = ("cuda_runtime", "cuda_driver")
 COUNTER_RANGE = "cuda_profiler_range"
@@ -35,7 +37,10 @@ class Columns:
 
 
 GPU_FIELDS = ("name", "cat", "ts", "dur", "correlation", "external", "grid", "block", "stream", "device", "bytes")
-OP_FIELDS = ("name", "pid", "tid", "ts", "dur", "external", "dims", "types", "concrete", "module")
+# An operator's "Input Dims", "Input type" and "Concrete Inputs" are kept packed as one JSON
+# bytes object (`arguments`): a few hundred Python objects per operator otherwise, and only the
+# operators that launch kernels ever need them.
+OP_FIELDS = ("name", "pid", "tid", "ts", "dur", "external", "arguments", "module")
 SPAN_FIELDS = ("kind", "name", "pid", "tid", "ts", "dur")
 CALL_FIELDS = ("name", "pid", "tid", "ts", "correlation", "external")
 
@@ -63,8 +68,9 @@ class TraceEvents:
             elif cat == "cpu_op":
                 a = event.get("args") or {}
                 ops.append((event.get("name", ""), event.get("pid"), event.get("tid"), event.get("ts"),
-                            event.get("dur"), a.get("External id"), a.get("Input Dims"), a.get("Input type"),
-                            a.get("Concrete Inputs"), a.get("Module Hierarchy")))
+                            event.get("dur"), a.get("External id"),
+                            dumps((a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs"))),
+                            a.get("Module Hierarchy")))
             elif cat in RUNTIME:
                 a = event.get("args") or {}
                 calls.append((event.get("name", ""), event.get("pid"), event.get("tid"), event.get("ts"),
@@ -80,3 +86,9 @@ class TraceEvents:
             elif cat == COUNTER_RANGE:
                 self.ranges.rows.append((event.get("name", ""), event.get("ts"), event.get("dur"),
                                          event.get("args") or {}))
+
+
+def arguments(packed: bytes) -> tuple[list | None, list | None, list | None]:
+    """(Input Dims, Input type, Concrete Inputs) of an operator from its packed `arguments`."""
+    dims, types, concrete = loads(packed)
+    return dims, types, concrete

@@ -8,7 +8,7 @@ import pandas as pd
 
 from rooflint import opmodels, schema
 
-from .kineto_events import Columns
+from .kineto_events import Columns, arguments
 
 MODEL_BYTES_NOTE = ("modelled launches have no measured DRAM bytes: their memory term uses the "
                     "operator's minimum traffic from its shapes (a lower bound of the real traffic), "
@@ -22,9 +22,12 @@ AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operat
 
 def argument_text(ops: Columns, used: np.ndarray) -> tuple[list, list]:
     """Input Dims and Input type of operators `used`, as JSON text (dims) and ", "-joined types."""
-    dims, types = ops.get("dims"), ops.get("types")
-    dims_text = [_json(dims[i]) for i in used.tolist()]
-    types_text = [", ".join(map(str, types[i])) if isinstance(types[i], list) else None for i in used.tolist()]
+    packed = ops.get("arguments")
+    dims_text, types_text = [], []
+    for i in used.tolist():
+        dims, types, _ = arguments(packed[i])
+        dims_text.append(_json(dims))
+        types_text.append(", ".join(map(str, types)) if isinstance(types, list) else None)
     return dims_text, types_text
 
 
@@ -53,19 +56,19 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
     main = _main_kernels(launches, owner, kernel)
     reason[kernel] = AUXILIARY
     cache: dict = {}
-    names, dims, types, concrete = (ops.get(k) for k in ("name", "dims", "types", "concrete"))
+    names, packed = ops.get("name"), ops.get("arguments")
     tf32_note = False
     kernels = launches["kernel"].fillna("").to_numpy(dtype=object)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
-        key = orjson.dumps((names[i], dims[i], types[i], concrete[i]))
+        key = (names[i], packed[i])
         if key not in cache:
-            cache[key] = opmodels.model(names[i], dims[i], types[i], concrete[i])
-        work = cache[key]
+            cache[key] = (opmodels.model(names[i], *arguments(packed[i])), arguments(packed[i])[2])
+        work, concrete = cache[key]
         if work is None:
             reason[row] = NO_MODEL
             continue
-        allow_tf32 = names[i].endswith("cudnn_convolution") and str((concrete[i] or [""])[-1]) == "True"
+        allow_tf32 = names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
         klass[row] = opmodels.compute_class(work, vendor, kernels[row], allow_tf32)
         flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
         tf32_note |= work.unit == "matrix" and work.precision == "fp32"
