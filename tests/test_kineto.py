@@ -245,3 +245,21 @@ def test_cuda_graph_replays_attributed_to_the_graph_launch(tmp_path):
     assert launches["range"].tolist() == ["decode"] * 2
     assert launches["graph_replay"].tolist() == [True, True]
     assert np.isnan(launches["bytes_model_min"]).all()
+
+
+def test_diff_of_two_gpus_matches_operators(tmp_path):
+    """The same BERT-small step on an H100 (saved as a JSON report) and on an MI300X: the GEMM
+    kernels differ (cutlass/sm90_xmma vs hipBLASLt), the operators and shapes do not. The
+    aten::addmm with input dims [[512],[141,512],[512,512]] runs 17 times in each trace (counted
+    with json in each file: External ids of that addmm signature on kernels)."""
+    saved = tmp_path / "h100.json"
+    run = CliRunner().invoke(main, ["report", str(trace("tracelens-h100-bert-small-uncased")), "-o", str(saved)])
+    assert run.exit_code == 0, run.output
+    out = tmp_path / "diff.json"
+    run = CliRunner().invoke(main, ["diff", str(saved), str(trace("tracelens-mi300-bert-small-uncased")),
+                                    "-f", "json", "-o", str(out)])
+    assert run.exit_code == 0, run.output
+    groups = json.loads(out.read_text())["groups"]
+    addmm = [g for g in groups if g["kernel"].startswith("aten::addmm [[512],[141,512],[512,512]")]
+    assert [(g["match"], g["base"]["launches"], g["head"]["launches"]) for g in addmm] == [("exact", 17, 17)]
+    assert all(g["match"] == "exact" for g in groups)

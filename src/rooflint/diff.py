@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint import analysis, names, ranking
+from rooflint import analysis, names, opgroups, ranking
 from rooflint.result import Result
 
 DIFF_FORMAT_VERSION = 1
@@ -104,9 +104,11 @@ def compare(base: Side, head: Side, threshold: float | None = None, min_time: fl
 
 
 def group_stats(result: Result) -> pd.DataFrame:
-    """Per kernel group (name + grid + block): time, per-launch spread, efficiency, verdict."""
-    kernels = ranking.rank(result.launches, "kernel", result.latency_threshold)
-    frame = result.launches[KEYS + ["duration_s"]].copy()
+    """Per kernel group (name + grid + block; for PyTorch traces operator + shapes + dtypes):
+    time, per-launch spread, efficiency, verdict."""
+    launches = opgroups.by_operator(result.launches)  # traces: operator + shapes, not kernel
+    kernels = ranking.rank(launches, "kernel", result.latency_threshold)
+    frame = launches[KEYS + ["duration_s"]].copy()
     for k in KEYS:  # the same keys ranking.rank groups on
         frame[k] = frame[k].astype("string").fillna("(none)")
     timing = frame.groupby(KEYS, sort=False, dropna=False)["duration_s"].agg(
