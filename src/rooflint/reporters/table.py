@@ -33,6 +33,9 @@ def _header(result) -> list[str]:
         lines.append("  ceilings: " + ", ".join(ceilings))
     for source, problem in result.skipped:
         lines.append(f"  skipped {source}: {problem}")
+    # the caveats the other formats list (estimates, modelled bytes, ambiguous devices), here too
+    notes = sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}) + result.accounting["repairs"]
+    lines += [f"  note: {note}" for note in notes]
     return lines
 
 
