@@ -15,7 +15,7 @@ from rooflint.errors import InputError
 from rooflint.profile import Profile
 
 from . import kineto_models, ncu_metrics
-from .kineto_events import TraceEvents
+from .kineto_events import NO_ID, TraceEvents
 from .kineto_link import link
 from .kineto_stream import TraceStream
 from .sniff import GZIP_TRACE
@@ -117,9 +117,8 @@ def _arch(device: dict):
 
 
 def _dim3(values: list) -> pd.Series:
-    """[x, y, z] lists as "(x, y, z)", the way the other readers print grid and block."""
-    codes, uniques = pd.factorize(pd.Series([tuple(v) if isinstance(v, list) else None for v in values],
-                                            dtype=object), use_na_sentinel=True)
+    """(x, y, z) tuples as "(x, y, z)", the way the other readers print grid and block."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
     text = [f"({', '.join(str(x) for x in u)})" for u in uniques]
     return pd.Series(np.array(text + [None], dtype=object)[codes], dtype="string")
 
@@ -132,7 +131,7 @@ def _activities(events: TraceEvents, devices, source: str, notes: list[str]) -> 
         "source": source, "launch_id": np.arange(len(gpu)), "kernel": pd.array(gpu.get("name"), dtype="string"),
         "grid": _dim3(gpu.get("grid")), "block": _dim3(gpu.get("block")),
         **_device_columns(device, devices),
-        "duration_s": pd.to_numeric(pd.Series(gpu.get("dur"), dtype=object), errors="coerce") * 1e-6,
+        "duration_s": gpu.get("dur") * 1e-6,
         "range": pd.array([r or None for r in links.range], dtype="string"),
     })
     trace = _trace_columns(events, links, device)
@@ -159,12 +158,11 @@ def _trace_columns(events: TraceEvents, links, device: pd.Series) -> dict[str, o
         "op_input_types": pd.array(np.append(types, None)[_pos(used, links.owner)], dtype="string"),
         "module": pd.array([m or None for m in links.module], dtype="string"),
         "activity": pd.array(gpu.get("cat"), dtype="string"),
-        "stream": pd.array(pd.to_numeric(pd.Series(gpu.get("stream"), dtype=object), errors="coerce"),
-                           dtype="Int64"),
+        "stream": pd.array(np.where(gpu.get("stream") == NO_ID, None, gpu.get("stream")), dtype="Int64"),
         "device_index": pd.array(device, dtype="Int64"),
         "graph_replay": pd.array(links.graph, dtype="boolean"),
         "_op_index": links.owner,
-        "_bytes_arg": pd.to_numeric(pd.Series(gpu.get("bytes"), dtype=object), errors="coerce").to_numpy(),
+        "_bytes_arg": gpu.get("bytes"),
     }
 
 
@@ -212,10 +210,11 @@ def _counter_ranges(events: TraceEvents, devices, source: str, notes: list[str])
 def _link_ranges(events: TraceEvents, frame: pd.DataFrame, notes: list[str]) -> None:
     calls = events.runtime
     launches = [i for i, n in enumerate(calls.get("name")) if "LaunchKernel" in n]
-    order = sorted(launches, key=lambda i: calls.get("ts")[i] or 0)
+    ts, correlation = calls.get("ts"), calls.get("correlation")
+    order = sorted(launches, key=lambda i: ts[i])
     owner = np.full(len(frame), -1)
     if len(order) == len(frame):
-        correlations = [calls.get("correlation")[i] for i in order]
+        correlations = correlation[order]
         events.gpu.replace(correlation=correlations, external=[None] * len(order))
         owner = link(events).owner
     else:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from array import array
 from dataclasses import dataclass, field
 
+import numpy as np
 from orjson import dumps, loads
+
+NAN = math.nan
 
 GPU_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
 RUNTIME = ("cuda_runtime", "cuda_driver")
@@ -13,80 +18,141 @@ MODULE_PREFIX = "nn.Module: "
 
 
 class Columns:
-    """Rows of one kind of event as tuples of `fields`; `get(field)` gives one column as a list."""
+    """One kind of event, column by column: numbers in typed arrays (8 bytes each, no Python
+    object), text through one shared table of strings, so that what is kept of a parsed batch
+    is compact and does not pin the batch's freed memory (pymalloc releases an arena only when
+    every object in it is gone). `get(field)` gives a float64/int64 array or a list."""
 
-    def __init__(self, *fields: str):
-        self.fields = fields
-        self.rows: list[tuple] = []
-        self._columns: dict[str, list] = {}
+    def __init__(self, floats: tuple = (), ints: tuple = (), objects: tuple = ()):
+        self.columns: dict = {}
+        for name in floats:
+            self.columns[name] = array("d")
+        for name in ints:
+            self.columns[name] = array("q")
+        for name in objects:
+            self.columns[name] = []
 
-    def get(self, key: str) -> list:
-        if key not in self._columns:
-            at = self.fields.index(key)
-            self._columns[key] = [row[at] for row in self.rows]
-        return self._columns[key]
+    def get(self, key: str):
+        column = self.columns[key]
+        if isinstance(column, array):
+            return np.frombuffer(column, dtype=np.float64 if column.typecode == "d" else np.int64) \
+                if len(column) else np.zeros(0, dtype=np.float64 if column.typecode == "d" else np.int64)
+        return column
 
-    def replace(self, **columns: list) -> None:
-        """Use these columns instead of the rows' (same length for all)."""
-        self.fields = tuple(columns)
-        self.rows = list(zip(*columns.values(), strict=True))
-        self._columns = dict(columns)
+    def replace(self, **columns) -> None:
+        """Use these columns instead (same length for all)."""
+        self.columns = dict(columns)
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(next(iter(self.columns.values()), []))
 
 
-GPU_FIELDS = ("name", "cat", "ts", "dur", "correlation", "external", "grid", "block", "stream", "device", "bytes")
-# An operator's "Input Dims", "Input type" and "Concrete Inputs" are kept packed as one JSON
-# bytes object (`arguments`): a few hundred Python objects per operator otherwise, and only the
-# operators that launch kernels ever need them.
-OP_FIELDS = ("name", "pid", "tid", "ts", "dur", "external", "arguments", "module")
-SPAN_FIELDS = ("kind", "name", "pid", "tid", "ts", "dur")
-CALL_FIELDS = ("name", "pid", "tid", "ts", "correlation", "external")
+NO_ID = -1  # an absent correlation, External id or stream in an int column
 
 
 @dataclass
 class TraceEvents:
     """GPU activities, counter ranges, CPU operators, annotations, modules and runtime calls."""
 
-    gpu: Columns = field(default_factory=lambda: Columns(*GPU_FIELDS))
-    ranges: Columns = field(default_factory=lambda: Columns("name", "ts", "dur", "args"))
-    ops: Columns = field(default_factory=lambda: Columns(*OP_FIELDS))
-    spans: Columns = field(default_factory=lambda: Columns(*SPAN_FIELDS))  # annotations, modules
-    runtime: Columns = field(default_factory=lambda: Columns(*CALL_FIELDS))
+    gpu: Columns = field(default_factory=lambda: Columns(
+        ("ts", "dur", "bytes"), ("correlation", "external", "stream"),
+        ("name", "cat", "grid", "block", "device")))
+    ranges: Columns = field(default_factory=lambda: Columns(objects=("name", "ts", "dur", "args")))
+    ops: Columns = field(default_factory=lambda: Columns(
+        ("ts", "dur"), ("external",), ("name", "pid", "tid", "arguments", "module")))
+    spans: Columns = field(default_factory=lambda: Columns(  # user_annotation (kind 0), nn.Module (1)
+        ("ts", "dur"), ("kind",), ("name", "pid", "tid")))
+    runtime: Columns = field(default_factory=lambda: Columns(
+        ("ts",), ("correlation", "external"), ("name", "pid", "tid")))
+    strings: dict = field(default_factory=dict)
 
     def take(self, batch: list[dict]) -> None:
         """Keep what matters from one batch of events (the batch itself is then dropped)."""
-        gpu, ops, spans, calls = self.gpu.rows, self.ops.rows, self.spans.rows, self.runtime.rows
+        shared = self.strings.setdefault
         for event in batch:
             cat = event.get("cat")
             if cat == "python_function":
                 name = event.get("name", "")
                 if name.startswith(MODULE_PREFIX):
-                    spans.append((1, name[len(MODULE_PREFIX):], event.get("pid"), event.get("tid"),
-                                  event.get("ts"), event.get("dur")))
+                    self._span(event, 1, shared(name[len(MODULE_PREFIX):], name[len(MODULE_PREFIX):]))
             elif cat == "cpu_op":
-                a = event.get("args") or {}
-                ops.append((event.get("name", ""), event.get("pid"), event.get("tid"), event.get("ts"),
-                            event.get("dur"), a.get("External id"),
-                            dumps((a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs"))),
-                            a.get("Module Hierarchy")))
+                self._op(event, event.get("args") or {}, shared)
             elif cat in RUNTIME:
-                a = event.get("args") or {}
-                calls.append((event.get("name", ""), event.get("pid"), event.get("tid"), event.get("ts"),
-                              a.get("correlation"), a.get("External id")))
+                self._call(event, event.get("args") or {}, shared)
             elif cat in GPU_ACTIVITIES:
-                a = event.get("args") or {}
-                gpu.append((event.get("name", ""), cat, event.get("ts"), event.get("dur"), a.get("correlation"),
-                            a.get("External id"), a.get("grid"), a.get("block"), a.get("stream"),
-                            a.get("device", event.get("pid")), a.get("bytes")))
+                self._gpu(event, cat, event.get("args") or {}, shared)
             elif cat == "user_annotation":
-                spans.append((0, event.get("name", ""), event.get("pid"), event.get("tid"), event.get("ts"),
-                              event.get("dur")))
+                name = event.get("name", "")
+                self._span(event, 0, shared(name, name))
             elif cat == COUNTER_RANGE:
-                self.ranges.rows.append((event.get("name", ""), event.get("ts"), event.get("dur"),
-                                         event.get("args") or {}))
+                c = self.ranges.columns
+                for key, value in (("name", event.get("name", "")), ("ts", event.get("ts")),
+                                   ("dur", event.get("dur")), ("args", event.get("args") or {})):
+                    c[key].append(value)
 
+    def _gpu(self, event: dict, cat: str, a: dict, shared) -> None:
+        c = self.gpu.columns
+        name = event.get("name", "")
+        c["name"].append(shared(name, name))
+        c["cat"].append(shared(cat, cat))
+        c["ts"].append(_float(event.get("ts")))
+        c["dur"].append(_float(event.get("dur")))
+        c["bytes"].append(_float(a.get("bytes")))
+        c["correlation"].append(_int(a.get("correlation")))
+        c["external"].append(_int(a.get("External id")))
+        c["stream"].append(_int(a.get("stream")))
+        grid, block = _dim(a.get("grid")), _dim(a.get("block"))
+        c["grid"].append(shared(grid, grid))
+        c["block"].append(shared(block, block))
+        c["device"].append(a.get("device", event.get("pid")))
+
+    def _op(self, event: dict, a: dict, shared) -> None:
+        c = self.ops.columns
+        name = event.get("name", "")
+        packed = dumps((a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")))
+        pid, tid, module = event.get("pid"), event.get("tid"), a.get("Module Hierarchy")
+        c["name"].append(shared(name, name))
+        c["pid"].append(shared(pid, pid))
+        c["tid"].append(shared(tid, tid))
+        c["arguments"].append(shared(packed, packed))
+        c["module"].append(shared(module, module) if module else None)
+        c["ts"].append(_float(event.get("ts")))
+        c["dur"].append(_float(event.get("dur")))
+        c["external"].append(_int(a.get("External id")))
+
+    def _span(self, event: dict, kind: int, name: str) -> None:
+        c = self.spans.columns
+        shared = self.strings.setdefault
+        pid, tid = event.get("pid"), event.get("tid")
+        c["kind"].append(kind)
+        c["name"].append(name)
+        c["pid"].append(shared(pid, pid))
+        c["tid"].append(shared(tid, tid))
+        c["ts"].append(_float(event.get("ts")))
+        c["dur"].append(_float(event.get("dur")))
+
+    def _call(self, event: dict, a: dict, shared) -> None:
+        c = self.runtime.columns
+        name, pid, tid = event.get("name", ""), event.get("pid"), event.get("tid")
+        c["name"].append(shared(name, name))
+        c["pid"].append(shared(pid, pid))
+        c["tid"].append(shared(tid, tid))
+        c["ts"].append(_float(event.get("ts")))
+        c["correlation"].append(_int(a.get("correlation")))
+        c["external"].append(_int(a.get("External id")))
+
+
+def _float(value) -> float:
+    return value if isinstance(value, float | int) and not isinstance(value, bool) else NAN
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else NO_ID
+
+
+def _dim(value):
+    """A grid or block [x, y, z] as a tuple (hashable, so one object per distinct shape)."""
+    return tuple(value) if isinstance(value, list) else None
 
 def arguments(packed: bytes) -> tuple[list | None, list | None, list | None]:
     """(Input Dims, Input type, Concrete Inputs) of an operator from its packed `arguments`."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .kineto_events import TraceEvents
+from .kineto_events import NO_ID, TraceEvents
 
 NONE = -1
 _SPAN, _MODULE, _OP, _CALL = 0, 1, 2, 3
@@ -36,23 +36,18 @@ class Links:
     runtime: np.ndarray  # index of its runtime call, -1 when none was recorded
 
 
-def _numbers(values) -> np.ndarray:
-    return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float)
-
-
 def sweep(events: TraceEvents) -> tuple[Enclosing, Enclosing]:
     """One pass over every thread's intervals in time order, keeping a stack of what is open:
     (what encloses each operator, what encloses each runtime call)."""
     spans, ops, calls = events.spans, events.ops, events.runtime
-    kind = np.concatenate([np.asarray(spans.get("kind"), dtype=int), np.full(len(ops), _OP),
-                           np.full(len(calls), _CALL)]).astype(int)
+    kind = np.concatenate([spans.get("kind"), np.full(len(ops), _OP), np.full(len(calls), _CALL)]).astype(int)
     own = np.concatenate([np.arange(len(spans)), np.arange(len(ops)), np.arange(len(calls))]).astype(int)
     names = spans.get("name") + ops.get("name") + [""] * len(calls)
-    ts = _numbers(spans.get("ts") + ops.get("ts") + calls.get("ts"))
-    dur = np.nan_to_num(_numbers(spans.get("dur") + ops.get("dur") + [0.0] * len(calls)))
-    thread = pd.Series([f"{p}/{t}" for p, t in zip(spans.get("pid") + ops.get("pid") + calls.get("pid"),
-                                                     spans.get("tid") + ops.get("tid") + calls.get("tid"),
-                                                     strict=True)], dtype=object)
+    ts = np.concatenate([spans.get("ts"), ops.get("ts"), calls.get("ts")])
+    dur = np.nan_to_num(np.concatenate([spans.get("dur"), ops.get("dur"), np.zeros(len(calls))]))
+    thread = pd.Series(list(zip(spans.get("pid") + ops.get("pid") + calls.get("pid"),
+                                spans.get("tid") + ops.get("tid") + calls.get("tid"), strict=True)),
+                       dtype=object)
     codes = pd.factorize(thread)[0] if len(thread) else np.zeros(0, dtype=int)
     end = ts + dur
     order = np.lexsort((kind, -end, ts, codes))
@@ -97,10 +92,10 @@ def link(events: TraceEvents) -> Links:
     gpu, ops, calls = events.gpu, events.ops, events.runtime
     call_of = _index(calls.get("correlation"))
     op_of = _index(ops.get("external"))
-    runtime = np.array([call_of.get(c, NONE) for c in gpu.get("correlation")], dtype=int)
+    runtime = np.array([call_of.get(c, NONE) for c in _plain(gpu.get("correlation"))], dtype=int)
     call_names = np.array(calls.get("name") + [""], dtype=object)[runtime]
     graph = np.array(["GraphLaunch" in n for n in call_names], dtype=bool)
-    by_id = np.array([op_of.get(x, NONE) for x in gpu.get("external")], dtype=int)
+    by_id = np.array([op_of.get(x, NONE) for x in _plain(gpu.get("external"))], dtype=int)
     by_call = np.append(around_calls.op, NONE)[runtime]
     owner = np.where((by_id != NONE) & ~graph, by_id, by_call)
     parent = np.append(around_ops.op, NONE)[owner]
@@ -110,11 +105,15 @@ def link(events: TraceEvents) -> Links:
     return Links(owner, parent, ranges, modules, graph, runtime)
 
 
-def _index(keys: list) -> dict:
-    """key -> position of its first occurrence (None keys left out)."""
+def _plain(values) -> list:
+    return values.tolist() if isinstance(values, np.ndarray) else list(values)
+
+
+def _index(keys) -> dict:
+    """key -> position of its first occurrence (absent ids, None or NO_ID, left out)."""
     out: dict = {}
-    for i, key in enumerate(keys):
-        if key is not None and key not in out:
+    for i, key in enumerate(_plain(keys)):
+        if key is not None and key != NO_ID and key not in out:
             out[key] = i
     return out
 
