@@ -180,6 +180,13 @@ def test_trace_with_ncu_export_lends_counters(tmp_path, bert_h100):
     assert lent["bytes_dram"].tolist() == [3 * b for b in minimum]
     assert lent["excess_traffic"].tolist() == pytest.approx([3.0, 3.0])
     assert launches.loc[same.index[2:], "excess_traffic"].isna().all()
+    # the group of those launches: 3x over its two lent launches, in the table and the sentence
+    from rooflint.reporters import common, table
+
+    group = built.kernels[built.kernels["kernel"] == first["kernel"]]
+    assert group["excess_traffic"].tolist() == pytest.approx([3.0] * len(group))
+    assert "moves 3× the bytes its shapes need" in common.kernel_sentence(built, group.iloc[0])
+    assert "traffic/minimum" in table.render(built, top=None)
 
 
 @pytest.mark.parametrize("chunk", [700, 5000])
@@ -263,3 +270,19 @@ def test_diff_of_two_gpus_matches_operators(tmp_path):
     addmm = [g for g in groups if g["kernel"].startswith("aten::addmm [[512],[141,512],[512,512]")]
     assert [(g["match"], g["base"]["launches"], g["head"]["launches"]) for g in addmm] == [("exact", 17, 17)]
     assert all(g["match"] == "exact" for g in groups)
+
+
+def test_elementwise_and_gather_bytes():
+    """H100 BERT: aten::add([1,141,512] bf16, [1,141,512] bf16): 72,192 elements, 1 FLOP each;
+    bytes = 2 inputs + 1 output x 72,192 x 2. aten::eq([1,141] long, scalar) writes bools:
+    141 x 8 read + 141 x 1 written. index_select(table [30522,512] bf16, index [141] long):
+    141 x 8 + 2 x 141 x 512 x 2 (rows read and written)."""
+    n = 1 * 141 * 512
+    add = opmodels.model("aten::add", [[1, 141, 512], [1, 141, 512], []],
+                         ["c10::BFloat16", "c10::BFloat16", "Scalar"], ["", "", "1"])
+    assert (add.flops, add.bytes_min, add.precision) == (n, 3 * n * 2, "fp32")
+    eq = opmodels.model("aten::eq", [[1, 141], []], ["long int", "Scalar"], ["", "0"])
+    assert eq.bytes_min == 141 * 8 + 141
+    rows = opmodels.model("aten::index_select", [[30522, 512], [], [141]],
+                          ["c10::BFloat16", "Scalar", "long int"], ["", "0", ""])
+    assert (rows.flops, rows.bytes_min) == (0, 141 * 8 + 2 * 141 * 512 * 2)

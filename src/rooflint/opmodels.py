@@ -220,18 +220,21 @@ def _broadcast(shapes) -> list[int]:
     return [max(col) for col in zip(*padded, strict=True)]
 
 
-def per_element(flops_per_element: float, output_like_first: bool = False) -> Callable:
-    """Elementwise: FLOPs = k × output elements; bytes = every tensor input + the output."""
+def per_element(flops_per_element: float, output_like_first: bool = False,
+                out_bytes: int | None = None) -> Callable:
+    """Elementwise: FLOPs = k × output elements; bytes = every tensor input + the output, whose
+    element is `out_bytes` (1 for a comparison's bool) or else the narrowest input's, so that
+    mixed-dtype promotion never makes the minimum larger than it is."""
 
     def model(dims, types, concrete) -> Work | None:
         tensors = _tensors(dims, types)
         if not tensors:
             return None
         shape = tensors[0][0] if output_like_first else _broadcast([s for s, _ in tensors])
-        dtype = tensors[0][1]
-        bytes_min = sum(_size(s, t) for s, t in tensors) + _size(shape, dtype)
-        precision = "fp64" if _precision(dtype) == "fp64" else "fp32"
-        return Work(flops_per_element * _numel(shape), "vector", precision, bytes_min)
+        element = out_bytes or min(DTYPES[t][1] for _, t in tensors)
+        bytes_min = sum(_size(s, t) for s, t in tensors) + _numel(shape) * element
+        precision = "fp64" if _precision(tensors[0][1]) == "fp64" else "fp32"
+        return Work(flops_per_element * _numel(shape), "vector", precision, float(bytes_min))
 
     model.__doc__ = f"{flops_per_element:g} FLOP per output element; bytes = inputs + output."
     return model
@@ -285,9 +288,9 @@ def fill(dims, types, concrete) -> Work | None:
 
 ELEMENTWISE = ["add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "neg", "relu", "relu_",
                "gelu", "silu", "silu_", "sigmoid", "tanh", "exp", "rsqrt", "sqrt", "pow", "clamp",
-               "clamp_min", "clamp_min_", "threshold_backward", "gelu_backward", "where", "eq", "ne",
-               "lt", "gt", "masked_fill", "masked_fill_", "addcmul_", "addcdiv_", "lerp_", "abs",
+               "clamp_min", "clamp_min_", "threshold_backward", "gelu_backward", "where", "masked_fill", "masked_fill_", "addcmul_", "addcdiv_", "lerp_", "abs",
                "reciprocal", "log", "sin", "cos", "maximum", "minimum"]
+COMPARISONS = ["eq", "ne", "lt", "gt", "le", "ge"]  # bool outputs: one byte per element
 MODELS: dict[str, Callable] = {
     "aten::mm": mm, "aten::addmm": addmm, "aten::bmm": bmm, "aten::baddbmm": baddbmm,
     "aten::matmul": matmul, "aten::linear": linear, "aten::_scaled_mm": scaled_mm,
@@ -299,6 +302,7 @@ MODELS: dict[str, Callable] = {
     "aten::_softmax": normalisation(5), "aten::softmax": normalisation(5),
     "aten::_log_softmax": normalisation(6),
     **{f"aten::{name}": per_element(1) for name in ELEMENTWISE},
+    **{f"aten::{name}": per_element(1, out_bytes=1) for name in COMPARISONS},
     "aten::sum": reduction, "aten::mean": reduction, "aten::amax": reduction, "aten::max": reduction,
     "aten::embedding": gather_rows, "aten::index_select": gather_rows,
     "aten::copy_": copy, "aten::clone": copy, "aten::contiguous": copy,

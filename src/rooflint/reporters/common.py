@@ -40,9 +40,18 @@ def vendor_of(result, device_id) -> str | None:
 def kernel_sentence(result, row) -> str:
     eff = row["efficiency"]
     eff = float(eff) if eff is not None and eff is not pd.NA and not pd.isna(eff) else float("nan")
-    return explain.sentence(row["verdict"], eff, row["limiter"] if not pd.isna(row["limiter"]) else None,
+    text = explain.sentence(row["verdict"], eff, row["limiter"] if not pd.isna(row["limiter"]) else None,
                             row["reason"] if not pd.isna(row["reason"]) else "",
                             vendor_of(result, row["device_id"]))
+    excess = row.get("excess_traffic")
+    if excess is not None and not pd.isna(excess):
+        text += f"; moves {excess_text(excess)} the bytes its shapes need"
+    return text
+
+
+def excess_text(value) -> str:
+    """3.14 -> "3.1×"; NA -> "—"."""
+    return "—" if value is None or pd.isna(value) else f"{float(value):.2g}×"
 
 
 def full_name(result, row) -> str:

@@ -12,7 +12,12 @@ def render(result, top: int | None = 20, **_options) -> str:
     lines = _header(result)
     kernels = result.kernels if top is None else result.kernels.head(top)
     rows = [_row(result, r) for _, r in kernels.iterrows()]
-    lines += [""] + _grid([COLUMNS] + rows)
+    header = COLUMNS
+    if "excess_traffic" in kernels and kernels["excess_traffic"].notna().any():  # trace + counters
+        header = COLUMNS + ["traffic/minimum"]
+        rows = [row + [common.excess_text(r["excess_traffic"])] for row, (_, r) in zip(rows, kernels.iterrows(),
+                                                                                      strict=True)]
+    lines += [""] + _grid([header] + rows)
     if top is not None and len(result.kernels) > top:
         lines.append(f"... {len(result.kernels) - top} more group(s); use --top to show more")
     lines.append("")
@@ -48,7 +53,7 @@ def _row(result, r) -> list[str]:
 
 def _grid(rows: list[list[str]]) -> list[str]:
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    numeric = {0, 3, 4, 5, 7, 8}
+    numeric = {0, 3, 4, 5, 7, 8, 10}
     out = []
     for row in rows:
         cells = [str(c).rjust(w) if i in numeric else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
