@@ -286,3 +286,12 @@ def test_elementwise_and_gather_bytes():
     rows = opmodels.model("aten::index_select", [[30522, 512], [], [141]],
                           ["c10::BFloat16", "Scalar", "long int"], ["", "0", ""])
     assert (rows.flops, rows.bytes_min) == (0, 141 * 8 + 2 * 141 * 512 * 2)
+
+
+def test_op_group_label():
+    """--group-by op rows show the operator, its tensor shapes and dtypes, without scalars."""
+    from rooflint.opgroups import short_label
+
+    group = "aten::addmm [[512],[141,512],[512,512],[],[]] c10::BFloat16, c10::BFloat16, c10::BFloat16, Scalar, Scalar"
+    assert short_label(group) == "aten::addmm [[512],[141,512],[512,512]] BFloat16"
+    assert short_label("aten::mm (none) (none)") == "aten::mm"

@@ -22,3 +22,21 @@ def by_operator(launches: pd.DataFrame) -> pd.DataFrame:
     for column, values in (("kernel", label), ("grid", OPERATOR_CONFIG), ("block", OPERATOR_CONFIG)):
         out[column] = out[column].astype("string").mask(has, values)
     return out
+
+
+_SCALARS = {"", "Scalar", "ScalarList", "TensorList", "None"}
+
+
+def short_label(group: str) -> str:
+    """"aten::addmm [[512],[141,512],[512,512],[],[]] c10::BFloat16, ..., Scalar" (an `op` group)
+    -> "aten::addmm [[512],[141,512],[512,512]] BFloat16": empty shapes, scalars and repeated
+    dtypes left out."""
+    parts = str(group).split(" ", 2)
+    if len(parts) > 1 and parts[1] == "(none)":  # an operator recorded without shapes
+        return parts[0]
+    if len(parts) < 2 or not parts[1].startswith("["):
+        return str(group)
+    dims = parts[1].replace(",[]", "").replace("[[],", "[").replace("[[]]", "[]")
+    types = [t.strip().removeprefix("c10::") for t in (parts[2] if len(parts) > 2 else "").split(",")]
+    kept = list(dict.fromkeys(t for t in types if t not in _SCALARS))
+    return " ".join([parts[0], dims] + ([", ".join(kept)] if kept else []))

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from rooflint import explain, names
+from rooflint import explain, names, opgroups
 
 _SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
 
@@ -63,6 +63,8 @@ def full_name(result, row) -> str:
 def display_name(row, group_by: str) -> str:
     if group_by in ("kernel", "name"):
         return names.short_name(row["kernel"])
+    if group_by == "op":
+        return opgroups.short_label(row["group"])
     return str(row["group"])
 
 
