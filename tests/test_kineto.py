@@ -223,6 +223,8 @@ def test_json_that_is_not_a_trace(tmp_path):
     code, message = _bad(tmp_path, "x.json", b'{"model": "bert", "traceEventz": []}')
     assert code == 2 and len(message.splitlines()) == 1 and "x.json" in message
     assert "neither a PyTorch profiler trace" in message
+    code, message = _bad(tmp_path, "y.json.gz", gzip.compress(b'[{"name": "not an event"}]'))
+    assert code == 2 and "y.json.gz" in message and "neither a PyTorch profiler trace" in message
 
 
 def test_cpu_only_trace(tmp_path):
