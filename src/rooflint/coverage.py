@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from rooflint import names
@@ -16,14 +18,20 @@ def accounting(launches: pd.DataFrame, top: int = TOP) -> dict:
     launches replayed from CUDA graphs, counted apart."""
     duration = launches["duration_s"]
     ok = (launches["verdict"] != NOT_ANALYSABLE).to_numpy()
-    total = float(duration.sum())
-    out = {"time_s": total, "time_analysed_s": float(duration[ok].sum()),
-           "unanalysed_top": _largest(launches[~ok], total, top)}
+    total = _finite(duration.sum())
+    out = {"time_s": total, "time_analysed_s": _finite(duration[ok].sum()),
+           "unanalysed_top": _largest(launches[~ok], total or 0.0, top)}
     if "graph_replay" in launches:
         graph = launches["graph_replay"].fillna(False).to_numpy(dtype=bool)
         out["graph_replay_launches"] = int(graph.sum())
-        out["graph_replay_time_s"] = float(duration[graph].sum())
+        out["graph_replay_time_s"] = _finite(duration[graph].sum())
     return out
+
+
+def _finite(value) -> float | None:
+    """A sum for the JSON document: None when a bad duration made it infinite."""
+    value = float(value)
+    return value if math.isfinite(value) else None
 
 
 def _largest(unanalysed: pd.DataFrame, total: float, top: int) -> list[dict]:
@@ -42,9 +50,10 @@ def line(result) -> str | None:
     some time has no verdict or a trace is among the inputs; None otherwise."""
     acc = result.accounting
     traced = "op" in result.launches
-    if not acc["time_s"] > 0 or (acc["time_analysed_s"] >= acc["time_s"] and not traced):
+    total, analysed = acc["time_s"], acc["time_analysed_s"]
+    if total is None or analysed is None or not total > 0 or (analysed >= total and not traced):
         return None
-    text = f"coverage: {acc['time_analysed_s'] / acc['time_s'] * 100:.0f} % of GPU time has a verdict"
+    text = f"coverage: {analysed / total * 100:.0f} % of GPU time has a verdict"
     if acc["unanalysed_top"]:
         text += "; largest without: " + ", ".join(f"{u['name']} {u['share'] * 100:.0f} %"
                                                   for u in acc["unanalysed_top"])
