@@ -5,7 +5,8 @@
 Machines are noisy, so every figure is a ratio of two timings taken in the same process, each the
 fastest of a few interleaved repeats. Peak memory is measured in a fresh subprocess per case
 (VmHWM after the work minus VmHWM once every module it uses is imported). Targets come from the issue
-"Batch triage of whole-model traces"; a ratio over its target is marked.
+"Batch triage of whole-model traces" and "Whole-model triage from PyTorch profiler traces" (the
+trace case compares with json.load instead of pyarrow); a ratio over its target is marked.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ DATA = HERE / "data"
 sys.path.insert(0, str(HERE))
 
 import generate  # noqa: E402
+import generate_trace  # noqa: E402
 
 RAW = DATA / "raw-200k.csv"
 DETAILS = DATA / "details-50k.csv"
 MANY = DATA / "many-20x10k"
+TRACE = DATA / "trace-150mb.json"
 SMALL = HERE.parent / "fixtures" / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
 
 
@@ -38,6 +41,23 @@ def prepare() -> None:
     generate.write("details", 50_000, DETAILS, kernel_count=300, seed=2)
     for i in range(20):
         generate.write("raw", 10_000, MANY / f"rank{i:02d}.csv", kernel_count=150, seed=100 + i)
+    if not TRACE.exists():
+        generate_trace.write(150, TRACE)
+
+
+def json_load(path: Path):
+    return lambda: json.load(open(path, encoding="utf-8"))
+
+
+def trace_rows(rows, repeats: int) -> None:
+    """A 150 MB PyTorch trace: rooflint.load against json.load of the same file, and peak memory."""
+    size = TRACE.stat().st_size
+    ref, sub = paired(json_load(TRACE), load(TRACE), repeats)
+    row(rows, "e 150 MB trace", "rooflint.load vs json.load", sub / ref, 1.5,
+        f"{sub:.2f} s vs json.load {ref:.2f} s")
+    peak = peak_bytes("import rooflint", f"rooflint.load({str(TRACE)!r})")
+    row(rows, "e 150 MB trace", "load peak memory / file", peak / size, 4,
+        f"{peak / 2**20:.0f} MiB for {size / 2**20:.0f} MiB")
 
 
 def best(fn, repeats: int) -> float:
@@ -157,6 +177,8 @@ def main() -> None:
     ref, sub = paired(plains, report_table(MANY), r)
     row(rows, "c 20 x 10k raw", "report (table) of the folder in one call", sub / ref, 1.5,
         f"{sub:.2f} s vs sum of plain parses {ref:.2f} s")
+
+    trace_rows(rows, max(1, r - 1))
 
     ref, sub = startup(5)
     row(rows, "d start-up", "report small file (table) vs import pandas", sub / ref, None,

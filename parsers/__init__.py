@@ -9,12 +9,12 @@ from pathlib import Path
 from rooflint.core.errors import InputError, UnsupportedFormatError, UsageError
 from rooflint.core.profile import Profile
 
-from . import ncu_csv, ncu_rep, nvprof, rocprof
-from .sniff import BINARY, NCU_REP, SQLITE, head_text
+from . import kineto, ncu_csv, ncu_rep, nvprof, rocprof
+from .sniff import BINARY, GZIP_TRACE, NCU_REP, SQLITE, head_text
 
 # Each reader module offers `sniff(path, head) -> bool` and `read(path, **options) -> Profile`.
 # Order matters only where two formats could both claim a file: most specific first.
-READERS = [ncu_rep, ncu_csv, nvprof, rocprof]  # ncu_rep claims a report only with ncu_report
+READERS = [ncu_rep, kineto, ncu_csv, nvprof, rocprof]  # ncu_rep claims a report only with ncu_report
 
 
 def is_roofline_csv(path: str | os.PathLike) -> bool:
@@ -95,7 +95,7 @@ def _unrecognised_hint(head: str) -> str:
     if head in (BINARY, SQLITE):
         return ("binary file that is not a profile rooflint reads; pass an Nsight Compute CSV export "
                 "(ncu --csv --page raw) or rocprof counter output")
-    head = head.lstrip("\ufeff")  # a byte-order mark alone is still an empty file
+    head = head.removeprefix(GZIP_TRACE).lstrip("\ufeff")  # a byte-order mark alone is still empty
     first = head.splitlines()[0] if head.strip() else ""
     if re.match(r"^\[\d+\] .+@", first) or "----------- ------" in head:
         return ("this is ncu's human-readable text output, not CSV; export again adding --csv, "
@@ -108,6 +108,9 @@ def _unrecognised_hint(head: str) -> str:
     if "Self CPU" in first or "Self CUDA" in first:
         return ("this is a PyTorch profiler table (operator times, no hardware counters); profile the "
                 "model under Nsight Compute and pass its export (`ncu --csv --page raw --print-units base`)")
+    if first.lstrip()[:1] in ("{", "["):
+        return ("JSON that is neither a PyTorch profiler trace (no traceEvents) nor a profile rooflint "
+                "reads; pass a torch.profiler trace (export_chrome_trace) or an Nsight Compute CSV export")
     shown = first[:60] + ("..." if len(first) > 60 else "")
     return ("not a profile rooflint reads (first line: " + repr(shown) + "); expected an Nsight "
             "Compute CSV export (ncu --csv --page raw) or rocprof/rocprofv3 counter CSV")

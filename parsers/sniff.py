@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 from rooflint.core.errors import InputError
@@ -34,9 +35,17 @@ def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
         raise InputError(f"cannot read ({exc.strerror}); check the path", path=str(path)) from None
 
 
+GZIP_TRACE = "\x00gzip\x00"  # marks the decompressed head of a gzip file that holds JSON
+
+
 def head_text(path: Path) -> str:
-    """The first bytes of `path` decoded as text; archives and binary files raise InputError."""
+    """The first bytes of `path` decoded as text; archives and binary files raise InputError,
+    except gzip-compressed JSON (a PyTorch trace), returned decompressed after GZIP_TRACE."""
     raw = head_bytes(path)
+    if raw.startswith(b"\x1f\x8b"):
+        inner = _gunzip_head(raw)
+        if inner.lstrip()[:1] in (b"{", b"["):
+            return GZIP_TRACE + inner.decode("utf-8", errors="replace")
     for magic, what in MAGIC.items():
         if raw.startswith(magic):
             raise InputError(f"this is {what}", path=str(path))
@@ -47,3 +56,11 @@ def head_text(path: Path) -> str:
     if b"\x00" in raw[:4096]:
         return BINARY
     return raw.decode("utf-8", errors="replace")
+
+
+def _gunzip_head(raw: bytes) -> bytes:
+    """The first decompressed bytes of gzip data (b"" when they cannot be decompressed)."""
+    try:
+        return zlib.decompressobj(wbits=31).decompress(raw, HEAD_BYTES)
+    except zlib.error:
+        return b""

@@ -343,7 +343,7 @@ def pooled(monkeypatch):
 
 
 def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
-    candidates = pipeline._expand(mixed)
+    candidates = pipeline.expand_folder(mixed)
     assert pipeline._workers(candidates) >= 2 or os.cpu_count() == 1
     pooled_result = pipeline.build([str(mixed)])
     serial = [pipeline._rebuilt(pipeline._read_one(c, None)) for c in candidates]
@@ -360,4 +360,4 @@ def test_pool_keeps_strict_and_progress(mixed, pooled):
     assert str(raised.value).startswith(f"{mixed / 'notes.txt'}: not a profile rooflint reads")
     seen = []
     pipeline.build([str(mixed)], progress=lambda path, n: seen.append(path))
-    assert seen == [str(c) for c in pipeline._expand(mixed) if c.name != "notes.txt"]
+    assert seen == [str(c) for c in pipeline.expand_folder(mixed) if c.name != "notes.txt"]

@@ -49,6 +49,7 @@ def rank_dataset(path: str | Path, group_by: str = "kernel", device: str | Devic
     keys = ranking.GROUPINGS[group_by]
     analysed = launches.map_partitions(analyze_partition, devices, latency_threshold,
                                        meta=analyze_partition(launches._meta, devices, latency_threshold))
+    keys = [k for k in keys if k in analysed.columns]  # trace-only keys (op, module): NA, as in rank
     gathered = analysed[list(dict.fromkeys(["source"] + keys + RANK_INPUTS))].compute(scheduler=scheduler)
     # Rows back in input order (sources as the report read them, rows as in each file) so that
     # groups and sums come in the same order as on one machine.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint import hardware, parsers, saved
+from rooflint import hardware, join, parsers, saved
 from rooflint.core import analysis, families, ranking, schema
 from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError
@@ -79,7 +79,7 @@ def build(paths: Iterable[str], options: Options | None = None,
     """Read every input, resolve each one's device, analyse, rank."""
     options = options or Options()
     profiles, skipped = read_all(paths, options, progress)
-    return assemble(profiles, skipped, options)
+    return assemble(join.pair(profiles), skipped, options)
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:

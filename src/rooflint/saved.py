@@ -107,7 +107,13 @@ def launch_table(records: list, path) -> pd.DataFrame:
             out[col] = pd.array(values.to_numpy(dtype=object), dtype="string")
     out["reason"] = out["reason"].fillna("")
     out["verdict"] = out["verdict"].fillna(analysis.NOT_ANALYSABLE)
+    for col in [c for c in schema.TRACE_COLUMNS if c in frame]:  # a report of a PyTorch trace
+        out[col] = pd.array(frame[col].to_numpy(dtype=object), dtype=_TRACE_DTYPES.get(col, "string"))
     return out
+
+
+_TRACE_DTYPES = {"bytes_model_min": "Float64", "excess_traffic": "Float64", "stream": "Int64",
+                 "device_index": "Int64", "graph_replay": "boolean"}
 
 
 def _missing_text(value) -> str:

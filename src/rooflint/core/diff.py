@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, names, ranking
+from rooflint.core import analysis, names, opgroups, ranking
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result, summary_numbers
 from rooflint.core.result import device_description as device_text
@@ -158,11 +158,13 @@ def _with_estimates(rows: pd.DataFrame, pairs, estimates: pd.DataFrame, runs_b: 
 
 
 def group_stats(result: Result, runs: int = 1) -> pd.DataFrame:
-    """Per kernel group (name + grid + block): time, per-launch spread, efficiency, verdict.
+    """Per kernel group (name + grid + block; for PyTorch traces operator + shapes + dtypes):
+    time, per-launch spread, efficiency, verdict.
 
     With several runs combined, launch counts and times are per run (the mean over runs)."""
-    kernels = ranking.rank(result.launches, "kernel", result.latency_threshold)
-    frame = result.launches[KEYS + ["duration_s"]].copy()
+    launches = opgroups.by_operator(result.launches)  # traces: operator + shapes, not kernel
+    kernels = ranking.rank(launches, "kernel", result.latency_threshold)
+    frame = launches[KEYS + ["duration_s"]].copy()
     ranking.normalise_keys(frame, KEYS)  # the same keys, spelled as ranking.rank groups them
     timing = frame.groupby(KEYS, sort=False, dropna=False)["duration_s"].agg(
         timed="count", mean_s="mean", std_s="std").reset_index()

@@ -22,6 +22,8 @@ GROUPINGS = {
     "source": ["source"],
     "range": ["range"],
     "family": ["family"],
+    "op": ["op", "op_input_dims", "op_input_types"],  # PyTorch traces: operator + shapes + dtypes
+    "module": ["module"],  # PyTorch traces: nn.Module path
 }
 MEMORY_LIMITERS = ("dram", "l2", "l1", "lds")
 
@@ -47,6 +49,7 @@ def rank(analysed: pd.DataFrame, group_by: str = "kernel",
          latency_threshold: float = LATENCY_THRESHOLD) -> pd.DataFrame:
     """One row per group, ranked by headroom seconds (ties: longer time, then name)."""
     keys = GROUPINGS[group_by]
+    analysed = analysed.assign(**{k: pd.NA for k in keys if k not in analysed})  # a non-trace input
     frame = analysed[list(dict.fromkeys(keys + _SUMS + ["verdict", "limiter", "device_id", "reason"]))].copy()
     normalise_keys(frame, keys)
     ok = (frame["verdict"] != NOT_ANALYSABLE).to_numpy()
@@ -64,8 +67,19 @@ def rank(analysed: pd.DataFrame, group_by: str = "kernel",
     out["device_id"] = grouped["device_id"].first()
     out["reason"] = grouped["_reason"].first().fillna("")
     out["limiter"] = _time_weighted_mode(frame[ok], keys, "limiter").reindex(out.index)
+    if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
+        out["_excess"] = _excess(analysed, frame, keys).reindex(out.index)
     out = out.reset_index()
     return _finish(out, keys, frame["duration_s"].sum(), latency_threshold)
+
+
+def _excess(analysed: pd.DataFrame, frame: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Per group: measured DRAM bytes / the operators' minimum bytes, over launches with both."""
+    both = analysed["excess_traffic"].notna()
+    sums = pd.DataFrame({**{k: frame[k] for k in keys}, "measured": analysed["bytes_dram"].where(both),
+                         "minimum": analysed["bytes_model_min"].where(both)})
+    grouped = sums.groupby(keys, sort=False, dropna=False)
+    return grouped["measured"].sum(min_count=1) / grouped["minimum"].sum(min_count=1)
 
 
 def _finish(out: pd.DataFrame, keys: list[str], total_time: float, threshold: float) -> pd.DataFrame:
@@ -88,6 +102,9 @@ def _finish(out: pd.DataFrame, keys: list[str], total_time: float, threshold: fl
                           na_position="last", kind="mergesort").reset_index(drop=True)
     out["rank"] = np.arange(1, len(out) + 1)
     out["id"] = group_ids(out, keys)
+    if "_excess" in out:
+        out["excess_traffic"] = out["_excess"]
+        return out[KERNEL_COLUMNS + ["excess_traffic"]]
     return out[KERNEL_COLUMNS]
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rooflint.core import analysis, schema
+from rooflint.core import analysis, coverage, schema
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
@@ -56,6 +56,7 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
         "inputs_read": len(inputs),
         "inputs_skipped": [{"path": p, "reason": r} for p, r in skipped],
         "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
+        **coverage.accounting(launches),
     }
 
 

@@ -44,6 +44,22 @@ STRING_COLUMNS = [c for c in IDENTITY if c not in ("launch_id", "process_id")] +
 INT_COLUMNS = ["launch_id", "process_id"]
 FLOAT_COLUMNS = TIME + OPS + BYTES + PEAKS
 
+# Columns only PyTorch-trace launches have (absent from other tables; NA in a mixed one).
+TRACE_COLUMNS = [
+    "op",  # the innermost CPU operator that launched the kernel (aten::addmm)
+    "op_parent",  # the operator around it (aten::linear)
+    "op_input_dims",  # the operator's input shapes, JSON text ("[[788,768],[768,768]]")
+    "op_input_types",  # its input dtypes ("c10::BFloat16, c10::BFloat16")
+    "module",  # nn.Module path ("ViTModel_0.ViTEncoder_0.ViTLayer_3")
+    "activity",  # kernel, gpu_memcpy or gpu_memset
+    "stream", "device_index",
+    "graph_replay",  # replayed from a CUDA graph
+    "flops_source",  # counters, model, or NA
+    "bytes_source",  # counters, model, or NA
+    "bytes_model_min",  # the operator's minimum DRAM traffic from its shapes (byte)
+    "excess_traffic",  # measured DRAM bytes / bytes_model_min
+]
+
 UNITS = {
     "duration_s": "s",
     "sm_clock_hz": "Hz",
@@ -51,6 +67,8 @@ UNITS = {
     **{c: "byte" for c in BYTES},
     **{p: "op/s" for p in PEAKS if not p.startswith("peak_bytes")},
     **{p: "byte/s" for p in PEAKS if p.startswith("peak_bytes")},
+    "bytes_model_min": "byte",
+    "excess_traffic": "ratio",
 }
 
 # Compute classes and memory levels, named as the ceilings are named.

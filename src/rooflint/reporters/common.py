@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflint.core import explain, names
+from rooflint.core import explain, names, opgroups
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.result import summary_numbers  # noqa: F401
@@ -20,9 +20,18 @@ def vendor_of(result, device_id) -> str | None:
 def kernel_sentence(result, row) -> str:
     eff = row["efficiency"]
     eff = float(eff) if eff is not None and eff is not pd.NA and not pd.isna(eff) else float("nan")
-    return explain.sentence(row["verdict"], eff, row["limiter"] if not pd.isna(row["limiter"]) else None,
+    text = explain.sentence(row["verdict"], eff, row["limiter"] if not pd.isna(row["limiter"]) else None,
                             row["reason"] if not pd.isna(row["reason"]) else "",
                             vendor_of(result, row["device_id"]))
+    excess = row.get("excess_traffic")
+    if excess is not None and not pd.isna(excess):
+        text += f"; moves {excess_text(excess)} the bytes its shapes need"
+    return text
+
+
+def excess_text(value) -> str:
+    """3.14 -> "3.1×"; NA -> "—"."""
+    return "—" if value is None or pd.isna(value) else f"{float(value):.2g}×"
 
 
 def full_name(result, row) -> str:
@@ -34,6 +43,8 @@ def full_name(result, row) -> str:
 def display_name(row, group_by: str) -> str:
     if group_by in ("kernel", "name"):
         return names.short_name(row["kernel"])
+    if group_by == "op":
+        return opgroups.short_label(row["group"])
     return str(row["group"])
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflint.core import ranking
+from rooflint.core import ranking, schema
 from rooflint.core.errors import UsageError
 from rooflint.core.result import LAUNCH_COLUMNS
 
@@ -27,10 +27,11 @@ def render(result, per: str = "launch", excel_safe: bool = False, **_options) ->
 def table(result, per: str = "launch") -> pd.DataFrame:
     """The rows the CSV holds: launches in input order, or kernel groups in rank order."""
     if per == "kernel":
-        return result.kernels[ranking.KERNEL_COLUMNS]
+        return result.kernels[[c for c in ranking.KERNEL_COLUMNS + ["excess_traffic"] if c in result.kernels]]
     if per != "launch":
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
-    return result.launches[[c for c in LAUNCH_COLUMNS if c in result.launches.columns]]
+    columns = LAUNCH_COLUMNS + schema.TRACE_COLUMNS  # the trace columns when a trace was read
+    return result.launches[[c for c in columns if c in result.launches.columns]]
 
 
 def defuse(frame: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from html import escape as _escape
 
 import pandas as pd
 
-from rooflint.core import explain
+from rooflint.core import coverage, explain
 from rooflint.core.version import __version__
 from rooflint.reporters import common
 from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, chart_data
@@ -102,6 +102,7 @@ def _summary(result) -> str:
              f"<b>{esc(common.pct(s['time_weighted_efficiency']))}</b> time-weighted efficiency</p>",
              f"<p>Device: {esc(common.device_line(result))}</p>",
              f"<p>{esc(common.accounting_line(result))}</p>"]
+    parts += [f"<p>{esc(text)}</p>"] if (text := coverage.line(result)) else []
     if s.get("above_roof_launches"):
         parts.append(f"<p class=\"warn\">{s['above_roof_launches']} launch(es) sit above the roof: a data "
                      "error (wrong device, clock, units or counters).</p>")

@@ -18,11 +18,16 @@ from rooflint.reporters import common
 LAUNCH_FIELDS = [c for c in schema.COLUMNS if c not in ("missing",)] + analysis.RESULT_COLUMNS + ["family"]
 
 
+def launch_fields(launches: pd.DataFrame) -> list[str]:
+    """LAUNCH_FIELDS, the trace columns when a PyTorch trace was among the inputs, "missing"."""
+    return LAUNCH_FIELDS + [c for c in schema.TRACE_COLUMNS if c in launches] + ["missing"]
+
+
 def render(result, top: int | None = None, **_options) -> str:
     head = json.dumps({**_head(result, top), "launches": _PLACEHOLDER}, indent=1, ensure_ascii=False,
                       allow_nan=False)
     at = head.rindex(json.dumps(_PLACEHOLDER))  # "launches" is the last value of the document
-    text = launches_json(result.launches[LAUNCH_FIELDS + ["missing"]], head[:at],
+    text = launches_json(result.launches[launch_fields(result.launches)], head[:at],
                          head[at + len(json.dumps(_PLACEHOLDER)):] + "\n")
     if text is None:  # columns of a kind launches_json does not write: the general encoder
         return json.dumps(document(result, top), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
@@ -31,7 +36,7 @@ def render(result, top: int | None = None, **_options) -> str:
 
 def document(result, top: int | None = None) -> dict:
     return {**_head(result, top),
-            "launches": [_launch(row) for row in _records(result.launches[LAUNCH_FIELDS + ["missing"]])]}
+            "launches": [_launch(row) for row in _records(result.launches[launch_fields(result.launches)])]}
 
 
 def _head(result, top: int | None) -> dict:
@@ -134,6 +139,8 @@ def _encoded(column: pd.Series, is_missing: bool, key: str = "", end: str = "") 
         return _texts(_floats(uniques), codes, "null", key, end)
     elif isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
         encode = repr
+    elif isinstance(dtype, pd.BooleanDtype) or dtype == np.bool_:
+        encode = _bool_json
     else:
         return None
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
@@ -154,6 +161,10 @@ def _texts(text: list[str], codes: np.ndarray, missing: str, key: str, end: str)
     """key + text[code] + end per row; `missing` where the code is -1 (NA)."""
     table = pa.array([key + t + end for t in text] + [key + missing + end], pa.large_string())
     return table.take(pa.array(np.where(codes < 0, len(text), codes)))
+
+
+def _bool_json(value) -> str:
+    return "true" if value else "false"
 
 
 def _string_json(value) -> str:

@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from rooflint.core import explain
+from rooflint.core import coverage, explain
 from rooflint.reporters import common
 
 DEFAULT_TOP = 10
@@ -133,6 +133,7 @@ def _head(result) -> list[str]:
                    f"**{common.pct(s['time_weighted_efficiency'])}** time-weighted efficiency · "
                    f"device: {escape(common.device_line(result))}")
     lines = ["### rooflint report", "", summary, "", escape(common.accounting_line(result))]
+    lines += ["", escape(text)] if (text := coverage.line(result)) else []
     if s.get("above_roof_launches"):
         lines += ["", f"**Warning: {s['above_roof_launches']} launch(es) sit above the roof** — "
                       "a data error (wrong device, clock, units or counters); check the ceilings below."]

@@ -1,0 +1,225 @@
+"""PyTorch profiler (Kineto) traces: every GPU kernel, copy and fill, with the operator behind it."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rooflint.core import schema
+from rooflint.core.errors import InputError
+from rooflint.core.profile import Profile
+
+from . import kineto_models, ncu_metrics
+from .kineto_events import NO_ID, TraceEvents
+from .kineto_link import link
+from .kineto_stream import TraceStream
+from .sniff import GZIP_TRACE
+
+FORMAT = "pytorch-trace"
+_TRACE_HEAD = re.compile(r'"traceEvents"|"ph"\s*:\s*"[XBEisfM]"')
+AMBIGUOUS_NAMES = {"AMD Radeon Graphics": "ROCm names the GPU only 'AMD Radeon Graphics'"}
+RANGE_NO_TIME = ("CUPTI range-profiler ranges carry counters but no kernel time (the trace spaces "
+                 "them evenly); pair the trace with an ncu export or a plain trace for durations")
+NO_GPU = ("trace has no GPU activity (no kernel, gpu_memcpy or gpu_memset events): profile with "
+          "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
+
+
+def sniff(path: Path, head: str) -> bool:
+    """A JSON object with "traceEvents", or a bare list of trace events (plain or gzip)."""
+    text = head.removeprefix(GZIP_TRACE).lstrip("\ufeff \t\r\n")
+    return text[:1] in ("{", "[") and bool(_TRACE_HEAD.search(text))
+
+
+def read(path, **_options) -> Profile:
+    with _no_gc():
+        return _read(str(path))
+
+
+def _read(source: str) -> Profile:
+    stream = TraceStream(Path(source))
+    events = TraceEvents()
+    for batch in stream.batches():
+        events.take(batch)
+    if not len(events.gpu) and not len(events.ranges):
+        raise InputError(NO_GPU, path=source)
+    devices = _devices(stream.header)
+    notes: list[str] = []
+    launches = _counter_ranges(events, devices, source, notes) if not len(events.gpu) else \
+        _activities(events, devices, source, notes)
+    launches = kineto_models.apply(launches, _vendor(devices), notes, events.ops)
+    return Profile(source=source, format=FORMAT, launches=launches, notes=notes,
+                   device_hints=_hints(devices, notes))
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """The cyclic garbage collector off while events are parsed: JSON makes no reference cycles,
+    and with millions of live objects each automatic full collection rescans all of them
+    (measured: most of the reader's own time on a 20 MB trace)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _devices(header: dict) -> dict[int, dict]:
+    props = header.get("deviceProperties") or []
+    return {p.get("id", i): p for i, p in enumerate(props) if isinstance(p, dict)}
+
+
+def _vendor(devices: dict[int, dict]) -> str:
+    names = " ".join(str(d.get("name", "")) for d in devices.values())
+    return "AMD" if "AMD" in names or "Radeon" in names else "NVIDIA"
+
+
+def _hints(devices: dict[int, dict], notes: list[str]) -> dict:
+    """The CU/SM count for device matching, and a note when the GPU's name is ambiguous."""
+    counts = {d.get("numSms") for d in devices.values()}
+    hints = {"cu_count": counts.pop()} if len(counts) == 1 and _vendor(devices) == "AMD" else {}
+    for device in devices.values():
+        why = AMBIGUOUS_NAMES.get(str(device.get("name", "")).strip())
+        if why:
+            notes.append(f"{why}, which fits several GPUs: pass --device ID (e.g. mi250, mi300x; "
+                         "see `rooflint devices`)")
+            break
+    return {k: v for k, v in hints.items() if v}
+
+
+def _device_columns(index: pd.Series, devices: dict[int, dict]) -> dict[str, pd.Series]:
+    """Device name and arch per launch from deviceProperties. ROCm numbers GPUs after the CPU
+    agents in activities ("device": 2 for the first GPU) but from 0 in deviceProperties: an
+    index not listed falls back to the one GPU model the trace lists, when there is one."""
+    names = {k: d.get("name") for k, d in devices.items()}
+    arch = {k: _arch(d) for k, d in devices.items()}
+    name, arch_col = index.map(names), index.map(arch)
+    if len(set(names.values())) == 1 and len(set(arch.values())) == 1:
+        name = name.fillna(next(iter(names.values())))
+        arch_col = arch_col.fillna(next(iter(arch.values())))
+    return {"device_name": name.astype("string"), "arch": arch_col.astype("string")}
+
+
+def _arch(device: dict):
+    """NVIDIA compute capability "8.0"; AMD's gfx name when the trace gives it (its computeMajor/
+    Minor "9.4" lacks the stepping that tells gfx940/941/942 apart)."""
+    if device.get("gcnArchName"):
+        return str(device["gcnArchName"]).split(":")[0]
+    if "computeMajor" in device and _vendor({0: device}) == "NVIDIA":
+        return f"{device['computeMajor']}.{device.get('computeMinor', 0)}"
+    return None
+
+
+def _dim3(values: list) -> pd.Series:
+    """(x, y, z) tuples as "(x, y, z)", the way the other readers print grid and block."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    text = [f"({', '.join(str(x) for x in u)})" for u in uniques]
+    return pd.Series(np.array(text + [None], dtype=object)[codes], dtype="string")
+
+
+def _activities(events: TraceEvents, devices, source: str, notes: list[str]) -> pd.DataFrame:
+    gpu = events.gpu
+    links = link(events)
+    device = pd.Series(pd.to_numeric(pd.Series(gpu.get("device"), dtype=object), errors="coerce"))
+    frame = pd.DataFrame({
+        "source": source, "launch_id": np.arange(len(gpu)), "kernel": pd.array(gpu.get("name"), dtype="string"),
+        "grid": _dim3(gpu.get("grid")), "block": _dim3(gpu.get("block")),
+        **_device_columns(device, devices),
+        "duration_s": gpu.get("dur") * 1e-6,
+        "range": pd.array([r or None for r in links.range], dtype="string"),
+    })
+    trace = _trace_columns(events, links, device)
+    frame = schema.conform(frame)
+    for name, values in trace.items():
+        frame[name] = values
+    _note_unlinked(frame, notes)
+    return frame
+
+
+def _trace_columns(events: TraceEvents, links, device: pd.Series) -> dict[str, object]:
+    """The trace-only columns: operator, its parent, shapes, dtypes, module, activity, stream."""
+    ops, gpu = events.ops, events.gpu
+    names = np.array(ops.get("name") + [None], dtype=object)
+    call_names = np.array(events.runtime.get("name") + [None], dtype=object)[links.runtime]
+    op = names[links.owner]
+    op = np.where(links.graph & (links.owner < 0), call_names, op)
+    used = np.unique(links.owner[links.owner >= 0])
+    dims, types = kineto_models.argument_text(ops, used)
+    return {
+        "op": pd.array(op, dtype="string"),
+        "op_parent": pd.array(names[links.parent], dtype="string"),
+        "op_input_dims": pd.array(np.append(dims, None)[_pos(used, links.owner)], dtype="string"),
+        "op_input_types": pd.array(np.append(types, None)[_pos(used, links.owner)], dtype="string"),
+        "module": pd.array([m or None for m in links.module], dtype="string"),
+        "activity": pd.array(gpu.get("cat"), dtype="string"),
+        "stream": pd.array(np.where(gpu.get("stream") == NO_ID, None, gpu.get("stream")), dtype="Int64"),
+        "device_index": pd.array(device, dtype="Int64"),
+        "graph_replay": pd.array(links.graph, dtype="boolean"),
+        "_op_index": links.owner,
+        "_bytes_arg": gpu.get("bytes"),
+    }
+
+
+def _pos(used: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Position of each owner in `used` (len(used) for none)."""
+    at = np.searchsorted(used, owner)
+    hit = (owner >= 0) & (at < len(used))
+    hit[hit] = used[at[hit]] == owner[hit]
+    return np.where(hit, at, len(used))
+
+
+def _note_unlinked(frame: pd.DataFrame, notes: list[str]) -> None:
+    unlinked = frame["op"].isna()
+    if unlinked.any():
+        notes.append(f"{int(unlinked.sum())} GPU activities have no CPU operator in the trace (launched "
+                     "outside any recorded operator, or their runtime call was not recorded)")
+    graph = frame["graph_replay"].to_numpy()
+    if graph.any():
+        notes.append(f"{int(graph.sum())} kernels were replayed from CUDA graphs: attributed to the graph "
+                     "launch and its range; no per-kernel operator shapes, so no model")
+
+
+def _counter_ranges(events: TraceEvents, devices, source: str, notes: list[str]) -> pd.DataFrame:
+    """A trace of CUPTI range-profiler ranges (one per kernel): counters, names, no kernel time.
+
+    The n-th range is the n-th kernel launch call (ranges are recorded in launch order), which
+    links it to its operator when the counts agree."""
+    ranges = events.ranges
+    wide = pd.DataFrame.from_records(ranges.get("args")).apply(pd.to_numeric, errors="coerce")
+    names = pd.Series(ranges.get("name"), dtype="string").replace("__missing__", pd.NA)
+    quantities, _ = ncu_metrics.quantities(wide, names.fillna(""), pd.Series(pd.NA, index=wide.index))
+    quantities["duration_s"] = pd.Series(np.nan, index=wide.index)
+    device = pd.Series(np.zeros(len(wide)))
+    frame = pd.DataFrame({"source": source, "launch_id": np.arange(len(wide)), "kernel": names,
+                          **_device_columns(device, devices), **quantities})
+    frame = schema.conform(frame)
+    schema.mark_missing(frame, {"duration_s": RANGE_NO_TIME,
+                                "bytes_dram": "the trace's counter ranges have no dram__bytes counters"})
+    notes.append(RANGE_NO_TIME)
+    _link_ranges(events, frame, notes)
+    frame["flops_source"] = pd.array(np.where(schema.flops(frame).notna(), "counters", None), dtype="string")
+    return frame
+
+
+def _link_ranges(events: TraceEvents, frame: pd.DataFrame, notes: list[str]) -> None:
+    calls = events.runtime
+    launches = [i for i, n in enumerate(calls.get("name")) if "LaunchKernel" in n]
+    ts, correlation = calls.get("ts"), calls.get("correlation")
+    order = sorted(launches, key=lambda i: ts[i])
+    owner = np.full(len(frame), -1)
+    if len(order) == len(frame):
+        correlations = correlation[order]
+        events.gpu.replace(correlation=correlations, external=[None] * len(order))
+        owner = link(events).owner
+    else:
+        notes.append(f"{len(frame)} counter ranges but {len(order)} kernel launch calls: ranges not "
+                     "linked to operators")
+    names = np.array(events.ops.get("name") + [None], dtype=object)
+    frame["op"] = pd.array(names[owner], dtype="string")
+    frame["_op_index"] = owner

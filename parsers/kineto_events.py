@@ -1,0 +1,160 @@
+"""The events of a PyTorch profiler trace that rooflint needs, gathered column by column."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass, field
+
+import numpy as np
+from orjson import dumps, loads
+
+NAN = math.nan
+
+GPU_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
+RUNTIME = ("cuda_runtime", "cuda_driver")
+COUNTER_RANGE = "cuda_profiler_range"
+MODULE_PREFIX = "nn.Module: "
+
+
+class Columns:
+    """One kind of event, column by column: numbers in typed arrays (8 bytes each, no Python
+    object), text through one shared table of strings, so that what is kept of a parsed batch
+    is compact and does not pin the batch's freed memory (pymalloc releases an arena only when
+    every object in it is gone). `get(field)` gives a float64/int64 array or a list."""
+
+    def __init__(self, floats: tuple = (), ints: tuple = (), objects: tuple = ()):
+        self.columns: dict = {}
+        for name in floats:
+            self.columns[name] = array("d")
+        for name in ints:
+            self.columns[name] = array("q")
+        for name in objects:
+            self.columns[name] = []
+
+    def get(self, key: str):
+        column = self.columns[key]
+        if isinstance(column, array):
+            return np.frombuffer(column, dtype=np.float64 if column.typecode == "d" else np.int64) \
+                if len(column) else np.zeros(0, dtype=np.float64 if column.typecode == "d" else np.int64)
+        return column
+
+    def replace(self, **columns) -> None:
+        """Use these columns instead (same length for all)."""
+        self.columns = dict(columns)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()), []))
+
+
+NO_ID = -1  # an absent correlation, External id or stream in an int column
+
+
+@dataclass
+class TraceEvents:
+    """GPU activities, counter ranges, CPU operators, annotations, modules and runtime calls."""
+
+    gpu: Columns = field(default_factory=lambda: Columns(
+        ("ts", "dur", "bytes"), ("correlation", "external", "stream"),
+        ("name", "cat", "grid", "block", "device")))
+    ranges: Columns = field(default_factory=lambda: Columns(objects=("name", "ts", "dur", "args")))
+    ops: Columns = field(default_factory=lambda: Columns(
+        ("ts", "dur"), ("external",), ("name", "pid", "tid", "arguments", "module")))
+    spans: Columns = field(default_factory=lambda: Columns(  # user_annotation (kind 0), nn.Module (1)
+        ("ts", "dur"), ("kind",), ("name", "pid", "tid")))
+    runtime: Columns = field(default_factory=lambda: Columns(
+        ("ts",), ("correlation", "external"), ("name", "pid", "tid")))
+    strings: dict = field(default_factory=dict)
+
+    def take(self, batch: list[dict]) -> None:
+        """Keep what matters from one batch of events (the batch itself is then dropped)."""
+        shared = self.strings.setdefault
+        for event in batch:
+            cat = event.get("cat")
+            if cat == "python_function":
+                name = event.get("name", "")
+                if name.startswith(MODULE_PREFIX):
+                    self._span(event, 1, shared(name[len(MODULE_PREFIX):], name[len(MODULE_PREFIX):]))
+            elif cat == "cpu_op":
+                self._op(event, event.get("args") or {}, shared)
+            elif cat in RUNTIME:
+                self._call(event, event.get("args") or {}, shared)
+            elif cat in GPU_ACTIVITIES:
+                self._gpu(event, cat, event.get("args") or {}, shared)
+            elif cat == "user_annotation":
+                name = event.get("name", "")
+                self._span(event, 0, shared(name, name))
+            elif cat == COUNTER_RANGE:
+                c = self.ranges.columns
+                for key, value in (("name", event.get("name", "")), ("ts", event.get("ts")),
+                                   ("dur", event.get("dur")), ("args", event.get("args") or {})):
+                    c[key].append(value)
+
+    def _gpu(self, event: dict, cat: str, a: dict, shared) -> None:
+        c = self.gpu.columns
+        name = event.get("name", "")
+        c["name"].append(shared(name, name))
+        c["cat"].append(shared(cat, cat))
+        c["ts"].append(_float(event.get("ts")))
+        c["dur"].append(_float(event.get("dur")))
+        c["bytes"].append(_float(a.get("bytes")))
+        c["correlation"].append(_int(a.get("correlation")))
+        c["external"].append(_int(a.get("External id")))
+        c["stream"].append(_int(a.get("stream")))
+        grid, block = _dim(a.get("grid")), _dim(a.get("block"))
+        c["grid"].append(shared(grid, grid))
+        c["block"].append(shared(block, block))
+        c["device"].append(a.get("device", event.get("pid")))
+
+    def _op(self, event: dict, a: dict, shared) -> None:
+        c = self.ops.columns
+        name = event.get("name", "")
+        packed = dumps((a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")))
+        pid, tid, module = event.get("pid"), event.get("tid"), a.get("Module Hierarchy")
+        c["name"].append(shared(name, name))
+        c["pid"].append(shared(pid, pid))
+        c["tid"].append(shared(tid, tid))
+        c["arguments"].append(shared(packed, packed))
+        c["module"].append(shared(module, module) if module else None)
+        c["ts"].append(_float(event.get("ts")))
+        c["dur"].append(_float(event.get("dur")))
+        c["external"].append(_int(a.get("External id")))
+
+    def _span(self, event: dict, kind: int, name: str) -> None:
+        c = self.spans.columns
+        shared = self.strings.setdefault
+        pid, tid = event.get("pid"), event.get("tid")
+        c["kind"].append(kind)
+        c["name"].append(name)
+        c["pid"].append(shared(pid, pid))
+        c["tid"].append(shared(tid, tid))
+        c["ts"].append(_float(event.get("ts")))
+        c["dur"].append(_float(event.get("dur")))
+
+    def _call(self, event: dict, a: dict, shared) -> None:
+        c = self.runtime.columns
+        name, pid, tid = event.get("name", ""), event.get("pid"), event.get("tid")
+        c["name"].append(shared(name, name))
+        c["pid"].append(shared(pid, pid))
+        c["tid"].append(shared(tid, tid))
+        c["ts"].append(_float(event.get("ts")))
+        c["correlation"].append(_int(a.get("correlation")))
+        c["external"].append(_int(a.get("External id")))
+
+
+def _float(value) -> float:
+    return value if isinstance(value, float | int) and not isinstance(value, bool) else NAN
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else NO_ID
+
+
+def _dim(value):
+    """A grid or block [x, y, z] as a tuple (hashable, so one object per distinct shape)."""
+    return tuple(value) if isinstance(value, list) else None
+
+def arguments(packed: bytes) -> tuple[list | None, list | None, list | None]:
+    """(Input Dims, Input type, Concrete Inputs) of an operator from its packed `arguments`."""
+    dims, types, concrete = loads(packed)
+    return dims, types, concrete

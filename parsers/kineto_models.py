@@ -1,0 +1,148 @@
+"""Operator models applied to a trace's launches: FLOPs and minimum bytes on the working kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from rooflint.core import opmodels, schema
+
+from .kineto_events import Columns, arguments
+
+MODEL_BYTES_NOTE = ("modelled launches have no measured DRAM bytes: their memory term uses the "
+                    "operator's minimum traffic from its shapes (a lower bound of the real traffic), "
+                    "so each verdict compares the kernel with an ideal one that moves only those "
+                    "bytes and any excess traffic counts as headroom; pass an ncu/rocprof export "
+                    "of the same run for measured traffic")
+HOST_COPY = "host transfer (bounded by the host link, not by device roofs)"
+NO_MODEL = "no operator model"
+AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operator's main kernel)"
+
+
+def argument_text(ops: Columns, used: np.ndarray) -> tuple[list, list]:
+    """Input Dims and Input type of operators `used`, as JSON text (dims) and ", "-joined types."""
+    packed = ops.get("arguments")
+    dims_text, types_text = [], []
+    for i in used.tolist():
+        dims, types, _ = arguments(packed[i])
+        dims_text.append(_json(dims))
+        types_text.append(", ".join(map(str, types)) if isinstance(types, list) else None)
+    return dims_text, types_text
+
+
+def _json(value) -> str | None:
+    return orjson.dumps(value).decode() if value is not None else None
+
+
+def apply(launches: pd.DataFrame, vendor: str, notes: list[str], ops: Columns | None = None) -> pd.DataFrame:
+    """Fill modelled FLOPs and bytes into `launches` (trace columns `op`, `_op_index`, ...)."""
+    n = len(launches)
+    flops = np.full(n, np.nan)
+    bytes_min = np.full(n, np.nan)
+    klass = np.full(n, None, dtype=object)
+    reason = np.full(n, NO_MODEL, dtype=object)
+    if ops is not None and "activity" in launches:
+        _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes)
+        _copies(launches, flops, bytes_min, klass, reason)
+    return _store(launches, flops, bytes_min, klass, reason, notes)
+
+
+def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) -> None:
+    owner = launches["_op_index"].to_numpy()
+    kernel = (launches["activity"] == "kernel").to_numpy() & ~launches["graph_replay"].to_numpy() & (owner >= 0)
+    if not kernel.any():
+        return
+    main = _main_kernels(launches, owner, kernel)
+    reason[kernel] = AUXILIARY
+    cache: dict = {}
+    names, packed = ops.get("name"), ops.get("arguments")
+    tf32_note = False
+    kernels = launches["kernel"].fillna("").to_numpy(dtype=object)
+    for row in np.flatnonzero(main).tolist():
+        i = owner[row]
+        key = (names[i], packed[i])
+        if key not in cache:
+            cache[key] = (opmodels.model(names[i], *arguments(packed[i])), arguments(packed[i])[2])
+        work, concrete = cache[key]
+        if work is None:
+            reason[row] = NO_MODEL
+            continue
+        allow_tf32 = names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
+        klass[row] = opmodels.compute_class(work, vendor, kernels[row], allow_tf32)
+        flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
+        tf32_note |= work.unit == "matrix" and work.precision == "fp32"
+    if tf32_note:
+        notes.append(_fp32_note(vendor))
+
+
+def _fp32_note(vendor: str) -> str:
+    if vendor == "AMD":
+        return "FP32 GEMMs and convolutions are counted against the FP32 matrix (MFMA) roof"
+    return ("FP32 GEMMs are counted against the FP32 vector roof (PyTorch's default, "
+            "torch.backends.cuda.matmul.allow_tf32=False) unless the kernel name says tf32; cuDNN "
+            "convolutions follow their allow_tf32 argument (TF32 roof when True)")
+
+
+def _main_kernels(launches: pd.DataFrame, owner: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """Per operator instance, its longest kernel: the one that does the work (a memset or split-K
+    reduce beside a GEMM stays linked to the operator, with no FLOPs of its own)."""
+    frame = pd.DataFrame({"owner": owner[kernel], "t": launches["duration_s"].to_numpy()[kernel],
+                          "row": np.flatnonzero(kernel)})
+    frame = frame.sort_values(["owner", "t", "row"], ascending=[True, False, True], kind="mergesort")
+    main = np.zeros(len(launches), dtype=bool)
+    main[frame.drop_duplicates("owner")["row"].to_numpy()] = True
+    return main
+
+
+def _copies(launches, flops, bytes_min, klass, reason) -> None:
+    """Fills and device-to-device copies move the bytes the trace records, with no FLOPs; host
+    transfers are left without a verdict."""
+    activity = launches["activity"].to_numpy(dtype=object)
+    name = launches["kernel"].fillna("").to_numpy(dtype=object)
+    moved = launches["_bytes_arg"].to_numpy()
+    memset = activity == "gpu_memset"
+    dtod = (activity == "gpu_memcpy") & (np.char.find(name.astype(str), "DtoD") >= 0)
+    host = (activity == "gpu_memcpy") & ~dtod
+    ok = (memset | dtod) & ~np.isnan(moved)
+    flops[ok] = 0.0
+    bytes_min[ok] = np.where(dtod[ok], 2 * moved[ok], moved[ok])  # a device copy reads and writes
+    klass[ok] = "vector_fp32"
+    reason[ok] = ""
+    reason[host] = HOST_COPY
+
+
+def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
+    out = launches
+    measured_ops = schema.flops(out).notna().to_numpy()
+    modelled = ~np.isnan(flops) & ~measured_ops
+    for cls in set(klass[modelled].tolist()):
+        where = modelled & (klass == cls)
+        column = out["ops_" + cls].to_numpy(copy=True)
+        column[where] = flops[where]
+        out["ops_" + cls] = column
+    measured_bytes = out["bytes_dram"].notna().to_numpy()
+    use_model = ~np.isnan(bytes_min) & ~measured_bytes
+    out["bytes_dram"] = np.where(use_model, bytes_min, out["bytes_dram"].to_numpy())
+    out["bytes_model_min"] = bytes_min
+    out["flops_source"] = pd.array(np.where(measured_ops, "counters", np.where(modelled, "model", None)),
+                                   dtype="string")
+    out["bytes_source"] = pd.array(np.where(measured_bytes, "counters", np.where(use_model, "model", None)),
+                                   dtype="string")
+    out["excess_traffic"] = np.full(len(out), np.nan)
+    if use_model.any():
+        schema.add_note(out, "DRAM bytes = operator minimum from shapes", use_model)
+        notes.append(MODEL_BYTES_NOTE)
+    _mark_unmodelled(out, reason)
+    return out.drop(columns=[c for c in out.columns if c.startswith("_")])
+
+
+def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
+    """`missing` says why a launch has no FLOPs/bytes: no model for its operator, auxiliary, host."""
+    need = schema.flops(out).isna().to_numpy() & (reason != "")
+    op = out["op"].fillna("(no operator)").to_numpy(dtype=object) if "op" in out else np.full(len(out), "")
+    text = np.where(reason == NO_MODEL, "ops: no operator model for " + op.astype(str), "ops: " + reason.astype(str))
+    text = text + np.where(out["bytes_dram"].isna().to_numpy(), "; bytes_dram: no counters and no model", "")
+    missing = out["missing"].fillna("").to_numpy(dtype=object)
+    merged = np.where(missing == "", text, missing + "; " + text)
+    out["missing"] = pd.array(np.where(need, merged, missing), dtype="string")

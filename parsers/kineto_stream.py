@@ -1,0 +1,114 @@
+"""Streaming a Chrome-trace JSON file: its events in parsed batches, never the whole list at once."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+
+from rooflint.core.errors import InputError
+
+CHUNK_BYTES = 4 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+# Where one event object ends and the next begins: `}` `,` `{` then a key's opening quote. Inside a
+# JSON string every `"` is escaped (`\"`), so a quote after `{` and blanks is always structural;
+# a split between objects nested inside an event is caught because the batch then fails to parse.
+_BETWEEN = re.compile(rb"\}\s*,\s*\{\s*\"")
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_TRIES = 8  # candidate splits tried (last first) before reading more
+TRUNCATED = ("truncated or malformed JSON (the trace ends inside its event list); export the "
+             "trace again and check the copy is complete (gzip -t for .gz files)")
+
+
+def open_bytes(path: Path):
+    """A binary file object of the trace's JSON text, decompressing gzip on the fly."""
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
+
+
+class TraceStream:
+    """Iterate over a trace's events in batches (lists of dicts); `header` holds every other
+    top-level key once the iteration is done (deviceProperties, schemaVersion, ...)."""
+
+    def __init__(self, path: Path, chunk_bytes: int = CHUNK_BYTES):
+        self.path = path
+        self.chunk_bytes = chunk_bytes
+        self.header: dict = {}
+        self._prefix = b""
+
+    def batches(self) -> Iterator[list[dict]]:
+        try:
+            with open_bytes(self.path) as fh:
+                yield from self._batches(fh)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"cannot read the trace ({exc}); export it again", path=str(self.path)) from None
+
+    def _batches(self, fh) -> Iterator[list[dict]]:
+        buf = self._skip_to_events(fh)
+        while True:
+            chunk = fh.read(self.chunk_bytes)
+            if not chunk:
+                break
+            buf += chunk
+            events, buf = self._split(buf)
+            if events:
+                yield events
+        yield self._finish(buf)
+
+    def _skip_to_events(self, fh) -> bytes:
+        """Read up to the `[` that opens the event list; keep what came before as the prefix."""
+        head = b""
+        while True:
+            chunk = fh.read(self.chunk_bytes)
+            head += chunk
+            stripped = head.lstrip()
+            if stripped.startswith(b"["):  # the bare-array form of the Chrome trace format
+                self._prefix = b""
+                return stripped[1:]
+            found = _EVENTS_KEY.search(head)
+            if found:
+                self._prefix = head[:found.end() - 1]
+                return head[found.end():]
+            if not chunk:
+                raise InputError("JSON without a traceEvents list: not a PyTorch profiler trace; pass "
+                                 "a torch.profiler export (prof.export_chrome_trace or "
+                                 "tensorboard_trace_handler)", path=str(self.path))
+
+    def _split(self, buf: bytes) -> tuple[list[dict], bytes]:
+        """Parse the complete events at the front of `buf`; return them and the rest."""
+        starts = [m for m in _BETWEEN.finditer(buf, max(0, len(buf) - self.chunk_bytes - 4096))]
+        for match in reversed(starts[-_TRIES:]):
+            cut = match.start() + 1
+            try:
+                events = orjson.loads(b"[" + buf[:cut] + b"]")
+            except orjson.JSONDecodeError:
+                continue
+            rest = buf[cut:].lstrip()
+            return events, rest[1:].lstrip()  # drop the separating comma
+        return [], buf
+
+    def _finish(self, buf: bytes) -> list[dict]:
+        """The last events, up to the `]` that closes the list, and the top-level keys after it."""
+        text = "[" + buf.decode("utf-8", errors="replace")
+        try:
+            events, end = json.JSONDecoder().raw_decode(text)
+        except json.JSONDecodeError:
+            raise InputError(TRUNCATED, path=str(self.path)) from None
+        self.header = self._parse_header(text[end:])
+        return events
+
+    def _parse_header(self, suffix: str) -> dict:
+        if not self._prefix:
+            return {}
+        try:
+            header = orjson.loads(self._prefix + b"[]" + suffix.encode())
+        except orjson.JSONDecodeError:
+            raise InputError(TRUNCATED.replace("inside its event list", "after its event list"),
+                             path=str(self.path)) from None
+        return header if isinstance(header, dict) else {}

@@ -1,0 +1,62 @@
+"""How much GPU time has a verdict, and the largest operators or kernels that have none."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from rooflint.core import names
+from rooflint.core.analysis import NOT_ANALYSABLE
+
+TOP = 5
+
+
+def accounting(launches: pd.DataFrame, top: int = TOP) -> dict:
+    """`time_s` (all launches), `time_analysed_s` (launches with a verdict), `unanalysed_top`
+    [{name, time_s, share}] (by operator where the trace names one, else by kernel) and the
+    launches replayed from CUDA graphs, counted apart."""
+    duration = launches["duration_s"]
+    ok = (launches["verdict"] != NOT_ANALYSABLE).to_numpy()
+    total = _finite(duration.sum())
+    out = {"time_s": total, "time_analysed_s": _finite(duration[ok].sum()),
+           "unanalysed_top": _largest(launches[~ok], total or 0.0, top)}
+    if "graph_replay" in launches:
+        graph = launches["graph_replay"].fillna(False).to_numpy(dtype=bool)
+        out["graph_replay_launches"] = int(graph.sum())
+        out["graph_replay_time_s"] = _finite(duration[graph].sum())
+    return out
+
+
+def _finite(value) -> float | None:
+    """A sum for the JSON document: None when a bad duration made it infinite."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _largest(unanalysed: pd.DataFrame, total: float, top: int) -> list[dict]:
+    if unanalysed.empty or not total > 0:
+        return []
+    label = unanalysed["kernel"].fillna("(unnamed)").map(names.short_name)
+    if "op" in unanalysed:
+        label = unanalysed["op"].fillna(label)
+    times = unanalysed["duration_s"].groupby(label.to_numpy()).sum().sort_values(ascending=False, kind="mergesort")
+    times = times[times > 0].head(top)
+    return [{"name": str(k), "time_s": float(v), "share": float(v / total)} for k, v in times.items()]
+
+
+def line(result) -> str | None:
+    """"Coverage: 69 % of GPU time has a verdict; none for aten::_foreach_add_ 12 %, ..." when
+    some time has no verdict or a trace is among the inputs; None otherwise."""
+    acc = result.accounting
+    traced = "op" in result.launches
+    total, analysed = acc["time_s"], acc["time_analysed_s"]
+    if total is None or analysed is None or not total > 0 or (analysed >= total and not traced):
+        return None
+    text = f"coverage: {analysed / total * 100:.0f} % of GPU time has a verdict"
+    if acc["unanalysed_top"]:
+        text += "; largest without: " + ", ".join(f"{u['name']} {u['share'] * 100:.0f} %"
+                                                  for u in acc["unanalysed_top"])
+    if acc.get("graph_replay_launches"):
+        text += f"; {acc['graph_replay_launches']} launches replayed from CUDA graphs"
+    return text

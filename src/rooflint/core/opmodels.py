@@ -1,0 +1,340 @@
+"""FLOPs and minimum bytes of PyTorch operators from their input shapes and dtypes (pure maths).
+
+One function per operator family, each with its formula; `MODELS` maps operator names to them.
+A model sees the operator as torch.profiler records it with `record_shapes=True`: `dims` (one
+entry per argument: a list of sizes for a tensor, [] for a scalar, a list of lists for a tensor
+list), `types` (the dtype text per argument, e.g. "c10::BFloat16", "float") and `concrete`
+(the printed value of scalar arguments, "" for tensors). It returns a Work or None when the shapes
+do not fit. Minimum bytes are the operator's inputs read once plus its outputs written once: the
+least DRAM traffic any implementation could have, so a verdict built on them bounds traffic from
+below. Elementwise, normalisation and softmax arithmetic on 16-bit types runs in FP32 in PyTorch's
+kernels (its "opmath" type), so those FLOPs count against the FP32 vector roof.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# dtype text in a trace -> (canonical precision, bytes per element)
+DTYPES = {
+    "float": ("fp32", 4), "double": ("fp64", 8), "c10::Half": ("fp16", 2),
+    "c10::BFloat16": ("bf16", 2), "c10::Float8_e4m3fn": ("fp8", 1), "c10::Float8_e5m2": ("fp8", 1),
+    "c10::Float8_e4m3fnuz": ("fp8", 1), "c10::Float8_e5m2fnuz": ("fp8", 1),
+    "long int": ("int64", 8), "int": ("int32", 4), "short int": ("int16", 2),
+    "signed char": ("int8", 1), "unsigned char": ("uint8", 1), "bool": ("bool", 1),
+}
+
+
+@dataclass(frozen=True)
+class Work:
+    """What an operator must do: `flops` on `unit` ("matrix" or "vector") at `precision`
+    ("fp32", "bf16", ...) and at least `bytes_min` bytes of device-memory traffic."""
+
+    flops: float
+    unit: str
+    precision: str
+    bytes_min: float
+
+
+def _numel(shape) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def _tensors(dims, types) -> list[tuple[list[int], str]]:
+    """(shape, dtype text) of every tensor argument (scalars, lists and None left out)."""
+    return [(d, t) for d, t in zip(dims, types, strict=False)
+            if t in DTYPES and isinstance(d, list) and all(isinstance(x, int) for x in d) and d]
+
+
+def _size(shape, dtype: str) -> float:
+    return float(_numel(shape) * DTYPES[dtype][1])
+
+
+def _precision(dtype: str) -> str:
+    return DTYPES[dtype][0]
+
+
+def _flag(concrete, index: int) -> bool:
+    return index < len(concrete) and str(concrete[index]).strip() in ("True", "1", "true")
+
+
+def _ints(text) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", str(text))]
+
+
+# ---- GEMM family: 2·M·N·K per product, times the batch ----------------------------------------
+
+def gemm(m: int, n: int, k: int, batch: int, dtype: str, extra_bytes: float = 0.0) -> Work:
+    """2·batch·M·N·K FLOPs on the matrix unit; bytes = A (M×K) + B (K×N) + C (M×N) per batch."""
+    size = DTYPES[dtype][1]
+    bytes_min = batch * (m * k + k * n + m * n) * size + extra_bytes
+    return Work(2.0 * batch * m * n * k, "matrix", _precision(dtype), float(bytes_min))
+
+
+def mm(dims, types, concrete) -> Work | None:
+    """aten::mm(A[M,K], B[K,N]): 2·M·N·K."""
+    (a, ta), (b, _) = _tensors(dims, types)[:2]
+    return gemm(a[0], b[1], a[1], 1, ta)
+
+
+def addmm(dims, types, concrete) -> Work | None:
+    """aten::addmm(bias, A[M,K], B[K,N]): 2·M·N·K (the bias add is not counted); bytes add the bias."""
+    (c, tc), (a, ta), (b, _) = _tensors(dims, types)[:3]
+    return gemm(a[0], b[1], a[1], 1, ta, _size(c, tc))
+
+
+def bmm(dims, types, concrete) -> Work | None:
+    """aten::bmm(A[B,M,K], B[B,K,N]): 2·B·M·N·K."""
+    (a, ta), (b, _) = _tensors(dims, types)[:2]
+    return gemm(a[1], b[2], a[2], a[0], ta)
+
+
+def baddbmm(dims, types, concrete) -> Work | None:
+    """aten::baddbmm(bias, A[B,M,K], B[B,K,N]): 2·B·M·N·K; bytes add the bias."""
+    (c, tc), (a, ta), (b, _) = _tensors(dims, types)[:3]
+    return gemm(a[1], b[2], a[2], a[0], ta, _size(c, tc))
+
+
+def matmul(dims, types, concrete) -> Work | None:
+    """aten::matmul(A[...,M,K], B[...,K,N]) with broadcast batch dims: 2·batch·M·N·K
+    (a 1-D operand is a single row or column)."""
+    (a, ta), (b, _) = _tensors(dims, types)[:2]
+    a2 = [1] + a if len(a) == 1 else a
+    b2 = b + [1] if len(b) == 1 else b
+    batch = max(_numel(a2[:-2]), _numel(b2[:-2]))
+    return gemm(a2[-2], b2[-1], a2[-1], batch, ta)
+
+
+def linear(dims, types, concrete) -> Work | None:
+    """aten::linear(x[...,K], W[N,K], bias[N]?): 2·rows·N·K with rows the product of x's
+    leading dims; bytes add the bias."""
+    tensors = _tensors(dims, types)
+    (x, tx), (w, _) = tensors[:2]
+    bias = _size(*tensors[2]) if len(tensors) > 2 else 0.0
+    return gemm(_numel(x[:-1]), w[0], x[-1], 1, tx, bias)
+
+
+def scaled_mm(dims, types, concrete) -> Work | None:
+    """aten::_scaled_mm(A[M,K], B[K,N], scales...): 2·M·N·K at A's (8-bit) precision; the output
+    is written in 16 bits at least, counted as 2 bytes per element."""
+    (a, ta), (b, _) = _tensors(dims, types)[:2]
+    m, k, n = a[0], a[1], b[1]
+    return Work(2.0 * m * n * k, "matrix", _precision(ta), float((m * k + k * n) * DTYPES[ta][1] + 2 * m * n))
+
+
+# ---- convolution: 2·N·K·(C/groups)·R·S·P·Q -----------------------------------------------------
+
+# operator -> positions of (stride, padding, dilation, groups) among its arguments
+CONV_ARGS = {
+    "aten::convolution": (3, 4, 5, 8), "aten::_convolution": (3, 4, 5, 8),
+    "aten::conv2d": (3, 4, 5, 6), "aten::conv1d": (3, 4, 5, 6), "aten::conv3d": (3, 4, 5, 6),
+    "aten::cudnn_convolution": (3, 2, 4, 5), "aten::miopen_convolution": (4, 3, 5, 6),
+}
+
+
+def conv_output(size: int, kernel: int, stride: int, pad: int, dilation: int) -> int:
+    """Output length: floor((size + 2·pad − dilation·(kernel − 1) − 1) / stride) + 1."""
+    return (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def convolution_for(name: str, backward: bool = False) -> Callable:
+    """The model of a forward convolution operator `name` (2× for its backward, data + weight)."""
+    at = CONV_ARGS[name]
+
+    def model(dims, types, concrete) -> Work | None:
+        """Forward 2·N·K·(C/groups)·(R·S…)·(P·Q…); backward (data and weight gradients) twice that."""
+        (x, tx), (w, tw) = _tensors(dims, types)[:2]
+        spatial = len(x) - 2
+        stride, pad, dil = (_ints(concrete[i]) or [1] * spatial for i in at[:3])
+        stride, pad, dil = ([v[0]] * spatial if len(v) == 1 else v for v in (stride, pad, dil))
+        out = [conv_output(x[2 + i], w[2 + i], stride[i], pad[i], dil[i]) for i in range(spatial)]
+        flops = 2.0 * x[0] * w[0] * w[1] * _numel(w[2:]) * _numel(out)
+        y = [x[0], w[0], *out]
+        bytes_min = _size(x, tx) + _size(w, tw) + _size(y, tx)
+        factor = 2.0 if backward else 1.0
+        return Work(factor * flops, "matrix", _precision(tx), factor * bytes_min)
+
+    return model
+
+
+# ---- attention: 4·B·H·S_q·S_k·D forward, half when causal, backward 2.5× -------------------------
+
+# operator -> (layout of q/k/v: "bhsd" or "bshd", position of the first of q, k, v,
+#              position of is_causal (None: read from a mask type), backward?)
+ATTENTION = {
+    "aten::scaled_dot_product_attention": ("bhsd", 0, 5, False),
+    "aten::_scaled_dot_product_flash_attention": ("bhsd", 0, 4, False),
+    "aten::_scaled_dot_product_efficient_attention": ("bhsd", 0, 6, False),
+    "aten::_scaled_dot_product_cudnn_attention": ("bhsd", 0, 6, False),
+    "aten::_flash_attention_forward": ("bshd", 0, 8, False),
+    "aten::_efficient_attention_forward": ("bshd", 0, None, False),
+    "aten::_scaled_dot_product_flash_attention_backward": ("bhsd", 1, 11, True),
+    "aten::_scaled_dot_product_efficient_attention_backward": ("bhsd", 1, 10, True),
+    "aten::_flash_attention_backward": ("bshd", 1, 10, True),
+}
+BACKWARD_FACTOR = 2.5  # two GEMMs forward; five in the backward pass (one recomputed)
+
+
+def attention_flops(b: int, h: int, s_q: int, s_k: int, d: int, causal: bool, backward: bool) -> float:
+    """4·B·H·S_q·S_k·D (Q·Kᵀ and P·V, 2 FLOPs per multiply-add); causal halves it, backward ×2.5."""
+    flops = 4.0 * b * h * s_q * s_k * d
+    flops = flops / 2 if causal else flops
+    return flops * BACKWARD_FACTOR if backward else flops
+
+
+def attention_for(name: str) -> Callable:
+    layout, first, causal_at, backward = ATTENTION[name]
+
+    def model(dims, types, concrete) -> Work | None:
+        """Attention by `attention_flops`; bytes = Q, K, V read and the output written once."""
+        q, k, v = dims[first:first + 3]
+        dtype = types[first]
+        if dtype not in DTYPES or len(q) != 4 or len(k) != 4:
+            return None
+        if layout == "bhsd":
+            (b, h, s_q, d), s_k = q, k[2]
+        else:
+            (b, s_q, h, d), s_k = q, k[1]
+        causal = _flag(concrete, causal_at) if causal_at is not None else _mask_causal(concrete)
+        bytes_min = (2 * _numel(q) + _numel(k) + _numel(v)) * DTYPES[dtype][1]
+        bytes_min *= 2 if backward else 1  # gradients of q, k, v and the incoming one
+        return Work(attention_flops(b, h, s_q, s_k, d, causal, backward), "matrix",
+                    _precision(dtype), float(bytes_min))
+
+    return model
+
+
+def _mask_causal(concrete) -> bool:
+    """_efficient_attention_forward's custom_mask_type (argument 9): 1 or 2 are causal masks."""
+    return len(concrete) > 9 and str(concrete[9]).strip() in ("1", "2")
+
+
+# ---- memory-bound families: FLOPs per element, inputs read once + outputs written once ----------
+
+def _broadcast(shapes) -> list[int]:
+    rank = max(len(s) for s in shapes)
+    padded = [[1] * (rank - len(s)) + list(s) for s in shapes]
+    return [max(col) for col in zip(*padded, strict=True)]
+
+
+def per_element(flops_per_element: float, output_like_first: bool = False,
+                out_bytes: int | None = None) -> Callable:
+    """Elementwise: FLOPs = k × output elements; bytes = every tensor input + the output, whose
+    element is `out_bytes` (1 for a comparison's bool) or else the narrowest input's, so that
+    mixed-dtype promotion never makes the minimum larger than it is."""
+
+    def model(dims, types, concrete) -> Work | None:
+        tensors = _tensors(dims, types)
+        if not tensors:
+            return None
+        shape = tensors[0][0] if output_like_first else _broadcast([s for s, _ in tensors])
+        element = out_bytes or min(DTYPES[t][1] for _, t in tensors)
+        bytes_min = sum(_size(s, t) for s, t in tensors) + _numel(shape) * element
+        precision = "fp64" if _precision(tensors[0][1]) == "fp64" else "fp32"
+        return Work(flops_per_element * _numel(shape), "vector", precision, float(bytes_min))
+
+    model.__doc__ = f"{flops_per_element:g} FLOP per output element; bytes = inputs + output."
+    return model
+
+
+def normalisation(flops_per_element: float) -> Callable:
+    """Norms and softmax: k FLOPs per element of the first input; bytes = inputs + an output the
+    size of the first input."""
+    return per_element(flops_per_element, output_like_first=True)
+
+
+def reduction(dims, types, concrete) -> Work | None:
+    """Sum/mean/max: 1 FLOP per input element; bytes = the input (the output is at most as big,
+    left out: the bound stays a minimum)."""
+    (x, tx), *_ = _tensors(dims, types) or [(None, None)]
+    if x is None:
+        return None
+    precision = "fp64" if _precision(tx) == "fp64" else "fp32"
+    return Work(float(_numel(x)), "vector", precision, _size(x, tx))
+
+
+_FLOATS = {"fp64", "fp32", "fp16", "bf16", "fp8"}
+
+
+def gather_rows(dims, types, concrete) -> Work | None:
+    """Embedding / index_select(table[V, D], indices[n]): no FLOPs; bytes = indices + n·D read
+    + n·D written."""
+    tensors = _tensors(dims, types)
+    table = next(((s, t) for s, t in tensors if DTYPES[t][0] in _FLOATS), None)
+    index = next(((s, t) for s, t in tensors if DTYPES[t][0].startswith("int")), None)
+    if table is None or index is None or len(table[0]) != 2:
+        return None
+    rows = _numel(index[0]) * table[0][1]
+    return Work(0.0, "vector", "fp32", _size(index[0], index[1]) + 2.0 * rows * DTYPES[table[1]][1])
+
+
+def copy(dims, types, concrete) -> Work | None:
+    """copy_(dst, src) / clone / contiguous: no FLOPs; bytes = the source read + the copy written."""
+    tensors = _tensors(dims, types)
+    if not tensors:
+        return None
+    src = tensors[1] if len(tensors) > 1 else tensors[0]
+    return Work(0.0, "vector", "fp32", _size(*src) + _size(tensors[0][0], tensors[0][1]))
+
+
+def fill(dims, types, concrete) -> Work | None:
+    """fill_ / zero_: no FLOPs; bytes = the tensor written once."""
+    tensors = _tensors(dims, types)
+    return Work(0.0, "vector", "fp32", _size(*tensors[0])) if tensors else None
+
+
+ELEMENTWISE = ["add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "neg", "relu", "relu_",
+               "gelu", "silu", "silu_", "sigmoid", "tanh", "exp", "rsqrt", "sqrt", "pow", "clamp",
+               "clamp_min", "clamp_min_", "threshold_backward", "gelu_backward", "where", "masked_fill", "masked_fill_", "addcmul_", "addcdiv_", "lerp_", "abs",
+               "reciprocal", "log", "sin", "cos", "maximum", "minimum"]
+COMPARISONS = ["eq", "ne", "lt", "gt", "le", "ge"]  # bool outputs: one byte per element
+MODELS: dict[str, Callable] = {
+    "aten::mm": mm, "aten::addmm": addmm, "aten::bmm": bmm, "aten::baddbmm": baddbmm,
+    "aten::matmul": matmul, "aten::linear": linear, "aten::_scaled_mm": scaled_mm,
+    **{name: convolution_for(name) for name in CONV_ARGS},
+    "aten::convolution_backward": convolution_for("aten::convolution", backward=True),
+    **{name: attention_for(name) for name in ATTENTION},
+    "aten::native_layer_norm": normalisation(8), "aten::layer_norm": normalisation(8),
+    "aten::rms_norm": normalisation(4), "aten::_fused_rms_norm": normalisation(4),
+    "aten::_softmax": normalisation(5), "aten::softmax": normalisation(5),
+    "aten::_log_softmax": normalisation(6),
+    **{f"aten::{name}": per_element(1) for name in ELEMENTWISE},
+    **{f"aten::{name}": per_element(1, out_bytes=1) for name in COMPARISONS},
+    "aten::sum": reduction, "aten::mean": reduction, "aten::amax": reduction, "aten::max": reduction,
+    "aten::embedding": gather_rows, "aten::index_select": gather_rows,
+    "aten::copy_": copy, "aten::clone": copy, "aten::contiguous": copy,
+    "aten::fill_": fill, "aten::zero_": fill,
+}
+
+
+def model(name: str, dims, types, concrete) -> Work | None:
+    """The Work of operator `name` with these arguments; None without a model or fitting shapes."""
+    fn = MODELS.get(name)
+    if fn is None or not isinstance(dims, list) or not isinstance(types, list):
+        return None
+    try:
+        return fn(dims, types, concrete or [])
+    except (ValueError, IndexError, TypeError, KeyError):
+        return None  # shapes that do not fit the formula: unmodelled, never a guess
+
+
+def compute_class(work: Work, vendor: str, kernel: str = "", allow_tf32: bool | None = None) -> str:
+    """The roof an operator's FLOPs count against, e.g. "matrix_bf16" or "vector_fp32".
+
+    FP32 matrix work: on AMD it runs on the FP32 matrix cores (MFMA F32). On NVIDIA, PyTorch's
+    default (torch.backends.cuda.matmul.allow_tf32 = False) runs FP32 GEMMs on the FP32 vector
+    units, unless the kernel name says TF32; cuDNN convolutions follow their `allow_tf32`
+    argument (default True).
+    """
+    if work.unit == "vector":
+        return f"vector_{work.precision}" if work.precision in ("fp64", "fp32", "fp16") else "vector_fp32"
+    if work.precision != "fp32":
+        return f"matrix_{work.precision}"
+    if vendor == "AMD":
+        return "matrix_fp32"
+    if "tf32" in kernel.lower() or allow_tf32:
+        return "matrix_tf32"
+    return "vector_fp32"
