@@ -11,7 +11,7 @@ from rooflint.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
 
 from .catalog import get, read_user_file
 from .device import Ceiling, Device
-from .matching import match
+from .identify import Identification, check_choice, identify
 
 
 def profile_ceilings(launches: pd.DataFrame) -> dict[str, Ceiling]:
@@ -51,14 +51,31 @@ def resolve(
     hints: dict | None = None,
 ) -> tuple[Device, list[str]]:
     """The device of a run with every ceiling from the best source, and provenance lines."""
-    device, user_keys, lines = _pick_device(launches, device_id, device_file, hints)
+    device, lines, _ = resolve_identified(launches, device_id=device_id, device_file=device_file,
+                                          measured=measured, measured_source=measured_source,
+                                          hints=hints)
+    return device, lines
+
+
+def resolve_identified(
+    launches: pd.DataFrame,
+    *,
+    device_id: str | None = None,
+    device_file: str | Path | None = None,
+    measured: dict[str, float] | None = None,
+    measured_source: str = "",
+    hints: dict | None = None,
+) -> tuple[Device, list[str], Identification]:
+    """`resolve`, plus how the device was identified (evidence, open candidates)."""
+    ident, user_keys = _pick_device(launches, device_id, device_file, hints)
+    device, lines = ident.device, [ident.line()]
     scaled = scale_to_clock(device, median_clock(launches))
     measured_ceilings, ignored = _measured(measured or {}, measured_source)
     overrides = {**profile_ceilings(launches), **measured_ceilings}
     overrides = {k: c for k, c in overrides.items() if k not in user_keys}
     kept = {k: c for k, c in {**device.compute, **device.memory}.items() if k in user_keys}
     final = _apply(_apply(scaled, overrides), kept)
-    return final, lines + ignored + _provenance(final)
+    return final, lines + ignored + _provenance(final), ident
 
 
 def median_clock(launches: pd.DataFrame) -> float | None:
@@ -67,25 +84,20 @@ def median_clock(launches: pd.DataFrame) -> float | None:
     return float(values.median()) if not values.empty else None
 
 
-def _pick_device(launches, device_id, device_file, hints) -> tuple[Device, set[str], list[str]]:
+def _pick_device(launches, device_id, device_file, hints) -> tuple[Identification, set[str]]:
     if device_file is not None:
         device, user_keys = read_user_file(device_file)
-        return (
-            device,
-            user_keys,
-            [f"device: {device.name} ({device.id}) from --device-file {device_file}"],
-        )
+        return Identification(device, f"from --device-file {device_file}"), user_keys
     if device_id is not None:
         device = get(device_id)
-        return device, set(), [f"device: {device.name} ({device.id}) chosen with --device"]
+        check_choice(device, launches, hints)
+        return Identification(device, "chosen with --device"), set()
+    ident = identify(launches, hints)
     names = _counts(launches, "device_name")
-    device, how = match(names[0] if names else None, _first(_counts(launches, "arch")), hints)
-    lines = [f"device: {device.name} ({device.id}), {how}"]
     if len(names) > 1:
-        lines.append(
-            f"the profile names {len(names)} devices ({', '.join(names)}); used the most common"
-        )
-    return device, set(), lines
+        ident.evidence += (f"; the profile names {len(names)} devices ({', '.join(names)}), "
+                           "used the most common")
+    return ident, set()
 
 
 def _apply(device: Device, ceilings: dict[str, Ceiling]) -> Device:

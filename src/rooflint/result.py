@@ -25,6 +25,17 @@ class DeviceUse:
     sources: list[str]
     # The device each source was analysed with: same id, but each profile's own clock and peaks.
     by_source: dict[str, object] = field(default_factory=dict)
+    # How the device was identified: the deciding evidence in one line and, when the evidence
+    # leaves parts with other ceilings open, their ids (the pick first); verdicts are then
+    # provisional until the user passes --device.
+    evidence: str = ""
+    candidates: list[str] = field(default_factory=list)
+    provisional: bool = False
+
+    @property
+    def advice(self) -> str:
+        """The flag that settles a provisional device ("" when nothing is open)."""
+        return "pass --device " + " or --device ".join(self.candidates) if self.provisional else ""
 
 
 @dataclass
@@ -67,9 +78,10 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
     frames, uses = [], {}
     user = _user_ceilings(options)
     for profile in profiles:
-        device, provenance = _device_for(profile, options, user)
+        device, provenance, ident = _device_for(profile, options, user)
         key = getattr(device, "id", None)
         use = uses.setdefault(key, DeviceUse(device, provenance, []))
+        _note_identity(use, ident)
         use.sources.append(profile.source)
         use.by_source[profile.source] = device
         frames.append(analysis.analyze(profile.launches, device, options.latency_threshold))
@@ -100,18 +112,28 @@ def _user_ceilings(options: Options) -> _UserCeilings:
 
 
 def _device_for(profile: Profile, options: Options, user: _UserCeilings):
-    """The device and ceilings for one profile; an unknown device leaves it unanalysable."""
+    """The device, ceilings and identification for one profile; an unknown device leaves it
+    unanalysable."""
     measured, source = (user.measured, user.source) if user.measured else (
         profile.measured_ceilings, profile.measured_source)
     try:
-        device, provenance = hardware.resolve(profile.launches, device_id=options.device_id,
-                                              device_file=user.device_file, measured=measured or None,
-                                              measured_source=source, hints=profile.device_hints or None)
-        return device, provenance + user.notes
+        device, provenance, ident = hardware.resolve_identified(
+            profile.launches, device_id=options.device_id, device_file=user.device_file,
+            measured=measured or None, measured_source=source, hints=profile.device_hints or None)
+        return device, provenance + user.notes, ident
     except RooflintError as exc:
         if options.device_id or options.device_file or options.strict:
             raise
-        return None, [f"{profile.source}: no ceilings: {exc.problem}"]
+        return None, [f"{profile.source}: no ceilings: {exc.problem}"], None
+
+
+def _note_identity(use: DeviceUse, ident) -> None:
+    """The first profile's evidence speaks for the device; any provisional pick makes it so."""
+    if ident is None:
+        return
+    use.evidence = use.evidence or ident.evidence
+    if ident.provisional and not use.provisional:
+        use.provisional, use.candidates = True, list(ident.candidates)
 
 
 def read_all(paths: Iterable[str], options: Options, progress=None):

@@ -80,6 +80,14 @@ def _ridge(device, cls):
         return None
 
 
+def device_warnings(result) -> list[str]:
+    """One line per device whose identification the evidence left open (every format shows it)."""
+    return [f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
+            f"profile's evidence also fits {', '.join(c for c in use.candidates if c != use.device.id)}"
+            f" with different ceilings, so the verdicts are provisional; {use.advice}"
+            for use in result.devices if use.device is not None and getattr(use, "provisional", False)]
+
+
 def device_line(result) -> str:
     parts = []
     for use in result.devices:

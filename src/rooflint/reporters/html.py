@@ -101,6 +101,7 @@ def _summary(result) -> str:
              f"<b>{esc(common.pct(s['time_weighted_efficiency']))}</b> time-weighted efficiency</p>",
              f"<p>Device: {esc(common.device_line(result))}</p>",
              f"<p>{esc(common.accounting_line(result))}</p>"]
+    parts += [f"<p class=\"warn\">{esc(w)}</p>" for w in common.device_warnings(result)]
     if s.get("above_roof_launches"):
         parts.append(f"<p class=\"warn\">{s['above_roof_launches']} launch(es) sit above the roof: a data "
                      "error (wrong device, clock, units or counters).</p>")
