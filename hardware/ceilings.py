@@ -65,17 +65,45 @@ def resolve_identified(
     measured: dict[str, float] | None = None,
     measured_source: str = "",
     hints: dict | None = None,
+    trust_measured: bool = True,
 ) -> tuple[Device, list[str], Identification]:
-    """`resolve`, plus how the device was identified (evidence, open candidates)."""
+    """`resolve`, plus how the device was identified (evidence, open candidates).
+
+    `trust_measured=False` (measured ceilings found beside the profile, not given by the user)
+    drops them when they cannot come from this GPU."""
     ident, user_keys = _pick_device(launches, device_id, device_file, hints)
     device, lines = ident.device, [ident.line()]
     scaled = scale_to_clock(device, median_clock(launches))
+    foreign = None if trust_measured else foreign_measurement(device, measured or {}, measured_source)
+    if foreign:
+        lines.append(foreign)
+        measured = {}
     measured_ceilings, ignored = _measured(measured or {}, measured_source)
     overrides = {**profile_ceilings(launches), **measured_ceilings}
     overrides = {k: c for k, c in overrides.items() if k not in user_keys}
     kept = {k: c for k, c in {**device.compute, **device.memory}.items() if k in user_keys}
     final = _apply(_apply(scaled, overrides), kept)
     return final, lines + ignored + _provenance(final), ident
+
+
+# A measured roof (STREAM, a large GEMM) lands under the datasheet figure, rarely under half of
+# it, and never far above it: outside these bounds it was measured on another GPU.
+MEASURED_RANGE = (0.5, 1.25)
+
+
+def foreign_measurement(device: Device, measured: dict[str, float], source: str) -> str | None:
+    """Why measured ceilings cannot be this device's (their DRAM, else FP32, roof is far from
+    the catalogued one), or None when they may be."""
+    for key in ("dram", "vector_fp32"):
+        listed = {**device.memory, **device.compute}.get(key)
+        if key in measured and listed is not None and _usable(measured[key]):
+            ratio = measured[key] / listed.value
+            if not MEASURED_RANGE[0] <= ratio <= MEASURED_RANGE[1]:
+                return (f"ignored measured ceilings ({source or 'measured'}): their {key} roof is "
+                        f"{ratio:.0%} of the {device.name}'s, so they were measured on another GPU; "
+                        "pass the right roofline.csv with --device-file")
+            return None
+    return None
 
 
 def median_clock(launches: pd.DataFrame) -> float | None:

@@ -119,7 +119,8 @@ def _device_for(profile: Profile, options: Options, user: _UserCeilings):
     try:
         device, provenance, ident = hardware.resolve_identified(
             profile.launches, device_id=options.device_id, device_file=user.device_file,
-            measured=measured or None, measured_source=source, hints=profile.device_hints or None)
+            measured=measured or None, measured_source=source, hints=profile.device_hints or None,
+            trust_measured=bool(user.measured))
         return device, provenance + user.notes, ident
     except RooflintError as exc:
         if options.device_id or options.device_file or options.strict:
@@ -137,20 +138,30 @@ def _note_identity(use: DeviceUse, ident) -> None:
 
 
 def read_all(paths: Iterable[str], options: Options, progress=None):
-    """Profiles from files and folders (recursing); non-profiles are skipped with the reason."""
+    """Profiles from files and folders (recursing); every other file is skipped with the reason.
+
+    Under --strict any skipped file is an error that lists them all."""
     paths = list(paths)
-    candidates = [c for p in paths for c in _expand(Path(p))]
-    single = len(paths) == 1 and len(candidates) == 1
-    profiles, skipped = [], []
+    expanded = [_expand(Path(p)) for p in paths]
+    candidates = [c for found, _ in expanded for c in found]
+    skipped = [item for _, hidden in expanded for item in hidden]
+    single = len(paths) == 1 and len(candidates) == 1 and not skipped
+    profiles = []
     for candidate, profile in zip(candidates, _read_each(candidates, options.locale), strict=False):
         if isinstance(profile, RooflintError):
-            if single or options.strict:
+            if single:
                 raise profile
             skipped.append((str(candidate), profile.problem))
             continue
         profiles.append(profile)
+        skipped.extend(profile.skipped)
         if progress:
             progress(str(candidate), len(profile.launches))
+    skipped.sort()
+    if options.strict and len(skipped) == 1:  # the file's own one-line error
+        raise InputError(f"{skipped[0][1]} (--strict)", path=skipped[0][0])
+    if options.strict and skipped:
+        raise InputError(_strict_message(skipped), path=", ".join(paths))
     if not profiles:
         if skipped:
             raise InputError(f"no usable profile among {len(skipped)} file(s) (first: {skipped[0][0]}: "
@@ -158,6 +169,13 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
         raise InputError("no profile files found; pass Nsight Compute CSV exports or rocprof output",
                          path=", ".join(paths))
     return profiles, skipped
+
+
+def _strict_message(skipped: list[tuple[str, str]]) -> str:
+    shown = "; ".join(f"{path} ({reason})" for path, reason in skipped[:5])
+    more = f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+    return (f"--strict: {len(skipped)} file(s) not read: {shown}{more}; pass only profiles, "
+            "or drop --strict to skip them")
 
 
 # Several large files are parsed on all cores: worker processes (forked, so they start in
@@ -215,10 +233,11 @@ def _rebuilt(outcome):
     return outcome
 
 
-def _expand(path: Path) -> list[Path]:
+def _expand(path: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The files and profile folders to read under `path`, and the hidden files passed over."""
     if not path.is_dir() or _is_profile_folder(path):
-        return [path]
-    found = []
+        return [path], []
+    found, hidden = [], []
     for root, dirs, files in os.walk(path):
         dirs.sort()
         here = Path(root)
@@ -226,8 +245,12 @@ def _expand(path: Path) -> list[Path]:
             found.append(here)
             dirs.clear()
             continue
-        found.extend(here / f for f in sorted(files) if not f.startswith("."))
-    return found
+        for name in sorted(files):
+            if name.startswith("."):
+                hidden.append((str(here / name), "hidden file"))
+            else:
+                found.append(here / name)
+    return found, hidden
 
 
 def _is_profile_folder(path: Path) -> bool:
@@ -245,6 +268,7 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
         "not_analysable": int(not_ok.sum()),
         "not_analysable_reasons": reasons,
         "inputs_read": len(inputs),
+        "files_read": [f for p in inputs for f in (p.files or [p.source])],
         "inputs_skipped": [{"path": p, "reason": r} for p, r in skipped],
         "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
     }
