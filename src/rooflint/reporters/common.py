@@ -40,9 +40,22 @@ def vendor_of(result, device_id) -> str | None:
 def kernel_sentence(result, row) -> str:
     eff = row["efficiency"]
     eff = float(eff) if eff is not None and eff is not pd.NA and not pd.isna(eff) else float("nan")
+    unmeasured = row.get("unmeasured", "")
     return explain.sentence(row["verdict"], eff, row["limiter"] if not pd.isna(row["limiter"]) else None,
                             row["reason"] if not pd.isna(row["reason"]) else "",
-                            vendor_of(result, row["device_id"]))
+                            vendor_of(result, row["device_id"]),
+                            unmeasured if isinstance(unmeasured, str) else "",
+                            _dram_fraction(result, row))
+
+
+def _dram_fraction(result, row) -> float | None:
+    """The group's achieved DRAM bandwidth as a fraction of its device's DRAM roof."""
+    achieved = row.get("achieved_bytes_per_s")
+    for use in result.devices:
+        if use.device is not None and use.device.id == row["device_id"] and "dram" in use.device.memory:
+            if achieved is not None and not pd.isna(achieved):
+                return float(achieved) / use.device.memory["dram"].value
+    return None
 
 
 def full_name(result, row) -> str:
