@@ -158,7 +158,7 @@ def main() -> None:
     peak = peak_bytes("import rooflint", f"rooflint.load({str(RAW)!r})")
     row(rows, "a 200k raw", "load peak memory / file", peak / size, 3,
         f"{peak / 2**20:.0f} MiB for {size / 2**20:.0f} MiB")
-    peak = peak_bytes("from rooflint import result\nfrom rooflint.reporters import json_report",
+    peak = peak_bytes("from rooflint import pipeline\nfrom rooflint.reporters import json_report",
                       f"json_report.render(pipeline.build([{str(RAW)!r}]))")
     row(rows, "a 200k raw", "JSON report peak memory / file", peak / size, 3,
         f"{peak / 2**20:.0f} MiB (the JSON itself is ~4x the file)")

@@ -1,18 +1,22 @@
 """The device catalog: ceilings per device, user device files, matching and ceiling precedence."""
 
 from .catalog import catalog, get, load_device_file
-from .ceilings import profile_ceilings, resolve, scale_to_clock
+from .ceilings import profile_ceilings, resolve, resolve_identified, scale_to_clock
 from .device import Ceiling, Device
+from .identify import Identification, identify
 from .matching import match
 
 __all__ = [
     "Ceiling",
     "Device",
+    "Identification",
     "catalog",
     "get",
+    "identify",
     "load_device_file",
     "match",
     "profile_ceilings",
     "resolve",
+    "resolve_identified",
     "scale_to_clock",
 ]

@@ -21,9 +21,12 @@ TABLES = {
     "bandwidth_gbps": (MEMORY_LEVELS, 1e9, "memory level"),
 }
 STRING_KEYS = ("id", "name", "vendor", "arch", "source", "base")
-KNOWN_KEYS = (*STRING_KEYS, "profiler_names", "sm_count", "boost_clock_mhz", *TABLES)
+# Facts that identify a SKU among parts of one architecture, with their own source line.
+IDENTITY_KEYS = ("base_clock_mhz", "memory_bus_bits", "identity_source")
+KNOWN_KEYS = (*STRING_KEYS, "profiler_names", "sm_count", "boost_clock_mhz", *IDENTITY_KEYS, *TABLES)
 # A catalog file must say everything; a user file may leave out these (defaults: empty, 0, 0).
 USER_OPTIONAL = ("id", "source", "profiler_names", "sm_count", "boost_clock_mhz")
+OPTIONAL = (*IDENTITY_KEYS, "base")
 FORMAT_HINT = "see any file under rooflint/hardware/devices/ for the format"
 
 
@@ -92,7 +95,7 @@ def read_user_file(path: str | Path) -> tuple[Device, set[str]]:
     _check_keys(data, label)
     if "base" in data:
         return _over_base(data, label)
-    _require(data, label, [k for k in KNOWN_KEYS if k not in (*USER_OPTIONAL, "base")])
+    _require(data, label, [k for k in KNOWN_KEYS if k not in (*USER_OPTIONAL, *OPTIONAL)])
     default_source = f"user file {label}"
     source = _user_source(data, label)
     device = _build(data, label, source, fallback_id=Path(path).stem, default_source=default_source)
@@ -104,7 +107,7 @@ def _catalog_device(filename: str, text: str) -> Device:
     _check_keys(data, filename)
     if "base" in data:
         raise DeviceError("key 'base' is for user files only; remove it", path=filename)
-    _require(data, filename, [k for k in KNOWN_KEYS if k != "base"])
+    _require(data, filename, [k for k in KNOWN_KEYS if k not in OPTIONAL])
     cite = f"{_cite(_string(data, 'source', filename))} (catalog {_string(data, 'id', filename)})"
     device = _build(data, filename, cite, fallback_id="", default_source="")
     if device.id != filename.removesuffix(".toml"):
@@ -148,6 +151,19 @@ def _identity(data: dict, label: str, base: Device) -> dict:
         "profiler_names": _names(data, label) if "profiler_names" in data else base.profiler_names,
         "sm_count": _count(data, label) if "sm_count" in data else base.sm_count,
         "boost_clock_hz": _clock(data, label) if "boost_clock_mhz" in data else base.boost_clock_hz,
+        **_identity_facts(data, label, base),
+    }
+
+
+def _identity_facts(data: dict, label: str, base: Device | None = None) -> dict:
+    """Base clock, memory bus width and their source: the file's where given, else the base's."""
+    return {
+        "base_clock_hz": _clock(data, label, "base_clock_mhz") if "base_clock_mhz" in data
+        else (base.base_clock_hz if base else 0.0),
+        "memory_bus_bits": _count(data, label, "memory_bus_bits") if "memory_bus_bits" in data
+        else (base.memory_bus_bits if base else 0),
+        "identity_source": _string(data, "identity_source", label) if "identity_source" in data
+        else (base.identity_source if base else ""),
     }
 
 
@@ -163,6 +179,7 @@ def _build(data: dict, label: str, source: str, *, fallback_id: str, default_sou
         compute=_ceilings(data, "compute_tflops", label, source, required=True),
         memory=_ceilings(data, "bandwidth_gbps", label, source, required=True),
         source=_string(data, "source", label) if "source" in data else default_source,
+        **_identity_facts(data, label),
     )
 
 
@@ -239,21 +256,21 @@ def _names(data: dict, label: str) -> tuple:
     return tuple(v.strip() for v in value)
 
 
-def _count(data: dict, label: str) -> int:
-    value = data["sm_count"]
+def _count(data: dict, label: str, key: str = "sm_count") -> int:
+    value = data[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise DeviceError(
-            f"key 'sm_count' must be a non-negative integer (got {_got(value)}); fix the value",
+            f"key '{key}' must be a non-negative integer (got {_got(value)}); fix the value",
             path=label,
         )
     return value
 
 
-def _clock(data: dict, label: str) -> float:
-    value = data["boost_clock_mhz"]
+def _clock(data: dict, label: str, key: str = "boost_clock_mhz") -> float:
+    value = data[key]
     if not _is_number(value) or value < 0:
         raise DeviceError(
-            f"key 'boost_clock_mhz' must be a non-negative number (got {_got(value)}); fix the value",
+            f"key '{key}' must be a non-negative number (got {_got(value)}); fix the value",
             path=label,
         )
     return float(value) * 1e6

@@ -11,7 +11,7 @@ from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
 
 from .catalog import get, read_user_file
 from .device import Ceiling, Device
-from .matching import match
+from .identify import Identification, check_choice, identify
 
 
 def profile_ceilings(launches: pd.DataFrame) -> dict[str, Ceiling]:
@@ -51,14 +51,59 @@ def resolve(
     hints: dict | None = None,
 ) -> tuple[Device, list[str]]:
     """The device of a run with every ceiling from the best source, and provenance lines."""
-    device, user_keys, lines = _pick_device(launches, device_id, device_file, hints)
+    device, lines, _ = resolve_identified(launches, device_id=device_id, device_file=device_file,
+                                          measured=measured, measured_source=measured_source,
+                                          hints=hints)
+    return device, lines
+
+
+def resolve_identified(
+    launches: pd.DataFrame,
+    *,
+    device_id: str | None = None,
+    device_file: str | Path | None = None,
+    measured: dict[str, float] | None = None,
+    measured_source: str = "",
+    hints: dict | None = None,
+    trust_measured: bool = True,
+) -> tuple[Device, list[str], Identification]:
+    """`resolve`, plus how the device was identified (evidence, open candidates).
+
+    `trust_measured=False` (measured ceilings found beside the profile, not given by the user)
+    drops them when they cannot come from this GPU."""
+    ident, user_keys = _pick_device(launches, device_id, device_file, hints)
+    device, lines = ident.device, [ident.line()]
     scaled = scale_to_clock(device, median_clock(launches))
+    foreign = None if trust_measured else foreign_measurement(device, measured or {}, measured_source)
+    if foreign:
+        lines.append(foreign)
+        measured = {}
     measured_ceilings, ignored = _measured(measured or {}, measured_source)
     overrides = {**profile_ceilings(launches), **measured_ceilings}
     overrides = {k: c for k, c in overrides.items() if k not in user_keys}
     kept = {k: c for k, c in {**device.compute, **device.memory}.items() if k in user_keys}
     final = _apply(_apply(scaled, overrides), kept)
-    return final, lines + ignored + _provenance(final)
+    return final, lines + ignored + _provenance(final), ident
+
+
+# A measured roof (STREAM, a large GEMM) lands under the datasheet figure, rarely under half of
+# it, and never far above it: outside these bounds it was measured on another GPU.
+MEASURED_RANGE = (0.5, 1.25)
+
+
+def foreign_measurement(device: Device, measured: dict[str, float], source: str) -> str | None:
+    """Why measured ceilings cannot be this device's (their DRAM, else FP32, roof is far from
+    the catalogued one), or None when they may be."""
+    for key in ("dram", "vector_fp32"):
+        listed = {**device.memory, **device.compute}.get(key)
+        if key in measured and listed is not None and _usable(measured[key]):
+            ratio = measured[key] / listed.value
+            if not MEASURED_RANGE[0] <= ratio <= MEASURED_RANGE[1]:
+                return (f"ignored measured ceilings ({source or 'measured'}): their {key} roof is "
+                        f"{ratio:.0%} of the {device.name}'s, so they were measured on another GPU; "
+                        "pass the right roofline.csv with --device-file")
+            return None
+    return None
 
 
 def median_clock(launches: pd.DataFrame) -> float | None:
@@ -67,25 +112,20 @@ def median_clock(launches: pd.DataFrame) -> float | None:
     return float(values.median()) if not values.empty else None
 
 
-def _pick_device(launches, device_id, device_file, hints) -> tuple[Device, set[str], list[str]]:
+def _pick_device(launches, device_id, device_file, hints) -> tuple[Identification, set[str]]:
     if device_file is not None:
         device, user_keys = read_user_file(device_file)
-        return (
-            device,
-            user_keys,
-            [f"device: {device.name} ({device.id}) from --device-file {device_file}"],
-        )
+        return Identification(device, f"from --device-file {device_file}"), user_keys
     if device_id is not None:
         device = get(device_id)
-        return device, set(), [f"device: {device.name} ({device.id}) chosen with --device"]
+        check_choice(device, launches, hints)
+        return Identification(device, "chosen with --device"), set()
+    ident = identify(launches, hints)
     names = _counts(launches, "device_name")
-    device, how = match(names[0] if names else None, _first(_counts(launches, "arch")), hints)
-    lines = [f"device: {device.name} ({device.id}), {how}"]
     if len(names) > 1:
-        lines.append(
-            f"the profile names {len(names)} devices ({', '.join(names)}); used the most common"
-        )
-    return device, set(), lines
+        ident.evidence += (f"; the profile names {len(names)} devices ({', '.join(names)}), "
+                           "used the most common")
+    return ident, set()
 
 
 def _apply(device: Device, ceilings: dict[str, Ceiling]) -> Device:

@@ -31,6 +31,20 @@ class Device:
     compute: dict[str, Ceiling]
     memory: dict[str, Ceiling]
     source: str
+    # Identification facts (0 = not catalogued): ncu locks the SM clock to the base clock by
+    # default, and CUDA reports the memory clock; both tell SKUs of one architecture apart.
+    base_clock_hz: float = 0.0
+    memory_bus_bits: int = 0
+    identity_source: str = ""
+
+    @property
+    def memory_clock_hz(self) -> float:
+        """The DRAM clock CUDA and ncu report (per-pin data rate / 2), from the DRAM bandwidth
+        and the bus width; 0 when either is unknown."""
+        dram = self.memory.get("dram")
+        if not self.memory_bus_bits or dram is None:
+            return 0.0
+        return dram.value / (self.memory_bus_bits / 8) / 2
 
     def ridge(self, compute_class: str, level: str = "dram") -> float:
         """Arithmetic intensity (op/byte) where the `compute_class` roof meets the `level` slope."""

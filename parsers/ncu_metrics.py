@@ -23,6 +23,8 @@ import pandas as pd
 from rooflint.core import schema
 
 DURATION = "gpu__time_duration.sum"
+# The GPU's SM count: raw pages carry the device attribute, ncu 2023+ also the launch's own.
+SM_COUNT = ("device__attribute_multiprocessor_count", "launch__sm_count")
 SECTOR_BYTES = 32.0
 
 # Display names (details page, default metric names) for the raw metrics we use.
@@ -70,7 +72,7 @@ def _wanted_names() -> set[str]:
              "dram__sectors_read.sum", "dram__sectors_write.sum", "dram__sectors.sum",
              "dram__bytes.sum.per_second", "dram__bytes_read.sum.per_second",
              "dram__bytes_write.sum.per_second", "dram__bytes.sum.peak_sustained",
-             "dram__cycles_elapsed.avg.per_second",
+             "dram__cycles_elapsed.avg.per_second", *SM_COUNT,
              "lts__t_bytes.sum", "lts__t_sectors.sum", "lts__t_bytes.sum.per_second",
              "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second",
              "l1tex__t_bytes.sum", "l1tex__t_bytes.sum.per_second",
@@ -126,7 +128,9 @@ def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[d
     """
     notes: list[tuple] = []
     duration = _duration(wide, notes)
-    out = {"duration_s": duration, "sm_clock_hz": _sm_clock(wide)}
+    out = {"duration_s": duration, "sm_clock_hz": _sm_clock(wide),
+           "dram_clock_hz": col(wide, "dram__cycles_elapsed.avg.per_second"),
+           "sm_count": first(*(col(wide, name) for name in SM_COUNT))}
     out["bytes_dram"] = _dram_bytes(wide, duration, notes)
     out["bytes_l2"] = first(col(wide, "lts__t_bytes.sum"), col(wide, "lts__t_sectors.sum") * SECTOR_BYTES,
                             col(wide, "lts__t_bytes.sum.per_second") * duration)

@@ -8,6 +8,7 @@ sysinfo.csv, agent_info.csv and roofline.csv supply device facts and measured ce
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -41,9 +42,36 @@ def sniff(path: Path, head: str) -> bool:
 
 
 def sniff_folder(path: Path) -> bool:
-    """A rocprof-compute workload (sysinfo.csv) or a rocprofv3 output folder (agent_info.csv)."""
-    kinds = {kind for _, kind in _folder_files(Path(path))}
-    return bool(kinds & {cols.SYSINFO, cols.AGENT_INFO, db.ROCPD})
+    """A rocprof-compute workload (pmc_perf.csv at its top) or a rocprofv3 output folder (a run's
+    agent_info.csv beside its counter collection or kernel trace, or a rocpd database, at its
+    top or in its host subfolders). A folder that merely contains such files deeper down, or a
+    sysinfo.csv alone, is not one: its files are read one by one."""
+    folder = Path(path)
+    if _workload_table(folder) is not None:
+        return True
+    files = _folder_files(folder)
+    return bool(_v3_runs(files)) or any(kind == db.ROCPD for _, kind in files)
+
+
+_DISPATCH = (cols.PMC_WIDE, cols.PMC_LONG, cols.V1_RESULTS)
+
+
+def _workload_table(folder: Path) -> Path | None:
+    """The pmc_perf.csv at the top of a rocprof-compute workload, if it is a dispatch table."""
+    pmc = folder / "pmc_perf.csv"
+    return pmc if pmc.is_file() and _kind(pmc) in _DISPATCH else None
+
+
+def _v3_runs(files: list[tuple[Path, str]]) -> list[Path]:
+    """Counter collections and kernel traces that have their run's agent_info.csv beside them."""
+    agents = {(p.parent, p.name.removesuffix("agent_info.csv")) for p, k in files if k == cols.AGENT_INFO}
+    runs = []
+    for path, kind in files:
+        for suffix in ("counter_collection.csv", "kernel_trace.csv"):
+            if kind in (cols.PMC_LONG, cols.KERNEL_TRACE) and path.name.endswith(suffix) and (
+                    path.parent, path.name.removesuffix(suffix)) in agents:
+                runs.append(path)
+    return runs
 
 
 def read(path, arch: str | None = None, **_options) -> Profile:
@@ -274,40 +302,56 @@ def _folder_files(folder: Path) -> list[tuple[Path, str]]:
 
 
 def _read_folder(folder: Path, source: str, arch: str | None) -> Profile:
+    pmc = _workload_table(folder)
+    if pmc is not None:
+        return _read_workload(folder, pmc, source, arch)
     files = _folder_files(folder)
     by_kind: dict[str, list[Path]] = {}
     for path, kind in files:
         by_kind.setdefault(kind, []).append(path)
     device, notes = _folder_device(by_kind)
-    roofline = (by_kind.get(cols.ROOFLINE) or [None])[0]
-    top = [
-        p
-        for p, k in files
-        if p.parent == folder and k in (cols.PMC_WIDE, cols.PMC_LONG, cols.V1_RESULTS)
-    ]
-    pmc_perf = [p for p in top if p.name == "pmc_perf.csv"]
-    if pmc_perf:  # rocprof-compute's merged table; the other CSVs are its per-pass inputs
-        chosen, fmt = pmc_perf, "rocprof-compute-workload"
-    elif by_kind.get(cols.PMC_LONG):
-        chosen, fmt = by_kind[cols.PMC_LONG], "rocprofv3-folder"
-    elif by_kind.get(cols.KERNEL_TRACE):
-        chosen, fmt = by_kind[cols.KERNEL_TRACE], "rocprofv3-folder"
+    runs = _v3_runs(files)
+    long = [p for p in runs if _kind(p) == cols.PMC_LONG]
+    if long:  # a kernel trace beside a counter collection only supplies its durations
+        chosen, fmt = long, "rocprofv3-folder"
+    elif runs:
+        chosen, fmt = runs, "rocprofv3-folder"
     elif by_kind.get(db.ROCPD):
         chosen, fmt = by_kind[db.ROCPD], "rocpd-folder"
-    elif len(top) == 1:
-        chosen, fmt = top, "rocprof-compute-workload"
-    elif top:
-        names = ", ".join(p.name for p in top)
-        raise InputError(
-            f"folder holds several dispatch tables ({names}) and no pmc_perf.csv; pass one of them",
-            path=source,
-        )
     else:
         raise InputError(
             "folder holds no kernel dispatches (no pmc_perf.csv, counter collection, "
             f"kernel trace or rocpd database); {FOLDER_HINT}",
             path=source,
         )
+    profile = _merged(chosen, device, notes, arch, source, fmt)
+    used = {*chosen, *_companions(chosen), *by_kind.get(cols.AGENT_INFO, [])[:1],
+            *by_kind.get(cols.SYSINFO, [])[:1]}
+    profile.files = [str(p) for p in sorted(used)]
+    profile.skipped = _unread(folder, used, "not part of the rocprofv3 run(s) read from this folder")
+    return profile
+
+
+def _read_workload(folder: Path, pmc: Path, source: str, arch: str | None) -> Profile:
+    """A rocprof-compute workload: pmc_perf.csv, with its own sysinfo.csv and roofline.csv."""
+    sysinfo, roofline = folder / "sysinfo.csv", folder / "roofline.csv"
+    used = [pmc]
+    device, notes = DeviceInfo(), []
+    if sysinfo.is_file() and _kind(sysinfo) == cols.SYSINFO:
+        device = read_sysinfo(sysinfo)
+        notes = list(device.notes)
+        used.append(sysinfo)
+    profile = _merged([pmc], device, notes, arch, source, "rocprof-compute-workload")
+    if roofline.is_file() and _kind(roofline) == cols.ROOFLINE:
+        _attach_ceilings(profile, roofline)
+        used.append(roofline)
+    profile.files = [str(p) for p in used]
+    profile.skipped = _unread(folder, set(used), "not read: a rocprof-compute workload is read from "
+                                                 "its pmc_perf.csv, sysinfo.csv and roofline.csv")
+    return profile
+
+
+def _merged(chosen: list[Path], device: DeviceInfo, notes: list[str], arch, source, fmt) -> Profile:
     profiles = [_read_member(path, device, arch) for path in chosen]
     launches = pd.concat([p.launches for p in profiles], ignore_index=True)
     profile = Profile(
@@ -318,9 +362,30 @@ def _read_folder(folder: Path, source: str, arch: str | None) -> Profile:
         profile.repairs.extend(member.repairs)
         if not profile.device_hints:
             profile.device_hints = member.device_hints
-    if roofline is not None:
-        _attach_ceilings(profile, roofline)
     return profile
+
+
+def _companions(chosen: list[Path]) -> list[Path]:
+    """The kernel traces whose durations a counter collection of the same run took."""
+    out = []
+    for path in chosen:
+        if path.name.endswith("counter_collection.csv"):
+            trace = path.with_name(path.name.removesuffix("counter_collection.csv") + "kernel_trace.csv")
+            if trace.is_file():
+                out.append(trace)
+    return out
+
+
+def _unread(folder: Path, used: set[Path], reason: str) -> list[tuple[str, str]]:
+    """Every file under `folder` that was not read, with the reason (hidden files included)."""
+    out = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(root) / name
+            if path not in used:
+                out.append((str(path), "hidden file" if name.startswith(".") else reason))
+    return out
 
 
 def _folder_device(by_kind: dict[str, list[Path]]) -> tuple[DeviceInfo, list[str]]:

@@ -52,8 +52,9 @@ def test_folder_of_mixed_inputs_reports_every_profile_and_accounts_for_the_rest(
     assert acc["inputs_read"] == len(PROFILES)
     assert acc["launches_read"] == sum(singles.values())
     assert acc["launches_read"] == acc["analysed"] + acc["not_analysable"]
-    assert [s["path"] for s in acc["inputs_skipped"]] == [str(mixed / "notes.txt")]  # hidden file not even tried
-    assert acc["inputs_skipped"][0]["reason"].startswith("not a profile rooflint reads")
+    assert [s["path"] for s in acc["inputs_skipped"]] == [str(mixed / ".DS_Store"), str(mixed / "notes.txt")]
+    assert acc["inputs_skipped"][0]["reason"] == "hidden file"  # listed, not even tried
+    assert acc["inputs_skipped"][1]["reason"].startswith("not a profile rooflint reads")
     per_source = {row["source"]: row for row in doc["per_source"]}
     assert set(per_source) == {str(mixed / p) for p in PROFILES}
     for p, n in singles.items():
@@ -125,17 +126,20 @@ def test_empty_folder_is_an_error(tmp_path):
     assert "no profile files found" in out.stderr
 
 
-def test_strict_stops_at_the_first_non_profile(mixed, tmp_path):
+def test_strict_fails_listing_every_file_not_read(mixed, tmp_path):
     target = tmp_path / "report.json"
     out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "-o", str(target)])
     assert out.exit_code == 2
-    assert out.stderr.startswith(f"rooflint: error: {mixed / 'notes.txt'}: not a profile rooflint reads")
+    assert out.stderr.startswith(f"rooflint: error: {mixed}: --strict: 2 file(s) not read: "
+                                 f"{mixed / '.DS_Store'} (hidden file); {mixed / 'notes.txt'} "
+                                 "(not a profile rooflint reads")
     assert len(out.stderr.strip().splitlines()) == 1
     assert not target.exists()
 
 
 def test_strict_passes_when_every_input_is_a_profile(mixed):
     (mixed / "notes.txt").unlink()
+    (mixed / ".DS_Store").unlink()
     (mixed / "amd" / "v3_docs_2025_counter_collection.csv").unlink()  # names no device: an error under --strict
     out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "--quiet", "-f", "json"])
     assert out.exit_code == 0, out.output
@@ -343,12 +347,14 @@ def pooled(monkeypatch):
 
 
 def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
-    candidates = pipeline.expand_folder(mixed)
+    candidates, hidden = pipeline.expand_folder(mixed)
+    assert hidden == [(str(mixed / ".DS_Store"), "hidden file")]
     assert pipeline._workers(candidates) >= 2 or os.cpu_count() == 1
     pooled_result = pipeline.build([str(mixed)])
     serial = [pipeline._rebuilt(pipeline._read_one(c, None)) for c in candidates]
     assert [p.source for p in pooled_result.inputs] == [p.source for p in serial if not isinstance(p, Exception)]
-    assert pooled_result.skipped == [(str(mixed / "notes.txt"), next(p.problem for p in serial if isinstance(p, Exception)))]
+    assert pooled_result.skipped == [*hidden, (str(mixed / "notes.txt"),
+                                               next(p.problem for p in serial if isinstance(p, Exception)))]
     for got, want in zip(pooled_result.inputs, [p for p in serial if not isinstance(p, Exception)], strict=True):
         pd.testing.assert_frame_equal(got.launches, want.launches, check_exact=True)
         assert (got.notes, got.repairs) == (want.notes, want.repairs)
@@ -357,7 +363,7 @@ def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
 def test_pool_keeps_strict_and_progress(mixed, pooled):
     with pytest.raises(Exception) as raised:
         pipeline.build([str(mixed)], pipeline.Options(strict=True))
-    assert str(raised.value).startswith(f"{mixed / 'notes.txt'}: not a profile rooflint reads")
+    assert str(raised.value).startswith(f"{mixed}: --strict: 2 file(s) not read: {mixed / '.DS_Store'}")
     seen = []
     pipeline.build([str(mixed)], progress=lambda path, n: seen.append(path))
-    assert seen == [str(c) for c in pipeline.expand_folder(mixed) if c.name != "notes.txt"]
+    assert seen == [str(c) for c in pipeline.expand_folder(mixed)[0] if c.name != "notes.txt"]

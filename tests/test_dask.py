@@ -98,7 +98,7 @@ def test_devices_are_rebuilt_from_the_dataset_metadata(dataset):
     devices = distributed.resolve_devices(meta)
     assert len(devices) == 7 and len(meta["sources"]) == 7
     a100 = next(d for s, d in devices.items() if s.endswith("a100-gemm-details.csv"))
-    catalog = hardware.get("a100-sxm4-80gb")
+    catalog = hardware.get("a100-pcie-40gb")
     assert a100.id == catalog.id
     assert a100.memory["dram"].value == catalog.memory["dram"].value  # datasheet bandwidth, not rescaled
     assert a100.compute["matrix_fp16"].value < catalog.compute["matrix_fp16"].value  # at the run's clock

@@ -355,7 +355,7 @@ def test_new_latency_bound_kernel_trips_the_gate(tmp_path):
     res = run("diff", base, A100, "--fail-on-new-latency-bound")
     assert res.exit_code == 1
     assert f"gate failed: kernel {names.short_name(INIT_FLOAT)} [{names.short_id(INIT_FLOAT)}]" in res.stderr
-    assert "is latency-bound in head (efficiency 36 %" in res.stderr
+    assert "is latency-bound in head (efficiency 48 %" in res.stderr
     assert "did not exist in base; --fail-on-new-latency-bound" in res.stderr
     assert run("diff", A100, A100, "--fail-on-new-latency-bound").exit_code == 0
 
@@ -390,21 +390,23 @@ def test_speed_up_above_the_roof_is_a_measurement_problem_not_a_win():
 
 
 def test_other_device_is_shown_at_the_top(tmp_path):
-    head = saved_report(tmp_path, A100, "pcie.json", "--device", "a100-pcie-40gb")
+    head = saved_report(tmp_path, A100, "sxm.json", "--device", "a100-sxm4-80gb")
     res = run("diff", A100, head)
     assert res.exit_code == 0
     lines = res.stdout.replace("\n    ", " ").splitlines()  # long lines wrap at 100 columns
-    assert lines[3].startswith("!! different devices: base ran on NVIDIA A100 SXM4 80GB (a100-sxm4-80gb), head on "
-                               "NVIDIA A100 PCIe 40GB (a100-pcie-40gb)")
-    pcie = hardware.get("a100-pcie-40gb").memory["dram"].value
-    assert lines[4] == (f"!! ceilings changed: dram 2.04 TB/s → {pcie / 1e12:.3g} TB/s; efficiencies and verdicts "
+    assert lines[3].startswith("!! different devices: base ran on NVIDIA A100 PCIe 40GB (a100-pcie-40gb), head on "
+                               "NVIDIA A100 SXM4 80GB (a100-sxm4-80gb)")
+    sxm = hardware.get("a100-sxm4-80gb").memory["dram"].value
+    assert lines[4] == (f"!! ceilings changed: dram 1.55 TB/s → {sxm / 1e12:.3g} TB/s; efficiencies and verdicts "
                         "are measured against different roofs")
     md = run("diff", A100, head, "-f", "markdown").stdout.splitlines()
     assert md[2].startswith("> ⚠️ **different devices**:")
 
 
 def test_head_above_roof_on_a_real_profile(tmp_path):
-    head = saved_report(tmp_path, A100, "t4.json", "--device", "t4")  # an A100 run placed on T4 roofs
+    from tests.test_gates import tiny_roofs
+
+    head = saved_report(tmp_path, A100, "tiny.json", "--device-file", tiny_roofs(tmp_path))  # far lower roofs
     doc = json.loads(run("diff", A100, head, "-f", "json").stdout)
     assert doc["device_changed"]
     assert {g["status"] for g in doc["groups"]} == {"measurement problem"}

@@ -264,6 +264,22 @@ def test_short_words_inside_longer_words_do_not_match(name, not_family):
     assert families.classify_one(name) != not_family
 
 
+@pytest.mark.parametrize(("name", "family"), [
+    # `all_reduce` sits inside `small_reduce`: the issue-12 case, a reduction, not a collective
+    ("void small_reduce_kernel<float, 256>(float const*, float*, int)", "reduction"),
+    ("small_reduce_sum_kernel", "reduction"),
+    ("install_gather_indices", "copy"),  # `all_gather` inside `install_gather`
+    # collectives that start a word: after `_`, `::`, or a camelCase hump
+    ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "communication"),
+    ("void vllm::cross_device_reduce_1stage<float, 8>(...)", "communication"),
+    ("void customAllReduce_kernel<half>(...)", "communication"),
+    ("all_gather_into_tensor_kernel", "communication"),
+    ("void reduce_scatter_kernel<float>(...)", "communication"),
+])
+def test_collective_names_must_start_a_word(name, family):
+    assert families.classify_one(name) == family
+
+
 def test_classify_maps_each_distinct_name_and_keeps_missing_as_other():
     names = pd.Series(["volta_sgemm_32x128_nn", None, "volta_sgemm_32x128_nn", "vecCopy(double*)"], dtype="string")
     assert families.classify(names).tolist() == ["gemm", "other", "gemm", "copy"]

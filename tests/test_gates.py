@@ -21,6 +21,15 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+def tiny_roofs(folder: Path) -> Path:
+    """An A100 PCIe 40GB with roofs far under what the A100 export reached (10 TFLOP/s FP16
+    tensor, 100 GB/s DRAM): every launch of that export sits above them."""
+    path = folder / "tiny.toml"
+    path.write_text('base = "a100-pcie-40gb"\nid = "tiny-a100"\nsource = "test"\n[compute_tflops]\nmatrix_fp16 = 10\n'
+                    "[bandwidth_gbps]\ndram = 100\n", encoding="utf-8")
+    return path
+
+
 def efficiency_of(path: Path) -> float:
     """Time-weighted efficiency: Σ bound time / Σ measured time over the analysed launches."""
     launches = pipeline.build([str(path)]).launches
@@ -80,18 +89,18 @@ def test_fail_under_with_nothing_analysable_fails():
 
 
 def test_fail_if_above_roof(tmp_path):
-    # An A100 run placed on the T4's roofs: every launch is faster than the T4 could possibly be.
-    out = tmp_path / "r.md"
-    res = run("report", A100, "--device", "t4", "--fail-if-above-roof", "-q", "-o", out)
+    # An A100 run placed on tiny roofs: every launch is faster than they allow.
+    out, tiny = tmp_path / "r.md", tiny_roofs(tmp_path)
+    res = run("report", A100, "--device-file", tiny, "--fail-if-above-roof", "-q", "-o", out)
     assert res.exit_code == 1
-    launches = pipeline.build([str(A100)], pipeline.Options(device_id="t4")).launches
+    launches = pipeline.build([str(A100)], pipeline.Options(device_file=str(tiny))).launches
     above = launches[launches["verdict"] == analysis.ABOVE_ROOF]
     worst = above["efficiency"].max()
     assert len(above) == 11 and worst > 5
     assert res.stderr.startswith("rooflint: gate failed: 11 launch(es) above the roof (worst: ")
     assert f"at efficiency {worst * 100:.0f} %, tolerance 5 %); --fail-if-above-roof: check the device" in res.stderr
     assert out.exists()
-    assert run("report", A100, "--device", "t4", "-q").exit_code == 0  # not gated unless asked
+    assert run("report", A100, "--device-file", tiny, "-q").exit_code == 0  # not gated unless asked
 
 
 # --- pyproject.toml ---------------------------------------------------------------------------
@@ -115,8 +124,9 @@ def test_config_is_found_by_walking_up_and_flags_win(tmp_path, monkeypatch):
 
 def test_config_flag_can_be_turned_off_on_the_command_line(tmp_path, monkeypatch):
     project(tmp_path, monkeypatch, "[tool.rooflint]\nfail-if-above-roof = true\n")
-    assert run("report", A100, "--device", "t4", "-q").exit_code == 1
-    assert run("report", A100, "--device", "t4", "-q", "--no-fail-if-above-roof").exit_code == 0
+    tiny = tiny_roofs(tmp_path)
+    assert run("report", A100, "--device-file", tiny, "-q").exit_code == 1
+    assert run("report", A100, "--device-file", tiny, "-q", "--no-fail-if-above-roof").exit_code == 0
 
 
 def test_config_latency_threshold(tmp_path, monkeypatch):

@@ -518,7 +518,7 @@ def test_resolve_profile_over_scaled_catalog():
     assert device.compute["matrix_fp16"].value == pytest.approx(90.946e12, rel=1e-4)
     assert "scaled to measured SM clock 1.306 GHz" in device.compute["matrix_fp16"].source
     assert lines[0] == (
-        "device: NVIDIA GeForce RTX 2080 Ti (rtx-2080-ti), matched 'NVIDIA GeForce RTX 2080 Ti'"
+        "device: NVIDIA GeForce RTX 2080 Ti (rtx-2080-ti) — matched 'NVIDIA GeForce RTX 2080 Ti'"
     )
     assert any(line.startswith("vector_fp32: profile-derived") for line in lines)
 
@@ -553,14 +553,14 @@ def test_resolve_user_file_over_everything(tmp_path):
     assert device.memory["dram"] == Ceiling(580e9, f"user file {path}")
     assert device.compute["matrix_fp16"] == Ceiling(80e12, f"user file {path}")  # not clock-scaled
     assert device.compute["vector_fp32"].source.startswith("profile-derived")
-    assert lines[0] == f"device: NVIDIA GeForce RTX 2080 Ti (rtx-2080-ti) from --device-file {path}"
+    assert lines[0] == f"device: NVIDIA GeForce RTX 2080 Ti (rtx-2080-ti) — from --device-file {path}"
 
 
 def test_resolve_device_id_overrides_the_name():
-    device, lines = resolve(frame_2080ti(), device_id="rtx-3070")
-    assert device.id == "rtx-3070"
-    assert lines[0] == "device: NVIDIA GeForce RTX 3070 (rtx-3070) chosen with --device"
-    # catalog 20.3 TFLOP/s is replaced by the profile's own FP32 peak
+    device, lines = resolve(frame_2080ti(), device_id="t4")  # same compute capability, 7.5
+    assert device.id == "t4"
+    assert lines[0] == "device: NVIDIA Tesla T4 (t4) — chosen with --device"
+    # catalog 8.1 TFLOP/s is replaced by the profile's own FP32 peak
     assert device.compute["vector_fp32"].value == pytest.approx(11.3663e12, rel=1e-5)
 
 
@@ -575,7 +575,7 @@ def test_resolve_uses_most_common_device_name_and_says_so():
     frame = launches(3, device_name=["NVIDIA B200", "NVIDIA B200", "NVIDIA H200"], arch="10.0")
     device, lines = resolve(frame)
     assert device.id == "b200"
-    assert "the profile names 2 devices (NVIDIA B200, NVIDIA H200); used the most common" in lines
+    assert lines[0].endswith("the profile names 2 devices (NVIDIA B200, NVIDIA H200), used the most common")
 
 
 def test_resolve_passes_hints_for_amd():

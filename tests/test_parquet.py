@@ -76,8 +76,8 @@ def test_schema_metadata_carries_version_units_devices_and_ceilings(inputs, tmp_
     assert meta["per"] == "launch" and meta["partitioning"]["column"] == "source_key"
     assert meta["units"]["duration_s"] == "s" and meta["units"]["headroom_s"] == "s"
     devices = {d["id"]: d for d in meta["devices"]}
-    assert {"a100-sxm4-80gb", "rtx-2080-ti", "rtx-3070"} <= set(devices)
-    a100_dram = [c for c in devices["a100-sxm4-80gb"]["ceilings"] if c["name"] == "dram"][0]
+    assert {"a100-pcie-40gb", "rtx-2080-ti", "rtx-3070"} <= set(devices)
+    a100_dram = [c for c in devices["a100-pcie-40gb"]["ceilings"] if c["name"] == "dram"][0]
     assert a100_dram["unit"] == "byte/s" and a100_dram["value"] > 1e12
     assert dataset.schema.field("bytes_dram").metadata == {b"unit": b"byte"}
     assert dataset.schema.field("efficiency").metadata == {b"unit": b"fraction of attainable"}

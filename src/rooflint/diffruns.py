@@ -27,7 +27,7 @@ def expand(values: Sequence[str], option: str) -> list[str]:
                 raise UsageError(f"{option} {value!r} matches no file; check the pattern")
             runs += found
         elif Path(value).is_dir():
-            found = [str(p) for p in expand_folder(Path(value))]
+            found = [str(p) for p in expand_folder(Path(value))[0]]
             if not found:
                 raise UsageError(
                     f"{option} {value!r} is an empty folder; give the folder of the runs"

@@ -28,7 +28,7 @@ from rooflint.reporters.parquet_report import METADATA_KEY
 
 # What ranking.rank reads, besides the grouping keys.
 RANK_INPUTS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram", "limiter", "verdict",
-               "device_id", "reason"]
+               "device_id", "reason", "missing", "ops_vector_fp16"]
 
 
 def rank_dataset(path: str | Path, group_by: str = "kernel", device: str | Device | None = None,

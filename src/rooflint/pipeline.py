@@ -86,9 +86,10 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
     frames, uses = [], {}
     user = _user_ceilings(options)
     for profile in profiles:
-        device, provenance = _device_for(profile, options, user)
+        device, provenance, ident = _device_for(profile, options, user)
         key = getattr(device, "id", None)
         use = uses.setdefault(key, DeviceUse(device, provenance, []))
+        _note_identity(use, ident)
         use.sources.append(profile.source)
         use.by_source[profile.source] = device
         frames.append(analysis.analyze(profile.launches, device, options.latency_threshold))
@@ -119,35 +120,56 @@ def _user_ceilings(options: Options) -> _UserCeilings:
 
 
 def _device_for(profile: Profile, options: Options, user: _UserCeilings):
-    """The device and ceilings for one profile; an unknown device leaves it unanalysable."""
+    """The device, ceilings and identification for one profile; an unknown device leaves it
+    unanalysable."""
     measured, source = (user.measured, user.source) if user.measured else (
         profile.measured_ceilings, profile.measured_source)
     try:
-        device, provenance = hardware.resolve(profile.launches, device_id=options.device_id,
-                                              device_file=user.device_file, measured=measured or None,
-                                              measured_source=source, hints=profile.device_hints or None)
-        return device, provenance + user.notes
+        device, provenance, ident = hardware.resolve_identified(
+            profile.launches, device_id=options.device_id, device_file=user.device_file,
+            measured=measured or None, measured_source=source, hints=profile.device_hints or None,
+            trust_measured=bool(user.measured))
+        return device, provenance + user.notes, ident
     except RooflintError as exc:
         if options.device_id or options.device_file or options.strict:
             raise
-        return None, [f"{profile.source}: no ceilings: {exc.problem}"]
+        return None, [f"{profile.source}: no ceilings: {exc.problem}"], None
+
+
+def _note_identity(use: DeviceUse, ident) -> None:
+    """The first profile's evidence speaks for the device; any provisional pick makes it so."""
+    if ident is None:
+        return
+    use.evidence = use.evidence or ident.evidence
+    if ident.provisional and not use.provisional:
+        use.provisional, use.candidates = True, list(ident.candidates)
 
 
 def read_all(paths: Iterable[str], options: Options, progress=None):
-    """Profiles from files and folders (recursing); non-profiles are skipped with the reason."""
+    """Profiles from files and folders (recursing); every other file is skipped with the reason.
+
+    Under --strict any skipped file is an error that lists them all."""
     paths = list(paths)
-    candidates = [c for p in paths for c in expand_folder(Path(p))]
-    single = len(paths) == 1 and len(candidates) == 1
-    profiles, skipped = [], []
+    expanded = [expand_folder(Path(p)) for p in paths]
+    candidates = [c for found, _ in expanded for c in found]
+    skipped = [item for _, hidden in expanded for item in hidden]
+    single = len(paths) == 1 and len(candidates) == 1 and not skipped
+    profiles = []
     for candidate, profile in zip(candidates, _read_each(candidates, options.locale), strict=False):
         if isinstance(profile, RooflintError):
-            if single or options.strict:
+            if single:
                 raise profile
             skipped.append((str(candidate), profile.problem))
             continue
         profiles.append(profile)
+        skipped.extend(profile.skipped)
         if progress:
             progress(str(candidate), len(profile.launches))
+    skipped.sort()
+    if options.strict and len(skipped) == 1:  # the file's own one-line error
+        raise InputError(f"{skipped[0][1]} (--strict)", path=skipped[0][0])
+    if options.strict and skipped:
+        raise InputError(_strict_message(skipped), path=", ".join(paths))
     if not profiles:
         if skipped:
             raise InputError(f"no usable profile among {len(skipped)} file(s) (first: {skipped[0][0]}: "
@@ -155,6 +177,13 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
         raise InputError("no profile files found; pass Nsight Compute CSV exports or rocprof output",
                          path=", ".join(paths))
     return profiles, skipped
+
+
+def _strict_message(skipped: list[tuple[str, str]]) -> str:
+    shown = "; ".join(f"{path} ({reason})" for path, reason in skipped[:5])
+    more = f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+    return (f"--strict: {len(skipped)} file(s) not read: {shown}{more}; pass only profiles, "
+            "or drop --strict to skip them")
 
 
 # Several large files are parsed on all cores: worker processes (forked, so they start in
@@ -212,10 +241,11 @@ def _rebuilt(outcome):
     return outcome
 
 
-def expand_folder(path: Path) -> list[Path]:
+def expand_folder(path: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The files and profile folders to read under `path`, and the hidden files passed over."""
     if not path.is_dir() or _is_profile_folder(path):
-        return [path]
-    found = []
+        return [path], []
+    found, hidden = [], []
     for root, dirs, files in os.walk(path):
         dirs.sort()
         here = Path(root)
@@ -223,8 +253,12 @@ def expand_folder(path: Path) -> list[Path]:
             found.append(here)
             dirs.clear()
             continue
-        found.extend(here / f for f in sorted(files) if not f.startswith("."))
-    return found
+        for name in sorted(files):
+            if name.startswith("."):
+                hidden.append((str(here / name), "hidden file"))
+            else:
+                found.append(here / name)
+    return found, hidden
 
 
 def _is_profile_folder(path: Path) -> bool:

@@ -139,7 +139,9 @@ def device_use(entry: dict) -> DeviceUse:
     device = Device(id=entry["id"], name=entry.get("name") or entry["id"], vendor=entry.get("vendor") or "",
                     arch=entry.get("arch") or "", profiler_names=(), sm_count=0, boost_clock_hz=float("nan"),
                     compute=compute, memory=memory, source="saved rooflint report")
-    return DeviceUse(device, provenance, sources)
+    return DeviceUse(device, provenance, sources, evidence=str(entry.get("evidence") or ""),
+                     candidates=[str(c) for c in entry.get("candidates") or []],
+                     provisional=bool(entry.get("provisional")))
 
 
 def _inputs(doc: dict, launches: pd.DataFrame) -> list[Profile]:

@@ -28,6 +28,13 @@ VERDICTS = (COMPUTE_BOUND, MEMORY_BOUND, LATENCY_BOUND, ABOVE_ROOF, NOT_ANALYSAB
 RESULT_COLUMNS = ["device_id", "flops", "intensity_dram", "achieved_flops_per_s", "achieved_bytes_per_s",
                   "t_compute_s", "t_memory_s", "t_bound_s", "efficiency", "limiter", "headroom_s",
                   "verdict", "reason"]
+# The GPU has no FLOP counters at all (MI100, RDNA): not a collection mistake. Such a launch has
+# no compute verdict: it may be compute-bound, and calling it memory- or latency-bound would
+# claim more than its counters say. It stays not analysable, and reporters show its achieved
+# DRAM bandwidth against the DRAM roof instead (the bytes and duration were measured).
+NO_FLOP_COUNTERS = "no FLOP counters on this GPU"
+_NO_COUNTERS_MARK = "has no typed FLOP counters"
+
 RESULT_UNITS = {"flops": "op", "intensity_dram": "op/byte", "achieved_flops_per_s": "op/s",
                 "achieved_bytes_per_s": "byte/s", "t_compute_s": "s", "t_memory_s": "s",
                 "t_bound_s": "s", "efficiency": "fraction of attainable", "headroom_s": "s"}
@@ -113,12 +120,14 @@ def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> np.ndarray:
     """Why each launch cannot be placed on the roofline ("" when it can); first reason wins."""
     duration = frame["duration_s"].to_numpy()
     ops_missing = frame[schema.OPS].isna().all(axis=1).to_numpy()
+    no_counters = frame["missing"].fillna("").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
     checks = [
         (np.full(len(frame), device is None), "no device ceilings (pass --device ID or --device-file)"),
         (np.isnan(duration), "missing duration"),
         (~np.isnan(duration) & (duration <= 0), "zero duration"),
         (frame["bytes_dram"].isna().to_numpy(), "missing DRAM bytes"),
-        (ops_missing, "missing FLOP counters"),
+        (ops_missing & ~no_counters, "missing FLOP counters"),
+        (ops_missing & no_counters, NO_FLOP_COUNTERS),
         (uncovered != "", "no ceiling for " + uncovered.astype(str) + " on this device"),
     ]
     if device is not None and "dram" not in _values(device.memory):

@@ -11,6 +11,11 @@ MATRIX_CLASS = {"fp64": "matrix_fp64", "fp32": "matrix_fp32", "tf32": "matrix_tf
                 "bf16": "matrix_bf16", "fp8": "matrix_fp8", "fp4": "matrix_fp4", "int8": "matrix_int8"}
 VECTOR_CLASS = {"fp64": "vector_fp64", "fp32": "vector_fp32", "tf32": "vector_fp32", "fp16": "vector_fp16",
                 "bf16": "vector_fp16", "fp8": "vector_fp16", "fp4": "vector_fp16", "int8": "vector_fp32"}
+# A GEMM in these types runs on the vector units where the GPU has no matrix path for them;
+# TF32, FP8, FP4 and INT8 GEMMs exist only as matrix (tensor core, MFMA) instructions.
+GEMM_VECTOR_FALLBACK = ("fp64", "fp32", "fp16", "bf16")
+# What launching a kernel costs before it does any work (driver, queue, ramp-up): a few µs.
+LAUNCH_OVERHEAD_S = (2e-6, 5e-6)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,16 @@ class Bound:
     def bound_by(self) -> str:
         return "compute" if self.ops / self.peak >= self.bytes / self.bandwidth else "memory"
 
+    @property
+    def notes(self) -> list[str]:
+        """Caveats on the bound: one below launch overhead is not the time the kernel will take."""
+        low, high = LAUNCH_OVERHEAD_S
+        if self.min_time_s >= high:
+            return []
+        return [f"the bound is under the {low * 1e6:.0f}-{high * 1e6:.0f} µs a kernel launch "
+                "costs: launch overhead, not the roofline, sets this kernel's time (fuse it or "
+                "batch the work)"]
+
 
 def gemm(device, m: int, n: int, k: int, dtype: str, out_dtype: str | None = None) -> Bound:
     """C[m,n] = A[m,k] B[k,n]: 2mnk ops; perfect reuse reads A and B once and writes C once."""
@@ -44,7 +59,19 @@ def gemm(device, m: int, n: int, k: int, dtype: str, out_dtype: str | None = Non
     out_size = DTYPE_BYTES[out_dtype or dtype]
     ops = 2.0 * m * n * k
     moved = (m * k + k * n) * size + m * n * out_size
+    if MATRIX_CLASS[dtype] not in device.compute and dtype not in GEMM_VECTOR_FALLBACK:
+        raise UsageError(
+            f"{device.id} has no {dtype.upper()} matrix (tensor) path, the only way a GEMM runs "
+            f"in {dtype}; its GEMM dtypes are: {', '.join(gemm_dtypes(device)) or 'none'}; "
+            "pick one with --dtype or another device"
+        )
     return _bound(device, ops, moved, MATRIX_CLASS[dtype], VECTOR_CLASS[dtype])
+
+
+def gemm_dtypes(device) -> list[str]:
+    """The --dtype values a GEMM bound can use on `device`."""
+    return [d for d in MATRIX_CLASS if MATRIX_CLASS[d] in device.compute
+            or (d in GEMM_VECTOR_FALLBACK and VECTOR_CLASS[d] in device.compute)]
 
 
 def elementwise(device, n: int, dtype: str, inputs: int = 2, outputs: int = 1, ops_per_element: float = 1.0) -> Bound:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import math
 
-from rooflint.core.analysis import ABOVE_ROOF, COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND
+from rooflint.core.analysis import (
+    ABOVE_ROOF,
+    COMPUTE_BOUND,
+    LATENCY_BOUND,
+    MEMORY_BOUND,
+    NO_FLOP_COUNTERS,
+)
 
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
@@ -23,10 +29,18 @@ def roof_label(limiter: str | None, vendor: str | None = None) -> str:
 
 
 def sentence(verdict: str, efficiency: float, limiter: str | None, reason: str = "",
-             vendor: str | None = None) -> str:
-    """One line that says what bounds the kernel and what would help."""
+             vendor: str | None = None, unmeasured: str = "", dram_fraction: float | None = None) -> str:
+    """One line that says what bounds the kernel and what would help, and what the counters
+    did not measure (`unmeasured`: flags from rooflint.core.ranking.unmeasured) where that limits
+    the conclusion."""
+    flags = set(filter(None, (unmeasured or "").split(",")))
+    return _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_fraction) + \
+        _caveats(verdict, flags, vendor)
+
+
+def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_fraction) -> str:
     roof = roof_label(limiter, vendor)
-    pct = "?" if efficiency is None or (isinstance(efficiency, float) and math.isnan(efficiency)) else f"{efficiency * 100:.0f} %"
+    pct = _pct(efficiency)
     if verdict == MEMORY_BOUND:
         return (f"memory-bound at {pct} of the {roof} roof: only moving fewer bytes helps "
                 "(fuse, reuse, narrower types)")
@@ -39,8 +53,37 @@ def sentence(verdict: str, efficiency: float, limiter: str | None, reason: str =
         return (f"compute-bound at {pct} of the {roof} roof: reach the matrix units, narrow the "
                 "precision, schedule better")
     if verdict == LATENCY_BOUND:
+        if "vector" in flags:
+            return (f"latency-bound as far as measured: {pct} of the nearest ({roof}) roof, but "
+                    "the profile has no vector FLOP counters, so arithmetic may be the limit; "
+                    "collect them (`rooflint metrics`) before concluding")
         return (f"latency-bound: {pct} of the nearest ({roof}) roof — neither bandwidth nor "
-                "arithmetic is the problem; look at parallelism in flight, synchronisation, launch overhead")
+                "floating-point arithmetic explains the time (integer and other instructions are "
+                "not counted); look at parallelism in flight, synchronisation, launch overhead")
     if verdict == ABOVE_ROOF:
         return f"above the roof ({pct} of the {roof} roof): check device, clocks and units"
+    if reason == NO_FLOP_COUNTERS:
+        return ("no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so "
+                "its arithmetic cannot be placed; DRAM traffic ran at "
+                f"{_pct(dram_fraction)} of the DRAM roof")
     return f"not analysable: {reason or 'unknown reason'}"
+
+
+def _caveats(verdict: str, flags: set[str], vendor: str | None) -> str:
+    """What the counters left out, named after the verdict they qualify."""
+    if verdict not in (MEMORY_BOUND, COMPUTE_BOUND, LATENCY_BOUND, ABOVE_ROOF):
+        return ""
+    out = []
+    if "vector" in flags and verdict != LATENCY_BOUND:  # the latency sentence says it already
+        out.append("no vector FLOP counters: vector arithmetic is not in the compute time")
+    if "matrix" in flags:
+        out.append("no tensor-core counters: matrix arithmetic is not in the compute time")
+    if "half" in flags and vendor != "amd":
+        out.append("packed half math (HFMA2) counts as one FMA: FP16 FLOPs may be under-counted up to 2x")
+    return "".join(f"; {c}" for c in out)
+
+
+def _pct(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "?"
+    return f"{value * 100:.0f} %"

@@ -20,7 +20,8 @@ Order matters where names carry several hints: communication first (`AllReduce_S
 before GEMM and convolution (FlashAttention names hold `gemm` and `fprop` pieces), Triton's own
 kernel kind before op names fused into it, normalization and softmax before reductions (they
 reduce too), convolution before GEMM (implicit GEMM convolutions), copies before elementwise.
-Letters around short words are checked (`conv` is not `Converter`, `cast` is not `broadcast`).
+Letters around short words are checked (`conv` is not `Converter`, `cast` is not `broadcast`),
+and collective names must start a word (`small_reduce_*` is a reduction, not an all-reduce).
 """
 
 from __future__ import annotations
@@ -34,12 +35,15 @@ FAMILIES = ("gemm", "attention", "convolution", "normalization", "softmax", "red
 
 # A word that is not part of a longer word: no letter right before or after it.
 _W = r"(?<![a-z])({})(?![a-z])"
+# A word that starts a word: no letter before it, or a camelCase hump (`doAllReduce`), so that
+# `all_reduce` is found in `ncclDevKernel_AllReduce_Sum` but not in `small_reduce_kernel`.
+_START = r"(?:(?<![a-z])|(?<=[a-z])(?-i:(?=[A-Z])))({})"
 
 # (family, pattern); patterns are case-insensitive; the first rule that matches wins.
 RULES: list[tuple[str, str]] = [
     # NCCL/RCCL kernels, custom all-reduce kernels (vLLM), MSCCL, NVSHMEM
-    ("communication", r"nccl|rccl|msccl|nvshmem|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|"
-                      r"send_?recv|cross_device_reduce"),
+    ("communication", r"nccl|rccl|msccl|nvshmem|cross_device_reduce|"
+                      + _START.format(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|send_?recv")),
     # FlashAttention 1-3, cuDNN SDPA, xFormers/PyTorch memory-efficient attention, CK fused attention,
     # paged attention (vLLM, FlashInfer)
     ("attention", r"flash|fmha|attention|attn|sdpa|" + _W.format("mha") + r"|mem_?eff|"

@@ -17,6 +17,8 @@ class Profile:
     `measured_ceilings` are ceilings shipped alongside the counters (e.g. a rocprof-compute
     `roofline.csv`), keyed like the catalog (`vector_fp32`, `dram`, ...), in op/s and byte/s.
     `device_hints` carries extra facts for device matching (`cu_count`, `gfx`, `product`).
+    `files` are the files the profile was read from (a folder reads several), `skipped` the
+    other files under a profile folder with why each was not read: nothing goes unaccounted.
     """
 
     source: str
@@ -27,3 +29,5 @@ class Profile:
     measured_ceilings: dict[str, float] = field(default_factory=dict)
     measured_source: str = ""
     device_hints: dict[str, object] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)

@@ -31,7 +31,7 @@ KERNEL_COLUMNS = ["rank", "id", "group", "kernel", "grid", "block", "launches", 
                   "time_share", "t_bound_s", "headroom_s", "headroom_share", "efficiency", "limiter",
                   "verdict", "flops", "bytes_dram", "intensity_dram", "achieved_flops_per_s",
                   "achieved_bytes_per_s", "duration_min_s", "duration_max_s", "above_roof_launches",
-                  "device_id", "reason"]
+                  "device_id", "reason", "unmeasured"]
 _SUMS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram"]
 
 
@@ -69,6 +69,7 @@ def rank(analysed: pd.DataFrame, group_by: str = "kernel",
     out["limiter"] = _time_weighted_mode(frame[ok], keys, "limiter").reindex(out.index)
     if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
         out["_excess"] = _excess(analysed, frame, keys).reindex(out.index)
+    out["unmeasured"] = unmeasured(analysed, keys)
     out = out.reset_index()
     return _finish(out, keys, frame["duration_s"].sum(), latency_threshold)
 
@@ -106,6 +107,30 @@ def _finish(out: pd.DataFrame, keys: list[str], total_time: float, threshold: fl
         out["excess_traffic"] = out["_excess"]
         return out[KERNEL_COLUMNS + ["excess_traffic"]]
     return out[KERNEL_COLUMNS]
+
+
+# What the counters of a launch leave out, as flags the verdict sentence names (see explain).
+UNMEASURED = {
+    "vector": "ops_vector: ",  # tensor ops counted, vector FLOPs not
+    "matrix": "ops_matrix: ",  # vector FLOPs counted, tensor ops not
+}
+
+
+def unmeasured(analysed: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Per group, the comma-joined flags of what was not measured in any of its launches:
+    `vector`, `matrix` (counters absent) and `half` (FP16 vector FLOPs, which count an HFMA2 as
+    one FMA and so may be under-counted up to 2x)."""
+    missing = analysed["missing"].fillna("")
+    flags = {name: missing.str.contains(text, regex=False) for name, text in UNMEASURED.items()}
+    flags["half"] = analysed["ops_vector_fp16"].fillna(0) > 0
+    frame = analysed[keys].astype("string").fillna("(none)")
+    for name, mask in flags.items():
+        frame[name] = mask.to_numpy()
+    anyof = frame.groupby(keys, sort=False, dropna=False)[list(flags)].any()
+    text = pd.Series("", index=anyof.index, dtype=object)
+    for name in flags:
+        text = text.where(~anyof[name], text + "," + name)
+    return text.str.lstrip(",")
 
 
 def _joined(out: pd.DataFrame, keys: list[str]) -> pd.Series:

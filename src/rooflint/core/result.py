@@ -23,6 +23,17 @@ class DeviceUse:
     sources: list[str]
     # The device each source was analysed with: same id, but each profile's own clock and peaks.
     by_source: dict[str, object] = field(default_factory=dict)
+    # How the device was identified: the deciding evidence in one line and, when the evidence
+    # leaves parts with other ceilings open, their ids (the pick first); verdicts are then
+    # provisional until the user passes --device.
+    evidence: str = ""
+    candidates: list[str] = field(default_factory=list)
+    provisional: bool = False
+
+    @property
+    def advice(self) -> str:
+        """The flag that settles a provisional device ("" when nothing is open)."""
+        return "pass --device " + " or --device ".join(self.candidates) if self.provisional else ""
 
 
 @dataclass
@@ -54,6 +65,7 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
         "not_analysable": int(not_ok.sum()),
         "not_analysable_reasons": reasons,
         "inputs_read": len(inputs),
+        "files_read": [f for p in inputs for f in (p.files or [p.source])],
         "inputs_skipped": [{"path": p, "reason": r} for p, r in skipped],
         "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
         **coverage.accounting(launches),

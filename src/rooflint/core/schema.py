@@ -21,7 +21,9 @@ IDENTITY = [
     "arch",  # compute capability ("8.0") or gfx name ("gfx942")
     "range",  # NVTX or marker range
 ]
-TIME = ["duration_s", "sm_clock_hz"]
+TIME = ["duration_s", "sm_clock_hz", "dram_clock_hz"]  # clocks as measured during the launch
+# What the profile says about its GPU, for telling SKUs of one architecture apart.
+DEVICE_FACTS = ["sm_count"]
 VECTOR_OPS = ["ops_vector_fp64", "ops_vector_fp32", "ops_vector_fp16"]
 MATRIX_OPS = [
     "ops_matrix_fp64",
@@ -39,10 +41,10 @@ BYTES = ["bytes_dram", "bytes_l2", "bytes_l1", "bytes_lds"]
 PEAKS = ["peak_" + c.removeprefix("ops_") for c in OPS] + ["peak_" + b for b in BYTES]
 BOOKKEEPING = ["missing", "notes"]
 
-COLUMNS = IDENTITY + TIME + OPS + BYTES + PEAKS + BOOKKEEPING
+COLUMNS = IDENTITY + TIME + DEVICE_FACTS + OPS + BYTES + PEAKS + BOOKKEEPING
 STRING_COLUMNS = [c for c in IDENTITY if c not in ("launch_id", "process_id")] + BOOKKEEPING
 INT_COLUMNS = ["launch_id", "process_id"]
-FLOAT_COLUMNS = TIME + OPS + BYTES + PEAKS
+FLOAT_COLUMNS = TIME + DEVICE_FACTS + OPS + BYTES + PEAKS
 
 # Columns only PyTorch-trace launches have (absent from other tables; NA in a mixed one).
 TRACE_COLUMNS = [
@@ -63,6 +65,8 @@ TRACE_COLUMNS = [
 UNITS = {
     "duration_s": "s",
     "sm_clock_hz": "Hz",
+    "dram_clock_hz": "Hz",
+    "sm_count": "SM",
     **{c: "op" for c in OPS},
     **{c: "byte" for c in BYTES},
     **{p: "op/s" for p in PEAKS if not p.startswith("peak_bytes")},

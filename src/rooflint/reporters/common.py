@@ -20,9 +20,12 @@ def vendor_of(result, device_id) -> str | None:
 def kernel_sentence(result, row) -> str:
     eff = row["efficiency"]
     eff = float(eff) if eff is not None and eff is not pd.NA and not pd.isna(eff) else float("nan")
+    unmeasured = row.get("unmeasured", "")
     text = explain.sentence(row["verdict"], eff, row["limiter"] if not pd.isna(row["limiter"]) else None,
                             row["reason"] if not pd.isna(row["reason"]) else "",
-                            vendor_of(result, row["device_id"]))
+                            vendor_of(result, row["device_id"]),
+                            unmeasured if isinstance(unmeasured, str) else "",
+                            _dram_fraction(result, row))
     excess = row.get("excess_traffic")
     if excess is not None and not pd.isna(excess):
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
@@ -32,6 +35,16 @@ def kernel_sentence(result, row) -> str:
 def excess_text(value) -> str:
     """3.14 -> "3.1×"; NA -> "—"."""
     return "—" if value is None or pd.isna(value) else f"{float(value):.2g}×"
+
+
+def _dram_fraction(result, row) -> float | None:
+    """The group's achieved DRAM bandwidth as a fraction of its device's DRAM roof."""
+    achieved = row.get("achieved_bytes_per_s")
+    for use in result.devices:
+        if use.device is not None and use.device.id == row["device_id"] and "dram" in use.device.memory:
+            if achieved is not None and not pd.isna(achieved):
+                return float(achieved) / use.device.memory["dram"].value
+    return None
 
 
 def full_name(result, row) -> str:
@@ -70,6 +83,14 @@ def ridge_dram(device, cls) -> float | None:
         return device.ridge(cls, "dram")
     except (KeyError, ZeroDivisionError, ValueError):
         return None
+
+
+def device_warnings(result) -> list[str]:
+    """One line per device whose identification the evidence left open (every format shows it)."""
+    return [f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
+            f"profile's evidence also fits {', '.join(c for c in use.candidates if c != use.device.id)}"
+            f" with different ceilings, so the verdicts are provisional; {use.advice}"
+            for use in result.devices if use.device is not None and getattr(use, "provisional", False)]
 
 
 def accounting_line(result) -> str:

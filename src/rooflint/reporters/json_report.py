@@ -68,6 +68,8 @@ def _device(use) -> dict:
     ceilings += [{"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
                  for k, c in device.memory.items()]
     return {"id": device.id, "name": device.name, "vendor": device.vendor, "arch": device.arch,
+            "evidence": getattr(use, "evidence", ""), "provisional": getattr(use, "provisional", False),
+            "candidates": list(getattr(use, "candidates", [])), "choose": getattr(use, "advice", ""),
             "sources": use.sources, "provenance": use.provenance, "ceilings": ceilings}
 
 

@@ -134,6 +134,7 @@ def _head(result) -> list[str]:
                    f"device: {escape(common.device_line(result))}")
     lines = ["### rooflint report", "", summary, "", escape(common.accounting_line(result))]
     lines += ["", escape(text)] if (text := coverage.line(result)) else []
+    lines += [f"\n**Warning: {escape(w)}**" for w in common.device_warnings(result)]
     if s.get("above_roof_launches"):
         lines += ["", f"**Warning: {s['above_roof_launches']} launch(es) sit above the roof** — "
                       "a data error (wrong device, clock, units or counters); check the ceilings below."]

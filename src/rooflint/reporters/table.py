@@ -27,6 +27,7 @@ def render(result, top: int | None = 20, **_options) -> str:
 def _header(result) -> list[str]:
     s = common.summary_numbers(result)
     lines = [f"rooflint: {common.device_line(result)}",
+             *[f"WARNING: {w}" for w in common.device_warnings(result)],
              f"total {common.si(s['total_time_s'], 's')}, headroom {common.si(s['total_headroom_s'], 's')}, "
              f"time-weighted efficiency {common.pct(s['time_weighted_efficiency'])}",
              common.accounting_line(result)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from rooflint import hardware
@@ -11,8 +13,18 @@ from rooflint.core.formatting import si
 _DTYPE = click.Choice(list(bounds.DTYPE_BYTES))
 
 
-def _device_option(f):
-    return click.option("--device", "device_id", required=True, metavar="ID", help="Catalog device id.")(f)
+def _device_options(f):
+    f = click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+                     show_default=True, help="Text for people, or JSON (SI units) for scripts.")(f)
+    f = click.option("--device-file", type=click.Path(dir_okay=False), metavar="FILE.toml",
+                     help="Device or measured ceilings (TOML) instead of a catalog device.")(f)
+    return click.option("--device", "device_id", metavar="ID", help="Catalog device id.")(f)
+
+
+def _device(device_id: str | None, device_file: str | None):
+    if (device_id is None) == (device_file is None):
+        raise click.UsageError("pass exactly one of --device ID and --device-file FILE.toml")
+    return hardware.get(device_id) if device_id else hardware.load_device_file(device_file)
 
 
 @click.group()
@@ -25,10 +37,11 @@ def bound():
 @click.option("--n", type=click.IntRange(1), required=True)
 @click.option("--k", type=click.IntRange(1), required=True)
 @click.option("--dtype", type=_DTYPE, default="bf16", show_default=True)
-@_device_option
-def gemm(m, n, k, dtype, device_id):
+@_device_options
+def gemm(m, n, k, dtype, device_id, device_file, fmt):
     """C[M,N] = A[M,K] x B[K,N] with perfect reuse."""
-    _show(bounds.gemm(hardware.get(device_id), m, n, k, dtype), device_id)
+    device = _device(device_id, device_file)
+    _show(bounds.gemm(device, m, n, k, dtype), device, fmt)
 
 
 @bound.command()
@@ -37,24 +50,44 @@ def gemm(m, n, k, dtype, device_id):
 @click.option("--outputs", type=click.IntRange(0), default=1, show_default=True)
 @click.option("--ops-per-element", type=float, default=1.0, show_default=True)
 @click.option("--dtype", type=_DTYPE, default="fp32", show_default=True)
-@_device_option
-def elementwise(n, inputs, outputs, ops_per_element, dtype, device_id):
+@_device_options
+def elementwise(n, inputs, outputs, ops_per_element, dtype, device_id, device_file, fmt):
     """An elementwise kernel over N elements."""
-    _show(bounds.elementwise(hardware.get(device_id), n, dtype, inputs, outputs, ops_per_element), device_id)
+    device = _device(device_id, device_file)
+    _show(bounds.elementwise(device, n, dtype, inputs, outputs, ops_per_element), device, fmt)
 
 
 @bound.command()
 @click.option("--n", type=click.IntRange(1), required=True, help="Elements reduced.")
 @click.option("--dtype", type=_DTYPE, default="fp32", show_default=True)
-@_device_option
-def reduction(n, dtype, device_id):
+@_device_options
+def reduction(n, dtype, device_id, device_file, fmt):
     """A sum over N elements."""
-    _show(bounds.reduction(hardware.get(device_id), n, dtype), device_id)
+    device = _device(device_id, device_file)
+    _show(bounds.reduction(device, n, dtype), device, fmt)
 
 
-def _show(b: bounds.Bound, device_id: str) -> None:
-    click.echo(f"device           {device_id} ({b.compute_class} {si(b.peak, 'FLOP/s')}, DRAM {si(b.bandwidth, 'B/s')})")
+def _show(b: bounds.Bound, device, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(_as_json(b, device), indent=1))
+        return
+    click.echo(f"device           {device.id} ({b.compute_class} {si(b.peak, 'FLOP/s')}, "
+               f"DRAM {si(b.bandwidth, 'B/s')})")
     click.echo(f"work             {si(b.ops, 'FLOP')}, {si(b.bytes, 'B')} moved (perfect reuse)")
     click.echo(f"intensity        {b.intensity:.3g} FLOP/B (ridge {b.peak / b.bandwidth:.3g})")
     click.echo(f"attainable       {si(b.attainable, 'FLOP/s')} ({b.bound_by}-bound)")
     click.echo(f"minimum time     {si(b.min_time_s, 's')}")
+    for note in b.notes:
+        click.echo(f"note             {note}")
+
+
+def _as_json(b: bounds.Bound, device) -> dict:
+    return {
+        "device": {"id": device.id, "name": device.name},
+        "compute_class": b.compute_class, "peak": b.peak, "bandwidth": b.bandwidth,
+        "ops": b.ops, "bytes": b.bytes, "intensity": b.intensity, "ridge": b.peak / b.bandwidth,
+        "attainable": b.attainable, "bound_by": b.bound_by, "min_time_s": b.min_time_s,
+        "notes": b.notes,
+        "units": {"peak": "op/s", "bandwidth": "byte/s", "ops": "op", "bytes": "byte",
+                  "intensity": "op/byte", "ridge": "op/byte", "attainable": "op/s", "min_time_s": "s"},
+    }

@@ -1,0 +1,264 @@
+"""Which catalog GPU a profile came from, from every clue it carries, with the deciding evidence.
+
+A compute capability (or gfx name) alone names an architecture, not a SKU: an A100 PCIe 40GB
+and an A100 SXM4 80GB share 8.0 but not their DRAM roof. The profile usually says more. Nsight
+Compute locks the SM clock to the SKU's base clock by default (`--clock-control base`), so the
+measured `sm__cycles_elapsed.avg.per_second` is a fingerprint; the DRAM clock
+(`dram__cycles_elapsed.avg.per_second`) and the SM count narrow it further. Clues are applied
+in turn; a clue that no catalogued candidate fits is reported and ignored rather than trusted
+to empty the list. When the survivors still differ in their ceilings, the pick is provisional
+and every candidate is named with the `--device` that settles it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from rooflint.core.errors import DeviceError
+
+from .catalog import catalog
+from .device import Device
+from .matching import CC_DEFAULT, GFX_RULES, match
+from .names import arch_key
+
+# (lowest, highest) measured/listed ratio that counts as "at the listed clock". Locked SM clocks
+# read at or under the listed base clock on the shared fixtures (A100 PCIe 765/765 MHz, V100
+# PCIe 1233/1245, RTX 2080 Ti 1306/1350, RTX 3070 1464/1500: 0 to -3.3 %); the upper 1.5 %
+# absorbs ncu's rounding of auto-scaled units ("0.77 GHz"). The next SKU of each architecture
+# lies outside: Titan V's 1200 MHz is 2.8 % under the V100 reading, V100 SXM2's 1312 6 % over.
+SM_CLOCK_RANGE = (0.95, 1.015)
+# ncu's DRAM clock reads 4.6-5.1 % under the nominal 7 GHz on the GDDR6 fixtures.
+DRAM_CLOCK_RANGE = (0.92, 1.02)
+
+
+@dataclass
+class Identification:
+    """The device picked for a profile, the evidence for it and what the evidence left open."""
+
+    device: Device
+    evidence: str  # one line: what decided
+    candidates: list[str] = field(default_factory=list)  # ids still possible, ceilings differing
+    provisional: bool = False
+
+    @property
+    def advice(self) -> str:
+        """What the user passes to settle a provisional pick."""
+        if not self.provisional:
+            return ""
+        return "pass --device " + " or --device ".join(self.candidates)
+
+    def line(self) -> str:
+        """The device statement for reports: `device: NAME (id) — evidence`."""
+        head = "device (provisional)" if self.provisional else "device"
+        text = f"{head}: {self.device.name} ({self.device.id}) — {self.evidence}"
+        return f"{text}; {self.advice}" if self.provisional else text
+
+
+@dataclass
+class Clues:
+    """What one profile says about its GPU (None where it says nothing)."""
+
+    name: str | None = None
+    arch: str | None = None
+    sm_count: int | None = None
+    sm_clock_hz: float | None = None
+    dram_clock_hz: float | None = None
+
+    @classmethod
+    def of(cls, launches: pd.DataFrame, hints: dict | None = None) -> Clues:
+        hints = hints or {}
+        return cls(
+            name=_most_common(launches, "device_name"),
+            arch=arch_key(_most_common(launches, "arch")) or arch_key(hints.get("gfx")),
+            sm_count=_count(_median(launches, "sm_count") or hints.get("cu_count")),
+            sm_clock_hz=_median(launches, "sm_clock_hz"),
+            dram_clock_hz=_median(launches, "dram_clock_hz"),
+        )
+
+
+def identify(launches: pd.DataFrame, hints: dict | None = None) -> Identification:
+    """The catalog device for a profile, with the evidence line and any open candidates."""
+    clues = Clues.of(launches, hints)
+    if clues.name is None and clues.arch in CC_DEFAULT:
+        return by_evidence(clues)
+    device, how = match(clues.name, clues.arch, hints)
+    if clues.arch in GFX_RULES and (clues.name is None or how.startswith("name ")):
+        return _amd_twins(device, how, clues)
+    return Identification(device, how)
+
+
+def by_evidence(clues: Clues) -> Identification:
+    """An NVIDIA GPU known only by compute capability: its SKUs scored against each clue.
+
+    A clue no candidate fits is stated and ignored (clocks not locked, a part not catalogued);
+    the others must all fit. When no candidate fits all of them, the clues disagree: the pick
+    is the nearest and provisional, whatever the ceilings."""
+    pool = [d for d in catalog().values() if d.vendor == "nvidia" and d.arch == clues.arch]
+    said = [f"compute capability {clues.arch}"]
+    checks = []
+    for clue in _CLUES:
+        if clue.value(clues) is None:
+            continue
+        if not any(clue.fits(d, clues) for d in pool):
+            said.append(clue.ignored(clues))
+            continue
+        checks.append(clue)
+    score = {d.id: sum(c.fits(d, clues) for c in checks) for d in pool}
+    best = max(score.values(), default=0)
+    top = [d for d in pool if score[d.id] == best]
+    pick = _preferred(top, clues)
+    said += [c.stated(pick, clues) for c in checks if c.fits(pick, clues)]
+    if best < len(checks):
+        missed = ", ".join(c.label for c in checks if not c.fits(pick, clues))
+        said.append(f"but not its {missed}: the clues disagree (clocks not locked?)")
+        return Identification(pick, "; ".join(said), [d.id for d in top], provisional=len(top) > 1)
+    return _decide(top, pick, said)
+
+
+@dataclass(frozen=True)
+class _Clue:
+    label: str
+    value: object  # Clues -> number or None
+    listed: object  # Device -> the catalogued number (0: not catalogued)
+    within: tuple  # (lowest, highest) measured/listed ratio, or None for equality
+    unit: str
+
+    def fits(self, device: Device, clues: Clues) -> bool:
+        measured, listed = self.value(clues), self.listed(device)
+        if not measured or not listed:
+            return False
+        if self.within is None:
+            return measured == listed
+        low, high = self.within
+        return low * listed <= measured <= high * listed
+
+    def stated(self, device: Device, clues: Clues) -> str:
+        if self.unit == "SM":
+            return f"{self.value(clues)} SMs"
+        text = f"{self.label} {_mhz(self.value(clues))} ≈ its {self._listed_name} {_mhz(self.listed(device))}"
+        return text + (" (ncu locks clocks to base)" if self.label == "SM clock" else "")
+
+    def ignored(self, clues: Clues) -> str:
+        shown = f"{self.value(clues)} SMs" if self.unit == "SM" else f"{self.label} {_mhz(self.value(clues))}"
+        return f"{shown} fits no catalogued {clues.arch} part (ignored)"
+
+    @property
+    def _listed_name(self) -> str:
+        return "base clock" if self.label == "SM clock" else "nominal"
+
+
+_CLUES = (
+    _Clue("SM count", lambda c: c.sm_count, lambda d: d.sm_count, None, "SM"),
+    _Clue("SM clock", lambda c: c.sm_clock_hz, lambda d: d.base_clock_hz, SM_CLOCK_RANGE, "Hz"),
+    _Clue("DRAM clock", lambda c: c.dram_clock_hz, lambda d: d.memory_clock_hz, DRAM_CLOCK_RANGE, "Hz"),
+)
+
+
+def _decide(pool: list[Device], pick: Device, said: list[str]) -> Identification:
+    groups = _by_ceilings(pool)
+    twins = [d.id for d in groups[_ceiling_key(pick)] if d.id != pick.id]
+    if twins:
+        said.append(f"{', '.join(twins)} {'has' if len(twins) == 1 else 'have'} the same ceilings")
+    if len(groups) == 1:
+        return Identification(pick, "; ".join(said))
+    others = [g[0].id for key, g in groups.items() if key != _ceiling_key(pick)]
+    said.append(f"fits {len(groups)} catalogued parts with different ceilings")
+    return Identification(pick, "; ".join(said), [pick.id, *others], provisional=True)
+
+
+def _preferred(pool: list[Device], clues: Clues) -> Device:
+    """The nearest in measured clocks, else the architecture's usual part, else the first id."""
+    def distance(device: Device) -> float:
+        total = 0.0
+        for measured, listed in ((clues.sm_clock_hz, device.base_clock_hz),
+                                 (clues.dram_clock_hz, device.memory_clock_hz)):
+            if measured:
+                total += abs(measured / listed - 1) if listed else 1.0
+        return total
+
+    usual = CC_DEFAULT.get(clues.arch or "")
+    return min(pool, key=lambda d: (distance(d), d.id != usual, d.id))
+
+
+def _amd_twins(device: Device, how: str, clues: Clues) -> Identification:
+    """A part inferred from gfx (and CU count): others of that gfx with other ceilings stay open."""
+    pool = [d for d in catalog().values() if d.arch == clues.arch]
+    if clues.sm_count:
+        pool = [d for d in pool if d.sm_count == clues.sm_count] or pool
+    groups = _by_ceilings([device, *[d for d in pool if d.id != device.id]])
+    if len(groups) == 1:
+        return Identification(device, how)
+    others = [g[0].id for key, g in groups.items() if key != _ceiling_key(device)]
+    cus = f"{clues.sm_count} CUs" if clues.sm_count else "no CU count"
+    evidence = (f"{clues.arch} ({cus}) fits {len(groups)} catalogued parts with different "
+                f"ceilings; chose {device.id}")
+    return Identification(device, evidence, [device.id, *others], provisional=True)
+
+
+def _by_ceilings(devices: list[Device]) -> dict[tuple, list[Device]]:
+    groups: dict[tuple, list[Device]] = {}
+    for device in devices:
+        groups.setdefault(_ceiling_key(device), []).append(device)
+    return groups
+
+
+def _ceiling_key(device: Device) -> tuple:
+    """What the roofline uses: every ceiling (boost clock included, since ceilings are scaled
+    from it to the measured clock)."""
+    ceilings = {**device.compute, **device.memory}
+    return (round(device.boost_clock_hz), *sorted((k, round(c.value)) for k, c in ceilings.items()))
+
+
+def _mhz(hz: float) -> str:
+    return f"{hz / 1e6:,.0f} MHz"
+
+
+def _most_common(launches: pd.DataFrame, column: str) -> str | None:
+    if column not in launches:
+        return None
+    values = launches[column].dropna().astype(str).str.strip()
+    values = values[values != ""]
+    return str(values.value_counts().index[0]) if len(values) else None
+
+
+def _median(launches: pd.DataFrame, column: str) -> float | None:
+    if column not in launches:
+        return None
+    values = pd.to_numeric(launches[column], errors="coerce")
+    values = values[values > 0]
+    return float(values.median()) if len(values) else None
+
+
+def _count(value: object) -> int | None:
+    try:
+        number = int(round(float(value)))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
+
+
+def check_choice(device: Device, launches: pd.DataFrame, hints: dict | None = None) -> None:
+    """A `--device` of another vendor or architecture than the profile's is refused."""
+    arch = Clues.of(launches, hints).arch
+    if arch is None:
+        return
+    vendor = "amd" if arch.startswith("gfx") else "nvidia"
+    if device.vendor == vendor and arch_key(device.arch) == arch:
+        return
+    what = "vendor" if device.vendor != vendor else "architecture"
+    raise DeviceError(
+        f"--device {device.id} is an {_maker(device.vendor)} "
+        f"{_arch_name(arch_key(device.arch) or device.arch)} part, but the profile comes from an "
+        f"{_maker(vendor)} {_arch_name(arch)} GPU (another {what}); pass a --device of that "
+        f"{what} (see `rooflint devices`) or --device-file FILE.toml"
+    )
+
+
+def _maker(vendor: str) -> str:
+    return "AMD" if vendor == "amd" else "NVIDIA" if vendor == "nvidia" else vendor
+
+
+def _arch_name(arch: str) -> str:
+    return arch if arch.startswith("gfx") else f"compute capability {arch}"
