@@ -6,6 +6,8 @@ from pathlib import Path
 
 from rooflint.errors import InputError
 
+from .compressed import GZIP_MAGIC, open_binary
+
 HEAD_BYTES = 64 * 1024
 NCU_REP_MAGIC = b"NVR\x00"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -15,7 +17,6 @@ SQLITE = "\x00sqlite"
 BINARY = "\x00binary"
 
 MAGIC = {
-    b"\x1f\x8b": "a gzip archive; decompress it first (gunzip)",
     b"PK\x03\x04": "a zip archive; extract the profile from it first",
     b"\xff\xfe": "UTF-16 text; convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)",
     b"\xfe\xff": "UTF-16 text; convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)",
@@ -24,7 +25,7 @@ MAGIC = {
 
 def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:  # a gzip stream: its decompressed head
             return fh.read(size)
     except PermissionError:
         raise InputError("permission denied; make the file readable (chmod +r)", path=str(path)) from None
@@ -40,6 +41,9 @@ def head_text(path: Path) -> str:
     for magic, what in MAGIC.items():
         if raw.startswith(magic):
             raise InputError(f"this is {what}", path=str(path))
+    if raw.startswith((NCU_REP_MAGIC, SQLITE_MAGIC, GZIP_MAGIC)) and _gzipped(path):
+        raise InputError("this is a gzip-compressed binary file (rooflint streams only compressed "
+                         "text exports); decompress it first (gunzip)", path=str(path))
     if raw.startswith(NCU_REP_MAGIC):
         return NCU_REP
     if raw.startswith(SQLITE_MAGIC):
@@ -47,3 +51,8 @@ def head_text(path: Path) -> str:
     if b"\x00" in raw[:4096]:
         return BINARY
     return raw.decode("utf-8", errors="replace")
+
+
+def _gzipped(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
