@@ -62,7 +62,7 @@ def _read(path, encoding: str, locale: str | None, progress) -> Profile:
     empty = (f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
              if rows.cut else f"header but no launches; the export is empty, {EXPORT_HINT}")
     table = parsed.table
-    if rows.count < 1 or table.num_rows == 0:
+    if table.num_rows == 0:
         raise InputError(empty, path=source)
     if not details and table.num_rows == 1 and table.column("ID")[0].as_py() == "":
         raise InputError(empty.replace("header but", "header and units row but"), path=source)

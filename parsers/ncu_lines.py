@@ -25,7 +25,9 @@ PIECE_BYTES = 32 << 20
 BOM = b"\xef\xbb\xbf"
 # Where str.splitlines() breaks besides \n and \r\n (in UTF-8): \r alone, \v, \f, \x1c-\x1e,
 # U+0085, U+2028, U+2029. Rare: a piece holding one is rewritten with \n there.
-_ODD_BYTES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_ODD_BYTES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
+_ODD_UTF8 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_UNQUOTED_LINE = re.compile(rb'\n[^"]')
 _ODD_BREAK = re.compile(rb"\r\n|[\r\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
 
 
@@ -47,15 +49,14 @@ class Rows:
     """Iterate to get the quoted rows after the header as UTF-8 pieces ending in newlines.
 
     After `open()`: `header` (the header's fields), or `header is None` and `lines` (every line
-    of a file that has no header). After iterating: `count` (quoted lines after the header),
-    `cut` (the last line stopped mid-row and was left out).
+    of a file that has no header). After iterating: `cut` (the last line stopped mid-row and
+    was left out).
     """
 
     def __init__(self, path: str | Path, encoding: str = "utf-8", progress=None):
         self.path, self.encoding, self.progress = Path(path), encoding, progress
         self.header: list[str] | None = None
         self.lines: list[str] = []
-        self.count = 0
         self.cut = False
         self._pieces: Iterator[bytes] | None = None
         self._first = b""
@@ -93,9 +94,7 @@ class Rows:
             yield self._quoted(self._last(pending))
 
     def _quoted(self, piece: bytes) -> bytes:
-        kept = quoted_lines(piece)
-        self.count += kept.count(b"\n")
-        return kept
+        return quoted_lines(piece)
 
     def _last(self, piece: bytes) -> bytes:
         """The final piece; a last line without a line end that stops mid-row is left out."""
@@ -127,13 +126,14 @@ class Rows:
                     if carry:
                         yield self._clean(carry)
                     return
-                data = carry + block
-                end = data.rfind(b"\n") + 1
+                end = block.rfind(b"\n") + 1
                 if end == 0:
-                    carry = data
+                    carry += block
                     continue
-                carry = data[end:]
-                yield self._clean(data[:end])
+                piece = b"".join((carry, memoryview(block)[:end])) if carry else block[:end]
+                carry = block[end:]
+                del block
+                yield self._clean(piece)
 
     def _clean(self, piece: bytes) -> bytes:
         if self.encoding != "utf-8":
@@ -149,8 +149,12 @@ class Rows:
 
 
 def _has_odd_break(piece: bytes) -> bool:
-    cr = piece.count(b"\r")
-    return (cr and cr != piece.count(b"\r\n")) or any(b in piece for b in _ODD_BYTES)
+    """Single-byte searches run at memchr speed; the multi-byte ones only on non-ASCII text."""
+    if any(b in piece for b in _ODD_BYTES):
+        return True
+    if b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n"):
+        return True
+    return not piece.isascii() and any(b in piece for b in _ODD_UTF8)
 
 
 def _find_header(data: bytes) -> tuple[int, str] | None:
@@ -171,16 +175,11 @@ def _find_header(data: bytes) -> tuple[int, str] | None:
         pos = end + 1
 
 
-def _quoted_count(data: bytes) -> int:
-    return data.count(b'\n"') + data.startswith(b'"')
-
-
 def quoted_lines(piece: bytes) -> bytes:
     """The lines of `piece` that start with a double quote, each ending in \\n (vectorised)."""
     if not piece:
         return piece
-    lines = piece.count(b"\n") + (not piece.endswith(b"\n"))
-    if _quoted_count(piece) == lines:
+    if piece.startswith(b'"') and not _UNQUOTED_LINE.search(piece):
         return piece if piece.endswith(b"\n") else piece + b"\n"
     data = np.frombuffer(piece, dtype=np.uint8)
     ends = np.flatnonzero(data == 10) + 1

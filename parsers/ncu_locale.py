@@ -35,19 +35,28 @@ def choose_locale(columns: list, forced: str | None, source: str) -> str:
         if forced not in LOCALES:
             raise InputError(f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}", path=source)
         return forced
-    seen = {"de": False, "en": False, "ambiguous": False}
-    for column in columns:
-        for chunk in _chunks(column):
-            for name in seen:
-                seen[name] = seen[name] or _any_match(chunk, name)
-    if seen["de"] and not seen["en"]:
+    cells = [c for c in (_combined(column) for column in columns) if _has_separator(c)]
+    de, en = _any_match(cells, "de"), _any_match(cells, "en")
+    if de and not en:
         return "de_DE"
-    if seen["en"] and not seen["de"]:
+    if en and not de:
         return "en_US"  # C and en_US read numbers alike: commas dropped
-    if not seen["de"] and not seen["ambiguous"]:
+    if not de and not _any_match(cells, "ambiguous"):
         return "C"
     raise InputError("number format is ambiguous (e.g. \"84,480\" could be en_US 84480 or de_DE "
                      "84.48); pass --locale en_US or --locale de_DE, or export with LC_ALL=C", path=source)
+
+
+def _combined(column) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    return column.drop_null() if column.null_count else column
+
+
+def _has_separator(cells: pa.Array) -> bool:
+    """Every locale pattern needs a "," or a "."; most columns of a C export have neither."""
+    data = _data(cells)
+    return b"," in data or b"." in data
 
 
 def _chunks(column) -> list[pa.Array]:
@@ -62,12 +71,14 @@ def _data(cells: pa.Array) -> bytes:
     return memoryview(cells.buffers()[2])[offsets[0]:offsets[-1]].tobytes()
 
 
-def _any_match(cells: pa.Array, name: str) -> bool:
+def _any_match(columns: list[pa.Array], name: str) -> bool:
     """Whether a cell (its part before " (") matches pattern `name`, as re.match would say."""
+    return any(_matches(cells, name) for cells in columns)
+
+
+def _matches(cells: pa.Array, name: str) -> bool:
     if len(cells) == 0:
         return False
-    if cells.null_count:
-        cells = cells.drop_null()
     data = _data(cells)
     if b"(" in data:
         cells = pc.list_element(pc.split_pattern(cells, " (", max_splits=1), 0)
@@ -77,20 +88,23 @@ def _any_match(cells: pa.Array, name: str) -> bool:
         if pd.Series(others, dtype=object).str.match(_REFERENCE[name]).any():
             return True
         cells = cells.filter(ascii_cells)
+    # one DFA scan of the column joined by newlines; (?m) anchors ^ $ at each cell
     joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(cells)], pa.int32()), cells), "\n")
     return bool(pc.match_substring_regex(joined, _PATTERNS[name])[0].as_py())
 
 
 def to_floats(column, locale: str) -> np.ndarray:
     """values.to_float(column, locale) for an Arrow string column."""
-    parts, suspect = [], False
-    for chunk in _chunks(column):
-        values, odd_zero = _floats(chunk, locale)
-        parts.append(values)
-        suspect = suspect or odd_zero
-    if suspect:  # a "-0": pandas gives 0.0 or -0.0 depending on the whole column
-        return to_float(pd.Series(pa.chunked_array(_chunks(column), pa.string()).to_pandas()), locale)
-    return np.concatenate(parts) if parts else np.zeros(0)
+    values, odd_zero = _floats(_combined_keep_nulls(column), locale)
+    if odd_zero:  # a "-0": pandas gives 0.0 or -0.0 depending on the whole column
+        return to_float(pd.Series(_combined_keep_nulls(column).to_pandas()), locale)
+    return values
+
+
+def _combined_keep_nulls(column) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    return column
 
 
 def _floats(cells: pa.Array, locale: str) -> tuple[np.ndarray, bool]:
