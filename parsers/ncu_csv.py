@@ -61,15 +61,15 @@ def _read(path, encoding: str, locale: str | None, progress) -> Profile:
     parsed = parse(rows, header, source)
     empty = (f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
              if rows.cut else f"header but no launches; the export is empty, {EXPORT_HINT}")
-    table = parsed.table
-    if table.num_rows == 0:
+    rows_read = parsed.table.num_rows
+    if rows_read == 0:
         raise InputError(empty, path=source)
-    if not details and table.num_rows == 1 and table.column("ID")[0].as_py() == "":
+    if not details and rows_read == 1 and parsed.table.column("ID")[0].as_py() == "":
         raise InputError(empty.replace("header but", "header and units row but"), path=source)
     repairs = ([CUT] if rows.cut else []) + parsed.repairs
     read_page = from_details if details else from_raw
-    launches, notes, page_repairs = read_page(table, source, locale)
-    del table, parsed.table
+    box, parsed.table = [parsed.table], None  # the page reader frees columns as it goes
+    launches, notes, page_repairs = read_page(box, source, locale)
     repairs += page_repairs
     name_devices(launches, parsed.ragged, notes)
     invalid = schema.invalid_rows(launches)

@@ -15,8 +15,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
-
 from rooflint.errors import InputError
 
 from .compressed import open_binary
@@ -27,7 +25,7 @@ BOM = b"\xef\xbb\xbf"
 # U+0085, U+2028, U+2029. Rare: a piece holding one is rewritten with \n there.
 _ODD_BYTES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
 _ODD_UTF8 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
-_UNQUOTED_LINE = re.compile(rb'\n[^"]')
+_UNQUOTED_LINE = re.compile(rb'\n(?=[^"])')
 _ODD_BREAK = re.compile(rb"\r\n|[\r\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
 
 
@@ -176,21 +174,25 @@ def _find_header(data: bytes) -> tuple[int, str] | None:
 
 
 def quoted_lines(piece: bytes) -> bytes:
-    """The lines of `piece` that start with a double quote, each ending in \\n (vectorised)."""
+    """The lines of `piece` that start with a double quote, each ending in \\n. The other lines
+    (ncu messages, application output) are found by one regex scan; the runs of rows between
+    them are copied a slice each."""
     if not piece:
         return piece
-    if piece.startswith(b'"') and not _UNQUOTED_LINE.search(piece):
-        return piece if piece.endswith(b"\n") else piece + b"\n"
-    data = np.frombuffer(piece, dtype=np.uint8)
-    ends = np.flatnonzero(data == 10) + 1
-    starts = np.concatenate(([0], ends[ends < len(data)]))
-    stops = np.concatenate((ends, [len(data)]))[: len(starts)]
-    keep = (data[starts] == 34).astype(np.int8)
-    step = np.diff(np.concatenate(([0], keep, [0])))
-    first, last = np.flatnonzero(step == 1), np.flatnonzero(step == -1) - 1  # runs of kept lines
+    if not piece.endswith(b"\n"):
+        piece += b"\n"
+    kept, start = [], 0
+    if not piece.startswith(b'"'):
+        start = piece.find(b"\n") + 1
+    for match in _UNQUOTED_LINE.finditer(piece, max(start - 1, 0)):
+        if match.start() + 1 > start:
+            kept.append((start, match.start() + 1))
+        start = piece.find(b"\n", match.start() + 1) + 1
+    if start == 0 and kept == [] and piece.startswith(b'"'):
+        return piece
+    kept.append((start, len(piece)))
     view = memoryview(piece)
-    out = b"".join(view[s:e] for s, e in zip(starts[first].tolist(), stops[last].tolist(), strict=True))
-    return out if not out or out.endswith(b"\n") else out + b"\n"
+    return b"".join(view[a:b] for a, b in kept if b > a)
 
 
 def no_profile_message(lines: list[str]) -> str:

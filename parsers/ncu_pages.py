@@ -14,8 +14,10 @@ from .values import unit_scale
 NO_UNITS = "no units row after the header: values read as ncu base units (durations in ns)"
 
 
-def from_raw(table: pa.Table, source: str, locale: str | None):
-    """(launch table, notes, repairs) of a raw page; its first row may be the units row."""
+def from_raw(box: list[pa.Table], source: str, locale: str | None):
+    """(launch table, notes, repairs) of a raw page; its first row may be the units row.
+    The page comes in a one-item list, so that each string column is freed once converted."""
+    table = box.pop()
     notes: list[str] = []
     if table.column("ID")[0].as_py() == "":
         units = {c: table.column(c)[0].as_py() for c in table.column_names}
@@ -25,32 +27,33 @@ def from_raw(table: pa.Table, source: str, locale: str | None):
         notes.append(NO_UNITS)
     metric_cols = [c for c in table.column_names if metrics.wanted(c) and c not in TEXT_METRICS]
     locale = choose_locale([table.column(c) for c in metric_cols], locale, source)
+    frame = table.select([c for c in table.column_names if c not in metric_cols or c in _CC]).to_pandas()
     wide, first, count = {}, None, 0
-    for j, c in enumerate(metric_cols):
+    for c in metric_cols:
         cells = table.column(c)
+        table = table.drop_columns([c])
         wide[c] = to_floats(cells, locale) * unit_scale(units.get(c, ""))
         bad = not_numbers(cells, wide[c])
         if bad.any():
             count += int(bad.sum())
-            first = min(first or (int(np.argmax(bad)), j), (int(np.argmax(bad)), j))
-    unreadable = []
-    if count:
-        row, j = first
-        unreadable = not_numbers_message(count, metric_cols[j], table.column(metric_cols[j])[row].as_py(),
-                                         table.column("ID")[row].as_py())
-    text_cols = [c for c in table.column_names if c not in metric_cols or c in _CC]
-    frame = table.select(text_cols).to_pandas()
+            row = int(np.argmax(bad))
+            if first is None or row < first[0]:
+                first = (row, c, cells[row].as_py())
+        del cells
     del table
-    launches = metrics.launch_table(pd.DataFrame(wide, index=frame.index), identity(frame), source, notes)
+    unreadable = not_numbers_message(count, first[1], first[2], frame["ID"].iloc[first[0]]) if count else []
+    wide = pd.DataFrame(wide, index=frame.index, copy=False)  # copy=False: no block copy
+    launches = metrics.launch_table(wide, identity(frame), source, notes)
     return launches, notes, duplicate_ids(frame["ID"]) + unreadable
 
 
 _CC = ("device__attribute_compute_capability_major", "device__attribute_compute_capability_minor")
 
 
-def from_details(table: pa.Table, source: str, locale: str | None):
+def from_details(box: list[pa.Table], source: str, locale: str | None):
     """(launch table, notes, repairs) of a details page, pivoted to one row per launch; every
     per-row decision is made once per distinct metric name or unit."""
+    table = box.pop()
     ids = table.column("ID").combine_chunks().dictionary_encode()
     launch = ids.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     n_launches = len(ids.dictionary)
@@ -73,6 +76,7 @@ def from_details(table: pa.Table, source: str, locale: str | None):
     unreadable = _unreadable_details(cells, values, num_rows, table)
     per_launch = _first_rows(table, launch, n_launches)
     per_launch["device__attribute_display_name"] = _texts(table, launch, kept & text, n_launches)
+    del table
     wide = _pivot(launch[num_rows], metric[num_rows], values, n_launches, display)
     notes: list[str] = []
     launches = metrics.launch_table(wide, identity(per_launch), source, notes)
@@ -114,7 +118,7 @@ def _pivot(launch: np.ndarray, metric: np.ndarray, values: np.ndarray, n: int, d
         column = np.full(n, np.nan)
         column[launches] = values[rows[first]]
         out[distinct[c]] = column
-    return pd.DataFrame(out, index=pd.RangeIndex(n))
+    return pd.DataFrame(out, index=pd.RangeIndex(n), copy=False)
 
 
 def _unreadable_details(cells, values, rows: np.ndarray, table: pa.Table) -> list[str]:

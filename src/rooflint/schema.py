@@ -84,7 +84,8 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
             out[col] = pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
         else:
             out[col] = values.astype("string")
-    result = pd.DataFrame(out, index=frame.index).reset_index(drop=True)
+    # copy=False: each column its own block, not copied into one 2-D block per dtype
+    result = pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
     result["missing"] = result["missing"].fillna("")
     result["notes"] = result["notes"].fillna("")
     _null_invalid(result)
