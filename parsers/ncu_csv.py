@@ -54,10 +54,10 @@ def _read(path, encoding: str, locale: str | None, progress) -> Profile:
     header = rows.header
     _refuse_aggregates(header, source)
     details = "Metric Name" in header
-    lacking = [c for c in ("ID", "Kernel Name", *(["Metric Value"] if details else [])) if c not in header]
+    needed = ("ID", "Kernel Name", *(["Metric Value"] if details else []))
+    lacking = ", ".join(repr(c) for c in needed if c not in header)
     if lacking:
-        raise InputError(f"header line without the {', '.join(map(repr, lacking))} column(s); {EXPORT_HINT}",
-                         path=source)
+        raise InputError(f"header line without the {lacking} column(s); {EXPORT_HINT}", path=source)
     parsed = parse(rows, header, source)
     empty = (f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
              if rows.cut else f"header but no launches; the export is empty, {EXPORT_HINT}")
@@ -82,7 +82,8 @@ def _read(path, encoding: str, locale: str | None, progress) -> Profile:
 
 def _refuse_aggregates(header: list[str], source: str) -> None:
     if header[:2] == ["Launch Attribute", "Value"]:
-        raise InputError(f"this is the ncu session page (no kernel launches); {EXPORT_HINT}", path=source)
+        raise InputError(f"this is the ncu session page (no kernel launches); {EXPORT_HINT}",
+                         path=source)
     if "Invocations" in header and "ID" not in header:
-        raise InputError("this is an ncu --print-summary page (per-kernel aggregates, no per-launch "
-                         f"data); {EXPORT_HINT}", path=source)
+        raise InputError("this is an ncu --print-summary page (per-kernel aggregates, no "
+                         f"per-launch data); {EXPORT_HINT}", path=source)

@@ -36,7 +36,8 @@ class NotUtf8(Exception):
 def header_index(lines: list[str]) -> int | None:
     """The first line that is an ncu CSV header (a launch page, a summary or a session page)."""
     for i, line in enumerate(lines):
-        if line.startswith('"') and '"Kernel Name"' in line and ('"ID"' in line or '"Invocations"' in line):
+        launches = '"ID"' in line or '"Invocations"' in line
+        if line.startswith('"') and '"Kernel Name"' in line and launches:
             return i
         if line.startswith('"Launch Attribute","Value"'):
             return i

@@ -33,7 +33,8 @@ def choose_locale(columns: list, forced: str | None, source: str) -> str:
     """The locale to read `columns` (Arrow string arrays) with: `forced`, else detected."""
     if forced:
         if forced not in LOCALES:
-            raise InputError(f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}", path=source)
+            raise InputError(f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}",
+                             path=source)
         return forced
     cells = [c for c in (_combined(column) for column in columns) if _has_separator(c)]
     de, en = _any_match(cells, "de"), _any_match(cells, "en")
@@ -44,7 +45,8 @@ def choose_locale(columns: list, forced: str | None, source: str) -> str:
     if not de and not _any_match(cells, "ambiguous"):
         return "C"
     raise InputError("number format is ambiguous (e.g. \"84,480\" could be en_US 84480 or de_DE "
-                     "84.48); pass --locale en_US or --locale de_DE, or export with LC_ALL=C", path=source)
+                     "84.48); pass --locale en_US or --locale de_DE, or export with LC_ALL=C",
+                     path=source)
 
 
 def _combined(column) -> pa.Array:
@@ -67,7 +69,8 @@ def _data(cells: pa.Array) -> bytes:
     """The bytes of the cells' characters, back to back."""
     if len(cells) == 0:
         return b""
-    offsets = np.frombuffer(cells.buffers()[1], dtype=np.int32)[cells.offset:cells.offset + len(cells) + 1]
+    offsets = np.frombuffer(cells.buffers()[1], dtype=np.int32)
+    offsets = offsets[cells.offset:cells.offset + len(cells) + 1]
     return memoryview(cells.buffers()[2])[offsets[0]:offsets[-1]].tobytes()
 
 
@@ -89,7 +92,8 @@ def _matches(cells: pa.Array, name: str) -> bool:
             return True
         cells = cells.filter(ascii_cells)
     # one DFA scan of the column joined by newlines; (?m) anchors ^ $ at each cell
-    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(cells)], pa.int32()), cells), "\n")
+    one_list = pa.ListArray.from_arrays(pa.array([0, len(cells)], pa.int32()), cells)
+    joined = pc.binary_join(one_list, "\n")
     return bool(pc.match_substring_regex(joined, _PATTERNS[name])[0].as_py())
 
 
@@ -167,7 +171,7 @@ def not_numbers(cells, values: np.ndarray) -> np.ndarray:
     nan = np.flatnonzero(np.isnan(values))
     if not len(nan):
         return bad
-    column = pa.chunked_array(_chunks(cells), pa.string()) if not isinstance(cells, pa.Array) else cells
+    column = cells if isinstance(cells, pa.Array) else pa.chunked_array(_chunks(cells), pa.string())
     text = pd.Series(column.take(pa.array(nan)).to_pandas(), dtype="string").str.strip()
     bad[nan] = (text.notna() & ~text.str.lower().isin(_NO_VALUE)).to_numpy(dtype=bool)
     return bad
@@ -178,5 +182,5 @@ def not_numbers_message(count: int, metric: str, value: str, launch) -> list[str
         return []
     value = value.strip()
     shown = value[:40] + ("..." if len(value) > 40 else "")
-    return [f"{count} metric value(s) that are not numbers read as missing (first: {metric} = {shown!r} "
-            f"for launch ID {launch})"]
+    return [f"{count} metric value(s) that are not numbers read as missing (first: {metric} = "
+            f"{shown!r} for launch ID {launch})"]

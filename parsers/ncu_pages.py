@@ -27,7 +27,8 @@ def from_raw(box: list[pa.Table], source: str, locale: str | None):
         notes.append(NO_UNITS)
     metric_cols = [c for c in table.column_names if metrics.wanted(c) and c not in TEXT_METRICS]
     locale = choose_locale([table.column(c) for c in metric_cols], locale, source)
-    frame = table.select([c for c in table.column_names if c not in metric_cols or c in _CC]).to_pandas()
+    texts = [c for c in table.column_names if c not in metric_cols or c in _CC]
+    frame = table.select(texts).to_pandas()
     wide, first, count = {}, None, 0
     for c in metric_cols:
         cells = table.column(c)
@@ -41,7 +42,9 @@ def from_raw(box: list[pa.Table], source: str, locale: str | None):
                 first = (row, c, cells[row].as_py())
         del cells
     del table
-    unreadable = not_numbers_message(count, first[1], first[2], frame["ID"].iloc[first[0]]) if count else []
+    unreadable = []
+    if count:
+        unreadable = not_numbers_message(count, first[1], first[2], frame["ID"].iloc[first[0]])
     wide = pd.DataFrame(wide, index=frame.index, copy=False)  # copy=False: no block copy
     launches = metrics.launch_table(wide, identity(frame), source, notes)
     return launches, notes, duplicate_ids(frame["ID"]) + unreadable
@@ -85,7 +88,8 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
 
 def _codes(column) -> tuple[np.ndarray, list]:
     encoded = column.combine_chunks().dictionary_encode()
-    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary.to_pylist()
 
 
 def _first_rows(table: pa.Table, launch: np.ndarray, n: int) -> pd.DataFrame:
@@ -109,8 +113,8 @@ def _pivot(launch: np.ndarray, metric: np.ndarray, values: np.ndarray, n: int, d
     """{metric: per-launch value} as a frame, the first row of each (launch, metric) winning,
     NaN where a launch lacks a metric; columns sorted by name, as DataFrame.pivot makes them."""
     distinct = sorted(set(display))
-    code = np.array([distinct.index(d) for d in display], dtype=np.int64)[metric] if len(metric) else \
-        np.zeros(0, dtype=np.int64)
+    code = np.array([distinct.index(d) for d in display], dtype=np.int64)
+    code = code[metric] if len(metric) else np.zeros(0, dtype=np.int64)
     out = {}
     for c in np.unique(code):
         rows = np.flatnonzero(code == c)

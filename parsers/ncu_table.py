@@ -15,7 +15,8 @@ from rooflint.errors import InputError
 
 from . import ncu_metrics as metrics
 
-EXPORT_HINT = "export per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`"
+EXPORT_HINT = ("export per-launch data with "
+               "`ncu --import R.ncu-rep --csv --page raw --print-units base`")
 NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
 IDENTITY = {"ID", "Process ID", "Kernel Name", "Block Size", "Grid Size", "Device", "CC"}
 TEXT_METRICS = {"device__attribute_display_name"}
@@ -57,8 +58,8 @@ def parse(pieces, header: list[str], source: str) -> Parsed:
 
     options = (pacsv.ReadOptions(column_names=names, block_size=1 << 22),
                pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
-               pacsv.ConvertOptions(column_types={n: pa.string() for n in keep}, include_columns=keep,
-                                    strings_can_be_null=False))
+               pacsv.ConvertOptions(column_types={n: pa.string() for n in keep},
+                                    include_columns=keep, strings_can_be_null=False))
     tables = []
     for piece in pieces:
         if not piece:
@@ -66,7 +67,8 @@ def parse(pieces, header: list[str], source: str) -> Parsed:
         try:
             tables.append(pacsv.read_csv(pa.BufferReader(piece), *options))
         except pa.ArrowInvalid as exc:
-            raise InputError(f"malformed CSV ({str(exc).splitlines()[0]}); {EXPORT_HINT}", path=source) from None
+            problem = str(exc).splitlines()[0]
+            raise InputError(f"malformed CSV ({problem}); {EXPORT_HINT}", path=source) from None
     schema = pa.schema([(n, pa.string()) for n in keep])
     table = pa.concat_tables(tables) if tables else schema.empty_table()
     repairs = []
@@ -142,7 +144,8 @@ def nvtx(frame: pd.DataFrame) -> pd.Series:
         joined = joined + " " + frame[c].fillna("").astype("string")
     codes, distinct = pd.factorize(joined)
     ranges = np.array(["/".join(_NVTX_RANGE.findall(s)) or None for s in distinct], dtype=object)
-    return pd.Series(pd.array(ranges[codes] if len(codes) else [], dtype="string"), index=frame.index)
+    ranges = pd.array(ranges[codes] if len(codes) else [], dtype="string")
+    return pd.Series(ranges, index=frame.index)
 
 
 def duplicate_ids(ids: pd.Series) -> list[str]:
@@ -153,7 +156,8 @@ def duplicate_ids(ids: pd.Series) -> list[str]:
         return []
     counts = repeated.value_counts()
     order = pd.unique(repeated)
-    shown = ", ".join(f"{i} ({counts[i]} rows)" for i in order[:5]) + (", ..." if len(order) > 5 else "")
+    shown = ", ".join(f"{i} ({counts[i]} rows)" for i in order[:5])
+    shown += ", ..." if len(order) > 5 else ""
     return [f"{len(repeated)} rows share {len(order)} launch ID(s): {shown}; all rows kept "
             "(two exports joined into one file?)"]
 
@@ -164,7 +168,8 @@ def name_devices(launches: pd.DataFrame, ragged: list[str], notes: list[str]) ->
     lines are not rows of the page, so they are among the ragged lines."""
     if launches["device_name"].notna().any():
         return
-    start = next((i for i, line in enumerate(ragged) if line.startswith('"GPU ID","GPU Name"')), None)
+    numa = (i for i, line in enumerate(ragged) if line.startswith('"GPU ID","GPU Name"'))
+    start = next(numa, None)
     if start is None:
         return
     rows = [r for r in csv.reader(ragged[start + 1:]) if len(r) == 5 and r[0].isdigit()]
