@@ -19,7 +19,7 @@ from rooflint.errors import InputError
 
 from .compressed import open_binary
 
-PIECE_BYTES = 32 << 20
+PIECE_BYTES = 16 << 20  # smaller pieces hold less at once; Arrow parses each on 2+ threads
 BOM = b"\xef\xbb\xbf"
 # Where str.splitlines() breaks besides \n and \r\n (in UTF-8): \r alone, \v, \f, \x1c-\x1e,
 # U+0085, U+2028, U+2029. Rare: a piece holding one is rewritten with \n there.
