@@ -121,7 +121,7 @@ def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> tuple[np.nda
     """Why each launch cannot be placed on the roofline, as (codes, texts): code 0 is "" (it
     can), the first reason that applies wins."""
     duration = frame["duration_s"].to_numpy()
-    ops_missing = frame[schema.OPS].isna().all(axis=1).to_numpy()
+    ops_missing = schema.all_na(frame, schema.OPS)
     checks = [
         (np.full(len(frame), device is None), "no device ceilings (pass --device ID or --device-file)"),
         (np.isnan(duration), "missing duration"),

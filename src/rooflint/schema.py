@@ -135,8 +135,9 @@ def mark_missing(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
 def _quantity_na(frame: pd.DataFrame, quantity: str) -> np.ndarray:
     """NA mask of a quantity; "ops" is all operation columns, "ops_vector"/"ops_matrix" one kind
     missing while the other was counted (the launch is still analysed, as a lower bound)."""
-    vector = frame[VECTOR_OPS].isna().all(axis=1).to_numpy()
-    matrix = frame[MATRIX_OPS].isna().all(axis=1).to_numpy()
+    if not quantity.startswith("ops"):
+        return frame[quantity].isna().to_numpy()
+    vector, matrix = all_na(frame, VECTOR_OPS), all_na(frame, MATRIX_OPS)
     if quantity == "ops":
         return vector & matrix
     if quantity == "ops_vector":
@@ -144,6 +145,14 @@ def _quantity_na(frame: pd.DataFrame, quantity: str) -> np.ndarray:
     if quantity == "ops_matrix":
         return matrix & ~vector
     return frame[quantity].isna().to_numpy()
+
+
+def all_na(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Rows where every one of `columns` is NA (column by column: no multi-column copy)."""
+    out = np.ones(len(frame), dtype=bool)
+    for column in columns:
+        out &= frame[column].isna().to_numpy()
+    return out
 
 
 def add_note(frame: pd.DataFrame, note: str, where: np.ndarray | None = None) -> pd.DataFrame:
