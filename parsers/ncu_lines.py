@@ -89,8 +89,8 @@ class Rows:
             if pending:
                 yield self._quoted(pending)
             pending = piece
-        if pending:
-            yield self._quoted(self._last(pending))
+        if pending:  # the last row without its line end, as a join of the lines would give it
+            yield self._quoted(self._last(pending)).removesuffix(b"\n")
 
     def _quoted(self, piece: bytes) -> bytes:
         return quoted_lines(piece)
@@ -110,8 +110,10 @@ class Rows:
         return piece[:start]
 
     def _read_pieces(self) -> Iterator[bytes]:
-        """The file as UTF-8 pieces that end at a line end (except the last), breaks as \\n."""
-        carry = b""
+        """The file as UTF-8 pieces that end at a line end (except the last), breaks as \\n.
+        A last line without a line end stays with the piece before it (a stray quote there
+        reads on into it, as it would in one parse)."""
+        carry, held = b"", None
         first = True
         with open_binary(self.path) as fh:
             while True:
@@ -122,8 +124,9 @@ class Rows:
                 if self.progress and block:
                     self.progress(len(block))
                 if not block:
-                    if carry:
-                        yield self._clean(carry)
+                    tail = self._clean(carry) if carry else b""
+                    if held is not None or tail:
+                        yield (held or b"") + tail
                     return
                 end = block.rfind(b"\n") + 1
                 if end == 0:
@@ -132,7 +135,9 @@ class Rows:
                 piece = b"".join((carry, memoryview(block)[:end])) if carry else block[:end]
                 carry = block[end:]
                 del block
-                yield self._clean(piece)
+                if held is not None:
+                    yield held
+                held = self._clean(piece)
 
     def _clean(self, piece: bytes) -> bytes:
         if self.encoding != "utf-8":
@@ -142,6 +147,8 @@ class Rows:
                 piece.decode("utf-8")
             except UnicodeDecodeError:
                 raise NotUtf8 from None
+        if b"\r" in piece:  # rows joined by \n, as splitlines() would give them (a stray quote
+            piece = piece.replace(b"\r\n", b"\n")  # can carry a line end into a cell)
         if _has_odd_break(piece):
             piece = _ODD_BREAK.sub(b"\n", piece)
         return piece
@@ -151,7 +158,7 @@ def _has_odd_break(piece: bytes) -> bool:
     """Single-byte searches run at memchr speed; the multi-byte ones only on non-ASCII text."""
     if any(b in piece for b in _ODD_BYTES):
         return True
-    if b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n"):
+    if b"\r" in piece:  # \r\n is already \n here: a \r left is a line break of its own
         return True
     return not piece.isascii() and any(b in piece for b in _ODD_UTF8)
 
