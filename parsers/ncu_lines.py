@@ -101,8 +101,14 @@ class Rows:
             return piece
         start = piece.rfind(b"\n") + 1
         line = piece[start:]
-        if not line.startswith(b'"'):
-            return piece + b"\n"
+        if not line.startswith(b'"'):  # a text reader compares the last row with the file's end
+            found = piece.rfind(b'\n"', 0, start) + 1 if start else 0
+            if piece.startswith(b'"') and not found:
+                found = 0 if piece.find(b"\n") < start else -1
+            last = piece[found:piece.find(b"\n", found)] if found >= 0 else b""
+            if not last.startswith(b'"') or not line.endswith(last):
+                return piece + b"\n"
+            start, line = found, last
         fields = next(csv.reader([line.decode("utf-8")]), [])
         if line.endswith(b'"') and len(fields) == len(self.header):
             return piece + b"\n"
