@@ -9,6 +9,12 @@ kernels with a heavy-tailed (Zipf-like) weight, like a real model step.
 
     python benchmarks/generate.py raw 200000 benchmarks/data/raw-200k.csv
     python benchmarks/generate.py details 50000 benchmarks/data/details-50k.csv --kernels 400
+    python benchmarks/generate.py raw 200000 raw.csv --stdout --locale de_DE --gzip
+
+`--stdout` writes what `ncu --csv ... > profile.csv` captures from a live run: ==PROF== lines
+before the header, the application's prints among the rows and ncu's closing ==PROF== lines
+after the last row. `--locale` groups digits as ncu does under LC_ALL=en_US or de_DE (a raw
+page under C by default, a details page under en_US). `--gzip` compresses the file.
 
 The same arguments and seed always give the same bytes.
 """
@@ -16,6 +22,7 @@ The same arguments and seed always give the same bytes.
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,14 +178,19 @@ def launches(n: int, kernel_count: int, seed: int) -> tuple[Kernels, dict[str, n
     return ks, values, which
 
 
-def _text(metric: str, values: np.ndarray, grouping: bool) -> pa.Array:
-    """Cells as ncu prints them: integers plain, rates with two decimals; en_US grouping."""
+def _text(metric: str, values: np.ndarray, grouping: bool | str) -> pa.Array:
+    """Cells as ncu prints them: integers plain, rates with two decimals; en_US grouping
+    (grouping True or "en_US"), de_DE grouping ("de_DE": "1.234.567,89") or none."""
     if metric in RATES:
-        return pa.array([f"{v:,.2f}" if grouping else f"{v:.2f}" for v in values.tolist()], pa.string())
-    ints = values.astype(np.int64)
-    if grouping:
-        return pa.array([f"{v:,}" for v in ints.tolist()], pa.string())
-    return pc.cast(pa.array(ints), pa.string())
+        cells = pa.array([f"{v:,.2f}" if grouping else f"{v:.2f}" for v in values.tolist()], pa.string())
+    elif grouping:
+        cells = pa.array([f"{v:,}" for v in values.astype(np.int64).tolist()], pa.string())
+    else:
+        return pc.cast(pa.array(values.astype(np.int64)), pa.string())
+    if grouping == "de_DE":  # swap the marks: "," <-> "."
+        cells = pc.replace_substring(pc.replace_substring(pc.replace_substring(cells, ",", "\x00"),
+                                                          ".", ","), "\x00", ".")
+    return cells
 
 
 def _identity(ks: Kernels, which: np.ndarray, ids: np.ndarray, rng: np.random.Generator) -> dict[str, pa.Array]:
@@ -210,20 +222,21 @@ def _csv(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
-def raw(n: int, kernel_count: int = 300, seed: int = 1, preamble: bool = False) -> bytes:
+def raw(n: int, kernel_count: int = 300, seed: int = 1, preamble: bool = False,
+        grouping: bool | str = False) -> bytes:
     """A raw-page export (`--page raw --print-units base`): one row per launch, a units row."""
     ks, values, which = launches(n, kernel_count, seed)
     rng = np.random.default_rng(seed + 1)
     columns = _identity(ks, which, np.arange(n), rng)
     for metric, _, _ in METRICS:
-        columns[metric] = _metric_cells(metric, values, n, grouping=False)
+        columns[metric] = _metric_cells(metric, values, n, grouping=grouping)
     table = pa.table(columns)
     units = ",".join('"' + u + '"' for u in [""] * len(IDENTITY) + [m[1] for m in METRICS]) + "\n"
     header, _, body = _csv(table).partition(b"\n")
     return (PREAMBLE.encode() if preamble else b"") + header + b"\n" + units.encode() + body
 
 
-def _metric_cells(metric: str, values: dict, n: int, grouping: bool) -> pa.Array:
+def _metric_cells(metric: str, values: dict, n: int, grouping: bool | str) -> pa.Array:
     if metric == "device__attribute_display_name":
         return pa.array([DEVICE_NAME] * n)
     if metric == "device__attribute_compute_capability_major":
@@ -233,7 +246,7 @@ def _metric_cells(metric: str, values: dict, n: int, grouping: bool) -> pa.Array
     return _text(metric, values[metric], grouping)
 
 
-def details(n: int, kernel_count: int = 300, seed: int = 1, grouping: bool = True,
+def details(n: int, kernel_count: int = 300, seed: int = 1, grouping: bool | str = True,
             preamble: bool = False) -> bytes:
     """A details-page export: one row per launch and metric, en_US digit grouping by default
     (what ncu prints unless run with LC_ALL=C)."""
@@ -256,15 +269,57 @@ def details(n: int, kernel_count: int = 300, seed: int = 1, grouping: bool = Tru
     return (PREAMBLE.encode() if preamble else b"") + _csv(pa.table(columns))
 
 
-def write(kind: str, n: int, path: str | Path, kernel_count: int = 300, seed: int = 1) -> Path:
+# What a live run prints among the rows and after them (`ncu --csv ... > file`).
+APP_LINES = (b"step 120: loss 2.3125, lr 0.0003, 41.2 ms/step",
+             b'[rank0] saved "checkpoint-120.pt", 1,024 tensors')
+CLOSING = b"==PROF== Disconnected from process 48213\n==PROF== Report: /tmp/model.ncu-rep\n"
+
+
+def stdout(export: bytes, every: int = 2000) -> bytes:
+    """`export` as captured from a live run's stdout: ncu's ==PROF== lines before the header
+    (added when absent) and after the last row, an application print every `every` lines."""
+    lines = export.split(b"\n")
+    tail = lines.pop() if lines and lines[-1] == b"" else None
+    start = next(i for i, line in enumerate(lines) if line.startswith(b'"'))
+    body = lines[start + 1:]
+    mixed = []
+    for i in range(0, len(body), every):
+        mixed.extend(body[i:i + every])
+        if i + every < len(body):
+            mixed.append(APP_LINES[(i // every) % len(APP_LINES)])
+    head = lines[:start] if start else [PREAMBLE.encode().rstrip(b"\n").split(b"\n")[0]]
+    out = b"\n".join(head + [lines[start]] + mixed) + (b"\n" if tail is not None else b"")
+    return out + CLOSING
+
+
+LOCALES = ("C", "en_US", "de_DE")
+
+
+def export(kind: str, n: int, kernel_count: int = 300, seed: int = 1, shape: str = "import",
+           locale: str | None = None) -> bytes:
+    """One export; shape "import" (`ncu --import ... --csv`) or "stdout" (a live run)."""
+    if kind == "raw":
+        grouping = {None: False, "C": False, "en_US": "en_US", "de_DE": "de_DE"}[locale]
+        data = raw(n, kernel_count, seed, grouping=grouping)
+    else:
+        grouping = {None: True, "C": False, "en_US": "en_US", "de_DE": "de_DE"}[locale]
+        data = details(n, kernel_count, seed, grouping=grouping)
+    return stdout(data) if shape == "stdout" else data
+
+
+def write(kind: str, n: int, path: str | Path, kernel_count: int = 300, seed: int = 1,
+          shape: str = "import", locale: str | None = None, compress: bool = False) -> Path:
     """Write one export (skipped when the file already exists, since output is deterministic)."""
     path = Path(path)
     if path.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = raw(n, kernel_count, seed) if kind == "raw" else details(n, kernel_count, seed)
+    data = export(kind, n, kernel_count, seed, shape, locale)
+    if compress:
+        data = gzip.compress(data, compresslevel=6, mtime=0)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_bytes(data)
+    del data
     tmp.replace(path)
     return path
 
@@ -276,10 +331,14 @@ def main() -> None:
     parser.add_argument("output")
     parser.add_argument("--kernels", type=int, default=300, help="distinct kernels (name + configuration)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--stdout", action="store_true", help="the shape of a live run's captured stdout")
+    parser.add_argument("--locale", choices=LOCALES, help="digit grouping (default: raw C, details en_US)")
+    parser.add_argument("--gzip", action="store_true", help="gzip the file")
     args = parser.parse_args()
     out = Path(args.output)
     out.unlink(missing_ok=True)
-    write(args.kind, args.launches, out, args.kernels, args.seed)
+    write(args.kind, args.launches, out, args.kernels, args.seed, "stdout" if args.stdout else "import",
+          args.locale, args.gzip)
     print(f"{out}: {out.stat().st_size / 1e6:.1f} MB")
 
 

@@ -1,12 +1,18 @@
 """rooflint's timings as ratios to pyarrow's plain parse of the same files, measured in one run.
 
-    python benchmarks/run.py            # generates benchmarks/data/ on first use (~40 s)
+    python benchmarks/run.py            # generates benchmarks/data/ on first use (a few minutes)
+    python benchmarks/run.py --quick    # without the 1M-launch case and the locale variants
 
-Machines are noisy, so every figure is a ratio of two timings taken in the same process, each the
-fastest of a few interleaved repeats. Peak memory is measured in a fresh subprocess per case
-(VmHWM after the work minus VmHWM once every module it uses is imported). Targets come from the issue
-"Batch triage of whole-model traces" and "Whole-model triage from PyTorch profiler traces" (the
-trace case compares with json.load instead of pyarrow); a ratio over its target is marked.
+The inputs are shaped as users capture them (`ncu --csv ... > profile.csv` of a live run, see
+generate.py --stdout): ==PROF== lines before the header and after the last row, application
+prints among the rows. The plain parse is pyarrow.csv.read_csv of the same file, told where the
+header is and skipping the lines that are not rows (so it parses what rooflint parses).
+
+Machines are noisy, so every time figure is a ratio of two timings taken in the same process,
+each the fastest of a few interleaved repeats, after interpreter start and imports. Peak memory
+is measured in a fresh subprocess per case: the process's own VmHWM at the end, as a whole and
+above its VmHWM once every module is imported, each divided by the input file's size
+(decompressed size for gzip). Targets come from issue 14; a figure over its target is marked.
 """
 
 from __future__ import annotations
@@ -27,46 +33,35 @@ DATA = HERE / "data"
 sys.path.insert(0, str(HERE))
 
 import generate  # noqa: E402
-import generate_trace  # noqa: E402
+import trace_bench  # noqa: E402
 
-RAW = DATA / "raw-200k.csv"
-DETAILS = DATA / "details-50k.csv"
-MANY = DATA / "many-20x10k"
-TRACE = DATA / "trace-150mb.json"
+RAW = DATA / "raw-200k-stdout.csv"
+DETAILS = DATA / "details-50k-stdout.csv"
+GZIP = DATA / "raw-200k-stdout.csv.gz"
+LOCALE_CASES = {
+    "raw 200k en_US": DATA / "raw-200k-stdout-en_US.csv",
+    "raw 200k de_DE": DATA / "raw-200k-stdout-de_DE.csv",
+    "details 50k de_DE": DATA / "details-50k-stdout-de_DE.csv",
+}
+MANY = DATA / "many-20x10k-stdout"
+HUGE = DATA / "raw-1m-stdout.csv"
 SMALL = HERE.parent / "fixtures" / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
 
 
-def prepare() -> None:
-    generate.write("raw", 200_000, RAW, kernel_count=300, seed=1)
-    generate.write("details", 50_000, DETAILS, kernel_count=300, seed=2)
+def prepare(quick: bool) -> None:
+    generate.write("raw", 200_000, RAW, kernel_count=300, seed=1, shape="stdout")
+    generate.write("details", 50_000, DETAILS, kernel_count=300, seed=2, shape="stdout")
+    generate.write("raw", 200_000, GZIP, kernel_count=300, seed=1, shape="stdout", compress=True)
     for i in range(20):
-        generate.write("raw", 10_000, MANY / f"rank{i:02d}.csv", kernel_count=150, seed=100 + i)
-    if not TRACE.exists():
-        generate_trace.write(150, TRACE)
-
-
-def json_load(path: Path):
-    return lambda: json.load(open(path, encoding="utf-8"))
-
-
-def trace_rows(rows, repeats: int) -> None:
-    """A 150 MB PyTorch trace: rooflint.load against json.load of the same file, and peak memory."""
-    size = TRACE.stat().st_size
-    ref, sub = paired(json_load(TRACE), load(TRACE), repeats)
-    row(rows, "e 150 MB trace", "rooflint.load vs json.load", sub / ref, 1.5,
-        f"{sub:.2f} s vs json.load {ref:.2f} s")
-    peak = peak_bytes("import rooflint", f"rooflint.load({str(TRACE)!r})")
-    row(rows, "e 150 MB trace", "load peak memory / file", peak / size, 4,
-        f"{peak / 2**20:.0f} MiB for {size / 2**20:.0f} MiB")
-
-
-def best(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        generate.write("raw", 10_000, MANY / f"rank{i:02d}.csv", kernel_count=150, seed=100 + i,
+                       shape="stdout")
+    if quick:
+        return
+    for name, path in LOCALE_CASES.items():
+        kind, _, locale = name.split()
+        generate.write(kind, 200_000 if kind == "raw" else 50_000, path, kernel_count=300,
+                       seed=1 if kind == "raw" else 2, shape="stdout", locale=locale)
+    generate.write("raw", 1_000_000, HUGE, kernel_count=300, seed=3, shape="stdout")
 
 
 def paired(reference, subject, repeats: int) -> tuple[float, float]:
@@ -80,21 +75,27 @@ def paired(reference, subject, repeats: int) -> tuple[float, float]:
     return min(ref), min(sub)
 
 
-def plain(path: Path):
-    return lambda: pacsv.read_csv(path)
+def _opened(path: Path):
+    import gzip
+
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
-def load(path: Path):
-    import rooflint
+def header_line(path: Path) -> int:
+    """How many lines come before the CSV header (ncu's ==PROF== lines, application output)."""
+    with _opened(path) as fh:
+        for i, line in enumerate(fh):
+            if line.startswith(b'"ID"'):
+                return i
+    raise ValueError(f"{path}: no header")
 
-    return lambda: rooflint.load(path)
 
-
-def report_json(*paths: Path):
-    from rooflint import pipeline
-    from rooflint.reporters import json_report
-
-    return lambda: json_report.render(pipeline.build([str(p) for p in paths]))
+def plain(*paths: Path):
+    """pyarrow's read_csv of each file: header located, lines that are not rows skipped."""
+    skips = [header_line(p) for p in paths]
+    parse = pacsv.ParseOptions(invalid_row_handler=lambda row: "skip")
+    return lambda: [pacsv.read_csv(p, read_options=pacsv.ReadOptions(skip_rows=k), parse_options=parse)
+                    for p, k in zip(paths, skips, strict=True)]
 
 
 def report_table(*paths: Path):
@@ -105,94 +106,117 @@ def report_table(*paths: Path):
 
 
 PEAK = """
-def high_water():  # VmHWM: this process's own peak (ru_maxrss would include the parent's at fork)
+def high_water():  # VmHWM: this process's own peak RSS
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 import numpy, pandas, pyarrow, pyarrow.compute, pyarrow.csv
 from rooflint import hardware, parsers, pipeline
 from rooflint.core import analysis, ranking, schema
-from rooflint.parsers import ncu_csv
-{imports}
+from rooflint.reporters import table
 base = high_water()
-{work}
-print((high_water() - base) * 1024)
+table.render(pipeline.build([{path!r}]))
+print(high_water() * 1024, base * 1024)
 """
 
 
-def peak_bytes(imports: str, work: str) -> int:
-    code = PEAK.format(imports=imports, work=work)
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(HERE)})
-    return int(out.stdout.strip().splitlines()[-1])
+def peak_bytes(path: Path) -> tuple[int, int]:
+    """(peak RSS of a process that reports `path` as a table, its peak once imports are done)."""
+    out = subprocess.run([sys.executable, "-c", PEAK.format(path=str(path))], check=True,
+                         capture_output=True, text=True)
+    peak, base = (int(x) for x in out.stdout.strip().splitlines()[-1].split())
+    return peak, base
 
 
-def startup(repeats: int) -> tuple[float, float]:
-    rooflint_cmd = [sys.executable, "-m", "rooflint", "report", str(SMALL), "--quiet"]
-    pandas_cmd = [sys.executable, "-c", "import pandas"]
-    return paired(lambda: subprocess.run(pandas_cmd, check=True, capture_output=True),
-                  lambda: subprocess.run(rooflint_cmd, check=True, capture_output=True), repeats)
+def data_size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.iterdir())
+    if path.suffix == ".gz":
+        with _opened(path) as fh:
+            return sum(len(block) for block in iter(lambda: fh.read(1 << 24), b""))
+    return path.stat().st_size
 
 
-def row(rows, case, measure, ratio, target, detail=""):
-    if target is None:
-        rows.append((case, measure, f"{ratio:.2f}x", "(no target)", detail))
-        return
-    mark = "" if ratio <= target else "  OVER"
-    rows.append((case, measure, f"{ratio:.2f}x", f"<= {target:g}x{mark}", detail))
+class Table:
+    def __init__(self):
+        self.rows: list[tuple] = []
+
+    def add(self, case, measure, value, target, detail=""):
+        if target is None:
+            self.rows.append((case, measure, f"{value:.2f}x", "", detail))
+            return
+        mark = "" if value <= target else "  OVER"
+        self.rows.append((case, measure, f"{value:.2f}x", f"<= {target:g}x{mark}", detail))
+
+    def timed(self, case, path: Path, target: float, repeats: int, files=None):
+        ref, sub = paired(plain(*(files or [path])), report_table(path), repeats)
+        self.add(case, "report (table) / plain parse", sub / ref, target,
+                 f"{sub:.2f} s vs {ref:.2f} s")
+
+    def memory(self, case, path: Path, target: float = 3):
+        size = data_size(path)
+        peak, base = peak_bytes(path)
+        self.add(case, "peak RSS / file size", peak / size, target,
+                 f"{peak / 2**20:.0f} MiB whole process for {size / 2**20:.0f} MiB of CSV")
+        self.add(case, "peak RSS above imports / file size", (peak - base) / size, None,
+                 f"{(peak - base) / 2**20:.0f} MiB (imports {base / 2**20:.0f} MiB)")
+
+
+def huge(rows: Table) -> None:
+    """The 1M-launch export: seconds, peak memory, and how often progress moved while reading."""
+    code = ("import time\nfrom rooflint import pipeline\nfrom rooflint.reporters import table\n"
+            "seen = []\ndef tick(path, launches): pass\n"
+            "tick.reading = lambda path, done, total: seen.append(done)\n"
+            f"start = time.perf_counter()\ntable.render(pipeline.build([{str(HUGE)!r}], progress=tick))\n"
+            "took = time.perf_counter() - start\n"
+            "hwm = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+            "print(took, hwm * 1024, len(seen))\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    took, peak, updates = out.stdout.split()
+    size = HUGE.stat().st_size
+    rows.add("f 1M raw stdout", "peak RSS / file size", int(peak) / size, 3,
+             f"{float(took):.1f} s, {int(peak) / 2**20:.0f} MiB for {size / 2**20:.0f} MiB, "
+             f"progress moved {updates} times")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="skip the locale variants and 1M launches")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
     started = time.perf_counter()
-    prepare()
+    prepare(args.quick)
     r = args.repeats
-    rows: list[tuple] = []
-
-    size = RAW.stat().st_size
-    ref, sub = paired(plain(RAW), load(RAW), r)
-    row(rows, "a 200k raw", "rooflint.load", sub / ref, 1.5, f"{sub:.2f} s vs plain parse {ref:.2f} s")
-    ref2, sub = paired(plain(RAW), report_json(RAW), max(1, r - 1))
-    row(rows, "a 200k raw", "report to JSON", sub / min(ref, ref2), 1.5, f"{sub:.2f} s")
-    peak = peak_bytes("import rooflint", f"rooflint.load({str(RAW)!r})")
-    row(rows, "a 200k raw", "load peak memory / file", peak / size, 3,
-        f"{peak / 2**20:.0f} MiB for {size / 2**20:.0f} MiB")
-    peak = peak_bytes("from rooflint import pipeline\nfrom rooflint.reporters import json_report",
-                      f"json_report.render(pipeline.build([{str(RAW)!r}]))")
-    row(rows, "a 200k raw", "JSON report peak memory / file", peak / size, 3,
-        f"{peak / 2**20:.0f} MiB (the JSON itself is ~4x the file)")
-
-    size = DETAILS.stat().st_size
-    ref, sub = paired(plain(DETAILS), load(DETAILS), max(1, r - 1))
-    row(rows, "b 50k details", "rooflint.load", sub / ref, 1.5, f"{sub:.2f} s vs plain parse {ref:.2f} s")
-    sub = best(report_json(DETAILS), 1)
-    row(rows, "b 50k details", "report to JSON", sub / ref, 2, f"{sub:.2f} s")
-    peak = peak_bytes("import rooflint", f"rooflint.load({str(DETAILS)!r})")
-    row(rows, "b 50k details", "load peak memory / file", peak / size, 3,
-        f"{peak / 2**20:.0f} MiB for {size / 2**20:.0f} MiB")
-
+    rows = Table()
+    rows.timed("a 200k raw stdout", RAW, 1.5, r)
+    rows.memory("a 200k raw stdout", RAW)
+    rows.timed("b 50k details stdout", DETAILS, 2, max(1, r - 1))
+    rows.memory("b 50k details stdout", DETAILS)
+    rows.timed("c 200k raw stdout gzip", GZIP, 3, r)
+    rows.memory("c 200k raw stdout gzip", GZIP)
+    if not args.quick:
+        for name, path in LOCALE_CASES.items():
+            rows.timed(f"d {name} stdout", path, 3, max(1, r - 1))
+            rows.memory(f"d {name} stdout", path)
     files = sorted(MANY.glob("*.csv"))
-    plains = lambda: [pacsv.read_csv(f) for f in files]  # noqa: E731
-    ref, sub = paired(plains, report_table(MANY), r)
-    row(rows, "c 20 x 10k raw", "report (table) of the folder in one call", sub / ref, 1.5,
-        f"{sub:.2f} s vs sum of plain parses {ref:.2f} s")
-
-    trace_rows(rows, max(1, r - 1))
-
-    ref, sub = startup(5)
-    row(rows, "d start-up", "report small file (table) vs import pandas", sub / ref, None,
-        f"{sub * 1000:.0f} ms vs {ref * 1000:.0f} ms")
-
+    rows.timed("e 20 x 10k raw stdout", MANY, 1.5, r, files=files)
+    if not args.quick:
+        huge(rows)
+    trace_bench.rows(rows, DATA, max(1, r - 1), paired)
+    plain_start = [sys.executable, "-c", "import pandas"]
+    ref, sub = paired(lambda: subprocess.run(plain_start, check=True, capture_output=True),
+                      lambda: subprocess.run([sys.executable, "-m", "rooflint", "report", str(SMALL), "--quiet"],
+                                             check=True, capture_output=True), 5)
+    rows.add("g start-up", "report small file vs import pandas", sub / ref, None,
+             f"{sub * 1000:.0f} ms vs {ref * 1000:.0f} ms")
     machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
                f"load average {os.getloadavg()[0]:.1f}")
-    width = [max(len(str(x[i])) for x in rows) for i in range(5)]
+    width = [max(len(str(x[i])) for x in rows.rows) for i in range(5)]
     print(f"rooflint benchmarks ({machine}); ratios to pyarrow.csv.read_csv of the same file(s)")
-    for line in rows:
+    for line in rows.rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(line, width, strict=True)).rstrip())
     print(f"total {time.perf_counter() - started:.0f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": machine, "rows": rows}, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps({"machine": machine, "rows": rows.rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -168,8 +168,11 @@ def _profile_source(count: int, clock: float | None) -> str:
 def _positive(launches: pd.DataFrame, column: str) -> pd.Series:
     if column not in launches:
         return pd.Series(dtype="float64")
-    values = pd.to_numeric(launches[column], errors="coerce").astype("float64")
-    return values[values.gt(0) & values.lt(math.inf)]
+    values = launches[column]
+    if values.dtype != "float64":
+        values = pd.to_numeric(values, errors="coerce").astype("float64")
+    values = values.to_numpy()  # numpy, not Series operators: this runs for 17 columns per file
+    return pd.Series(values[(values > 0) & (values < math.inf)])
 
 
 def _counts(launches: pd.DataFrame, column: str) -> list[str]:

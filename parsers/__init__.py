@@ -10,7 +10,7 @@ from rooflint.core.errors import InputError, UnsupportedFormatError, UsageError
 from rooflint.core.profile import Profile
 
 from . import kineto, ncu_csv, ncu_rep, nvprof, rocprof
-from .sniff import BINARY, GZIP_TRACE, NCU_REP, SQLITE, head_text
+from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
 # Each reader module offers `sniff(path, head) -> bool` and `read(path, **options) -> Profile`.
 # Order matters only where two formats could both claim a file: most specific first.
@@ -95,7 +95,7 @@ def _unrecognised_hint(head: str) -> str:
     if head in (BINARY, SQLITE):
         return ("binary file that is not a profile rooflint reads; pass an Nsight Compute CSV export "
                 "(ncu --csv --page raw) or rocprof counter output")
-    head = head.removeprefix(GZIP_TRACE).lstrip("\ufeff")  # a byte-order mark alone is still empty
+    head = head.lstrip("\ufeff")  # a byte-order mark alone is still empty
     first = head.splitlines()[0] if head.strip() else ""
     if re.match(r"^\[\d+\] .+@", first) or "----------- ------" in head:
         return ("this is ncu's human-readable text output, not CSV; export again adding --csv, "

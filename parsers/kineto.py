@@ -18,7 +18,6 @@ from . import kineto_models, ncu_metrics
 from .kineto_events import NO_ID, TraceEvents
 from .kineto_link import link
 from .kineto_stream import TraceStream
-from .sniff import GZIP_TRACE
 
 FORMAT = "pytorch-trace"
 _TRACE_HEAD = re.compile(r'"traceEvents"|"ph"\s*:\s*"[XBEisfM]"')
@@ -31,7 +30,7 @@ NO_GPU = ("trace has no GPU activity (no kernel, gpu_memcpy or gpu_memset events
 
 def sniff(path: Path, head: str) -> bool:
     """A JSON object with "traceEvents", or a bare list of trace events (plain or gzip)."""
-    text = head.removeprefix(GZIP_TRACE).lstrip("\ufeff \t\r\n")
+    text = head.lstrip("\ufeff \t\r\n")
     return text[:1] in ("{", "[") and bool(_TRACE_HEAD.search(text))
 
 

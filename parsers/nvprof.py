@@ -12,6 +12,7 @@ from rooflint.core import schema
 from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 
+from .compressed import read_all
 from .values import to_float
 
 # nvprof metric -> (canonical column, multiplier)
@@ -36,7 +37,7 @@ def sniff(path: Path, head: str) -> bool:
 
 def read(path, **_options) -> Profile:
     source = str(path)
-    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = read_all(path).decode("utf-8", errors="replace").splitlines()  # gzip too
     body = [line for line in lines if line.startswith('"')]
     if len(body) < 2:
         raise InputError(f"nvprof export has a header but no metric rows; {EXPORT_AGAIN}", path=source)

@@ -11,6 +11,7 @@ import pandas as pd
 
 from rooflint.core.errors import InputError
 
+from .compressed import is_gzip
 from .rocprof_columns import norm
 
 # RDNA consumer/workstation GPUs (wave32, no typed FLOP counters, unreliable memory counters).
@@ -44,7 +45,8 @@ class DeviceInfo:
 
 def _read_small_csv(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
+        return pd.read_csv(path, dtype=str, keep_default_na=False,
+                           compression="gzip" if is_gzip(path) else None)
     except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
         raise InputError(f"cannot parse ({exc}); export it again", path=str(path)) from None
 

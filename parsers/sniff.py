@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 from rooflint.core.errors import InputError
+
+from .compressed import GZIP_MAGIC, open_binary
 
 HEAD_BYTES = 64 * 1024
 NCU_REP_MAGIC = b"NVR\x00"
@@ -16,7 +17,6 @@ SQLITE = "\x00sqlite"
 BINARY = "\x00binary"
 
 MAGIC = {
-    b"\x1f\x8b": "a gzip archive; decompress it first (gunzip)",
     b"PK\x03\x04": "a zip archive; extract the profile from it first",
     b"\xff\xfe": "UTF-16 text; convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)",
     b"\xfe\xff": "UTF-16 text; convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)",
@@ -25,7 +25,7 @@ MAGIC = {
 
 def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
     try:
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:  # a gzip stream: its decompressed head
             return fh.read(size)
     except PermissionError:
         raise InputError("permission denied; make the file readable (chmod +r)", path=str(path)) from None
@@ -35,20 +35,16 @@ def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
         raise InputError(f"cannot read ({exc.strerror}); check the path", path=str(path)) from None
 
 
-GZIP_TRACE = "\x00gzip\x00"  # marks the decompressed head of a gzip file that holds JSON
-
-
 def head_text(path: Path) -> str:
-    """The first bytes of `path` decoded as text; archives and binary files raise InputError,
-    except gzip-compressed JSON (a PyTorch trace), returned decompressed after GZIP_TRACE."""
+    """The first (decompressed) bytes of `path` decoded as text; archives and binary files
+    raise InputError."""
     raw = head_bytes(path)
-    if raw.startswith(b"\x1f\x8b"):
-        inner = _gunzip_head(raw)
-        if inner.lstrip()[:1] in (b"{", b"["):
-            return GZIP_TRACE + inner.decode("utf-8", errors="replace")
     for magic, what in MAGIC.items():
         if raw.startswith(magic):
             raise InputError(f"this is {what}", path=str(path))
+    if raw.startswith((NCU_REP_MAGIC, SQLITE_MAGIC, GZIP_MAGIC)) and _gzipped(path):
+        raise InputError("this is a gzip-compressed binary file (rooflint streams only compressed "
+                         "text exports); decompress it first (gunzip)", path=str(path))
     if raw.startswith(NCU_REP_MAGIC):
         return NCU_REP
     if raw.startswith(SQLITE_MAGIC):
@@ -58,9 +54,6 @@ def head_text(path: Path) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _gunzip_head(raw: bytes) -> bytes:
-    """The first decompressed bytes of gzip data (b"" when they cannot be decompressed)."""
-    try:
-        return zlib.decompressobj(wbits=31).decompress(raw, HEAD_BYTES)
-    except zlib.error:
-        return b""
+def _gzipped(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC

@@ -128,7 +128,8 @@ REFUSED = {
     "empty.csv": (b"", ["empty", "export"]),
     "bom-only.csv": (b"\xef\xbb\xbf\r\n", ["empty", "export"]),
     "binary.csv": (bytes(range(256)) * 64, ["binary", "ncu --csv"]),
-    "profile.csv.gz": (None, ["gzip", "gunzip"]),
+    "damaged.csv.gz": (None, ["gzip stream is damaged", "gunzip"]),
+    "report.ncu-rep.gz": (None, ["gzip-compressed binary", "gunzip"]),
     "profile.zip": (None, ["zip", "extract"]),
     "utf16.csv": (None, ["UTF-16", "iconv"]),
     "header-only.csv": (None, ["no launches", "--page raw"]),
@@ -142,7 +143,8 @@ def _refused_bytes(name: str) -> bytes:
     raw = RAW.read_bytes()
     header, units, _ = raw_rows()
     built = {
-        "profile.csv.gz": lambda: gzip.compress(raw),
+        "damaged.csv.gz": lambda: gzip.compress(raw)[:-40],
+        "report.ncu-rep.gz": lambda: gzip.compress(b"NVR\x00" + bytes(range(256)) * 8),
         "profile.zip": lambda: _zipped(raw),
         "utf16.csv": lambda: raw.decode("utf-8").encode("utf-16"),
         "header-only.csv": lambda: to_csv([header]).encode(),
@@ -347,13 +349,15 @@ def test_hundred_thousand_columns(tmp_path, baseline):
     assert numbers(doc) == numbers(baseline)
 
 
-@pytest.mark.parametrize("variant", ["crlf", "bom", "bom+crlf"])
+@pytest.mark.parametrize("variant", ["crlf", "bom", "bom+crlf", "gzip", "gzip+bom+crlf"])
 def test_line_endings_and_bom_give_the_same_numbers(tmp_path, baseline, variant):
     data = raw_page().encode("utf-8")
     if "crlf" in variant:
         data = data.replace(b"\n", b"\r\n")
     if "bom" in variant:
         data = b"\xef\xbb\xbf" + data
+    if "gzip" in variant:  # read as a stream, recognised by its magic bytes (the name says .csv)
+        data = gzip.compress(data)
     path = write(tmp_path, f"{variant}.csv", data)
     doc = loaded(*report(tmp_path, path))
     assert numbers(doc) == numbers(baseline)
@@ -366,7 +370,9 @@ def test_one_bad_file_among_good_ones_is_skipped_and_named(tmp_path):
     doc = loaded(*report(tmp_path, good, bad))
     assert doc["accounting"]["launches_read"] == 2
     assert doc["accounting"]["inputs_skipped"] == [
-        {"path": str(bad), "reason": "this is a gzip archive; decompress it first (gunzip)"}]
+        {"path": str(bad), "reason": "gzip stream is damaged (Compressed file ended before the "
+         "end-of-stream marker was reached); copy the file again or decompress it with gunzip "
+         "to see how much survives"}]
 
 
 def test_strict_turns_a_skipped_file_into_an_error(tmp_path):

@@ -146,7 +146,7 @@ def test_strict_passes_when_every_input_is_a_profile(mixed):
     assert json.loads(out.stdout)["accounting"]["inputs_skipped"] == []
 
 
-# --- the fast reader for clean raw pages gives exactly what the general reader gives ---------
+# --- the reader gives exactly what the per-cell reference reader (tests/ncu_reference.py) gives --
 
 def _generator():
     import importlib.util
@@ -218,7 +218,33 @@ VARIANTS = {
     "duplicate launch IDs": lambda d: d.replace(b'\n"1","', b'\n"0","', 1),
     "no units row": lambda d: b"\n".join(d.split(b"\n")[:1] + d.split(b"\n")[2:]),
     "header and units only": lambda d: b"\n".join(d.split(b"\n")[:2]) + b"\n",
+    "ncu stdout: messages around the rows, app output among them": lambda d: _stdout(d),
+    "ncu stdout, CRLF": lambda d: _stdout(d).replace(b"\n", b"\r\n"),
+    "ncu stdout, cut off mid-row": lambda d: _stdout(d)[:-70],
+    "en_US grouping everywhere": lambda d: _grouped(d, b","),
+    "de_DE grouping everywhere": lambda d: _grouped(d, b"."),
 }
+
+
+def _stdout(data: bytes) -> bytes:
+    """As `ncu --csv > file` captures a live run: ==PROF== lines before the header and after the
+    last row, the application's prints (some with quotes and commas) among the rows."""
+    lines = data.split(b"\n")
+    for at in (40, 25, 9, 3):
+        lines.insert(at, b'step 3: loss 2.25, "lr" 0.001' if at % 2 else b"==PROF== Profiling kernel")
+    return (b"==PROF== Connected to process 1 (/usr/bin/python3)\nwarming up\n" + b"\n".join(lines)
+            + b"==PROF== Disconnected from process 1\n")
+
+
+def _grouped(data: bytes, mark: bytes) -> bytes:
+    """Every integer cell of 4+ digits grouped by thousands with `mark` (en_US "," / de_DE ".")."""
+    import re
+
+    def group(match):
+        digits = match.group(1).decode()
+        return b'"' + f"{int(digits):,}".replace(",", mark.decode()).encode() + b'"'
+
+    return re.sub(rb'"([0-9]{4,})"', group, data)
 
 
 def _value(data: bytes, metric: str, value: str, nth: int = 0) -> bytes:
@@ -246,6 +272,7 @@ DETAILS = {
     "memory throughput as a percentage": lambda d: d.replace(b'"dram__bytes.sum","byte"', b'"Memory Throughput","%"', 1),
     "a metric twice for one launch": lambda d: d.replace(b'"lts__t_bytes.sum","byte"', b'"dram__bytes.sum","byte"', 1),
     "non-ASCII value": lambda d: _value(d, DRAM, "１２"),
+    "ncu stdout shape": lambda d: _stdout(d),
 }
 
 
@@ -253,46 +280,64 @@ DETAILS = {
                          + [("details", v, None) for v in DETAILS]
                          + [("raw", "clean", "en_US"), ("raw", "clean", "de_DE"), ("details", "en_US grouping", "de_DE"),
                             ("details", "en_US grouping", "C"), ("details", "ambiguous only", "en_US")])
-def test_fast_reader_matches_the_general_reader(kind, variant, locale, tmp_path, monkeypatch):
-    from rooflint.core.errors import RooflintError
+def test_reader_matches_the_reference_reader(kind, variant, locale, tmp_path):
     from rooflint.parsers import ncu_csv
+    from tests import ncu_reference
 
     path = tmp_path / f"{kind}.csv"
     if kind == "raw":
         path.write_bytes(VARIANTS[variant](_generated_raw()))
     else:
         path.write_bytes(DETAILS[variant](_generated_details()))
+    _assert_same(ncu_csv, ncu_reference, path, path, locale)
 
-    def outcome():
+
+def _assert_same(reader, reference, path, reference_path, locale=None):
+    from rooflint.core.errors import RooflintError
+
+    def outcome(module, where):
         try:
-            profile = ncu_csv.read(path, locale=locale)
+            profile = module.read(where, locale=locale)
         except RooflintError as exc:
-            return str(exc)
+            return str(exc).replace(str(where), "FILE")
+        profile.launches["source"] = "FILE"
         return profile
 
-    fast = outcome()
-    monkeypatch.setattr(ncu_csv, "_read_fast", lambda *args: None)
-    general = outcome()
-    if isinstance(general, str):
-        assert fast == general
+    got, expected = outcome(reader, path), outcome(reference, reference_path)
+    if isinstance(expected, str):
+        assert got == expected
         return
-    assert (fast.format, fast.notes, fast.repairs) == (general.format, general.notes, general.repairs)
-    pd.testing.assert_frame_equal(fast.launches, general.launches, check_exact=True)
+    assert not isinstance(got, str), got
+    assert (got.format, got.notes, got.repairs) == (expected.format, expected.notes, expected.repairs)
+    pd.testing.assert_frame_equal(got.launches, expected.launches, check_exact=True)
 
 
-def test_fast_raw_reader_takes_clean_pages_and_leaves_the_rest(tmp_path):
-    from rooflint.parsers import ncu_csv
+@pytest.mark.parametrize("kind", ["raw", "details"])
+def test_gzip_export_reads_like_the_plain_file(kind, tmp_path):
+    """A gzip stream (found by its magic bytes: the name says .csv) gives exactly what the
+    reference reader gives for the decompressed file, through parsers.read's detection."""
+    import gzip
 
-    clean = tmp_path / "clean.csv"
-    clean.write_bytes(_generated_raw())
-    grouped = tmp_path / "grouped.csv"
-    grouped.write_bytes(_cell(_generated_raw(), 1, DRAM, "1,234,567"))
-    details = tmp_path / "details.csv"
-    details.write_bytes(_generated_details())
-    assert ncu_csv._read_fast(clean, str(clean), None) is not None
-    assert ncu_csv._read_fast(clean, str(clean), "de_DE") is None
-    assert ncu_csv._read_fast(grouped, str(grouped), None) is None
-    assert ncu_csv._read_fast(details, str(details), None) is not None
+    from rooflint import parsers
+    from tests import ncu_reference
+
+    data = _stdout(_generated_raw()) if kind == "raw" else _generated_details()
+    plain, packed = tmp_path / "plain.csv", tmp_path / "packed.csv"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    _assert_same(parsers, ncu_reference, packed, plain)
+
+
+def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
+    """The reader streams the file in pieces cut at line ends: pieces of a few hundred bytes
+    (many cuts, some right after the header, some inside runs of app output) change nothing."""
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+
+    path = tmp_path / "stdout.csv"
+    path.write_bytes(_stdout(_cell(_generated_raw(60), 20, DRAM, "n/a")).replace(b"\n", b"\r\n"))
+    monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 333)
+    _assert_same(ncu_csv, ncu_reference, path, path)
 
 
 # --- the JSON report's launch list, written column by column, is what json.dumps writes -------

@@ -92,3 +92,39 @@ def test_progress_never_changes_the_report(monkeypatch):
     loud, _ = _run(monkeypatch, True)
     quiet, _ = _run(monkeypatch, True, "--quiet")
     assert loud.stdout == quiet.stdout
+
+
+def test_a_large_file_shows_how_far_reading_has_got():
+    stream = FakeStream(tty=True)
+    with progress.bar(stream=stream) as tick:
+        tick.reading("big.csv", 50 << 20, 200 << 20)  # 50 of 200 MiB
+        tick.reading("big.csv.gz", 300 << 20, 100 << 20)  # a gzip stream: past its own size
+        tick.reading("small.csv", 1, 2)  # too small to bother
+        tick("big.csv", 10)
+    text = stream.getvalue()
+    assert "\rrooflint: files 0, reading     25%  big.csv" in text
+    assert "reading 300 MiB  big.csv.gz" in text
+    assert "small.csv" not in text
+
+
+def test_reading_progress_comes_from_the_reader_as_bytes_arrive(tmp_path, monkeypatch):
+    """The ncu reader streams its file in pieces; each piece moves the progress (per file, the
+    bytes so far against the file's size)."""
+    from rooflint import pipeline
+    from rooflint.parsers import ncu_lines
+
+    path = tmp_path / "raw.csv"
+    path.write_bytes((FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv").read_bytes())
+    monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 4096)
+    seen = []
+
+    def on_file(path, launches):
+        seen.append(("file", launches))
+
+    on_file.reading = lambda p, done, total: seen.append((done, total))
+    pipeline.build([str(path)], progress=on_file)
+    size = path.stat().st_size
+    steps = [s for s in seen if s[0] != "file"]
+    assert len(steps) == -(-size // 4096)  # one per piece
+    assert [d for d, _ in steps] == sorted(d for d, _ in steps) and steps[-1] == (size, size)
+    assert seen[-1] == ("file", 1)

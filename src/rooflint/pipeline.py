@@ -155,7 +155,9 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     skipped = [item for _, hidden in expanded for item in hidden]
     single = len(paths) == 1 and len(candidates) == 1 and not skipped
     profiles = []
-    for candidate, profile in zip(candidates, _read_each(candidates, options.locale), strict=False):
+    reading = getattr(progress, "reading", None)  # bytes read within a file, where readers say
+    for candidate, profile in zip(candidates, _read_each(candidates, options.locale, reading),
+                                  strict=False):
         if isinstance(profile, RooflintError):
             if single:
                 raise profile
@@ -193,12 +195,12 @@ PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 32 << 20
 
 
-def _read_each(candidates: list[Path], locale: str | None):
+def _read_each(candidates: list[Path], locale: str | None, reading=None):
     """parsers.read of each candidate, in order; a RooflintError is yielded, not raised."""
     workers = _workers(candidates)
     if workers < 2:
         for candidate in candidates:
-            yield _rebuilt(_read_one(candidate, locale))
+            yield _rebuilt(_read_one(candidate, locale, _bytes_progress(candidate, reading)))
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
     try:
@@ -217,9 +219,23 @@ def _workers(candidates: list[Path]) -> int:
     return min(cores, len(candidates), 8) if size >= PARALLEL_MIN_BYTES else 1
 
 
-def _read_one(candidate: Path, locale: str | None):
+def _bytes_progress(candidate: Path, reading):
+    """progress(n) for a reader: calls reading(path, bytes so far, file size) as bytes come in."""
+    if reading is None or not candidate.is_file():
+        return None
+    total, done = candidate.stat().st_size, [0]
+
+    def advance(count: int) -> None:
+        done[0] += count
+        reading(str(candidate), done[0], total)
+
+    return advance
+
+
+def _read_one(candidate: Path, locale: str | None, progress=None):
     try:
-        return _with_launches(parsers.read(candidate, locale=locale))
+        options = {"progress": progress} if progress else {}
+        return _with_launches(parsers.read(candidate, locale=locale, **options))
     except RooflintError as exc:  # returned as its parts: an exception pickles only its message
         return (type(exc), exc.problem, exc.path, exc.line)
 

@@ -21,6 +21,16 @@ def bar(enabled: bool = True, stream=None):
             stream.write(f"\rrooflint: files {counts['files']}, launches {counts['launches']:,}  {name:<40}")
             stream.flush()
 
+    def reading(path: str, done: int, total: int) -> None:
+        """Within one large file: how far the reader has got (bytes decompressed, for gzip)."""
+        if active and total >= 1 << 26:
+            name = path if len(path) <= 40 else "…" + path[-39:]
+            # a gzip stream decompresses to more than the file's size: then say how much
+            share = f"{done / total:.0%}" if done <= total else f"{done >> 20} MiB"
+            stream.write(f"\rrooflint: files {counts['files']}, reading {share:>7}  {name:<40}")
+            stream.flush()
+
+    tick.reading = reading
     try:
         yield tick
     finally:

@@ -46,10 +46,10 @@ def analyze(launches: pd.DataFrame, device, latency_threshold: float = LATENCY_T
     `device` has `id`, `compute` {class: Ceiling} in op/s and `memory` {level: Ceiling} in
     byte/s (a `rooflint.hardware.Device`); None means no ceilings are known.
     """
-    out = launches.copy()
+    out = launches.copy(deep=False)  # copy-on-write: the input frame is never changed
     compute = _values(device.compute) if device is not None else {}
     memory = _values(device.memory) if device is not None else {}
-    out["device_id"] = pd.array([device.id if device is not None else pd.NA] * len(out), dtype="string")
+    out["device_id"] = schema.repeated(device.id if device is not None else None, len(out))
     duration = out["duration_s"]
     out["flops"] = schema.flops(out)
     out["intensity_dram"] = out["flops"] / out["bytes_dram"].where(out["bytes_dram"] > 0)
@@ -60,15 +60,21 @@ def analyze(launches: pd.DataFrame, device, latency_threshold: float = LATENCY_T
     t_bound = np.fmax(t_compute, t_memory)
     out["t_compute_s"], out["t_memory_s"], out["t_bound_s"] = t_compute, t_memory, t_bound
     reason = _reasons(out, device, uncovered)
-    ok = reason == ""
+    ok = reason[0] == 0
     out["t_bound_s"] = out["t_bound_s"].where(ok)
     out["efficiency"] = (out["t_bound_s"] / duration).where(ok)
     out["headroom_s"] = (duration - out["t_bound_s"]).clip(lower=0).where(ok)
     memory_wins = t_memory >= t_compute
-    out["limiter"] = pd.array(np.where(ok, np.where(memory_wins, memory_limiter, compute_limiter), None), dtype="string")
-    out["verdict"] = pd.array(_verdicts(out["efficiency"], memory_wins, ok, latency_threshold), dtype="string")
-    out["reason"] = pd.array(reason, dtype="string")
+    # limiters as codes: compute classes, then memory levels (offset), -1 none ("")
+    limiter = np.where(memory_wins, np.where(memory_limiter >= 0, memory_limiter + len(schema.COMPUTE_CLASSES), -1),
+                       compute_limiter)
+    out["limiter"] = schema.strings(np.where(ok, np.where(limiter >= 0, limiter, len(_LIMITERS) - 1), -1), _LIMITERS)
+    out["verdict"] = schema.strings(_verdicts(out["efficiency"], memory_wins, ok, latency_threshold), list(VERDICTS))
+    out["reason"] = schema.strings(*reason)
     return out[[c for c in launches.columns if c not in RESULT_COLUMNS] + RESULT_COLUMNS]
+
+
+_LIMITERS = schema.COMPUTE_CLASSES + schema.MEMORY_LEVELS + [""]
 
 
 def _values(ceilings: Mapping) -> dict[str, float]:
@@ -78,48 +84,51 @@ def _values(ceilings: Mapping) -> dict[str, float]:
 def _compute_time(frame: pd.DataFrame, compute: dict[str, float]):
     """Σ ops_c / P_c over classes; the biggest term names the compute limiter.
 
-    Returns (time, limiter name, uncovered) where `uncovered` names, per row, a class with
-    operations but no ceiling on this device (which makes the launch not analysable).
+    Returns (time, limiter, uncovered) where limiter is an index into COMPUTE_CLASSES (-1:
+    none) and `uncovered` the index of a class with operations but no ceiling on this device
+    (which makes the launch not analysable), -1 where there is none.
     """
     n = len(frame)
     total = np.zeros(n)
     best = np.full(n, -1.0)
-    limiter = np.full(n, "", dtype=object)
-    uncovered = np.full(n, "", dtype=object)
-    for cls in schema.COMPUTE_CLASSES:
+    limiter = np.full(n, -1, dtype=np.int16)
+    uncovered = np.full(n, -1, dtype=np.int16)
+    for i, cls in enumerate(schema.COMPUTE_CLASSES):
         ops = frame["ops_" + cls].fillna(0.0).to_numpy()
         peak = compute.get(cls)
         if peak is None:
-            uncovered = np.where((ops > 0) & (uncovered == ""), cls, uncovered)
+            uncovered = np.where((ops > 0) & (uncovered < 0), i, uncovered)
             continue
         t = ops / peak
         total += t
         better = t > best
-        limiter = np.where(better, cls, limiter)
+        limiter = np.where(better, i, limiter)
         best = np.where(better, t, best)
     return total, limiter, uncovered
 
 
 def _memory_time(frame: pd.DataFrame, memory: dict[str, float]):
-    """max_l bytes_l / BW_l over levels that have both bytes and a bandwidth."""
+    """max_l bytes_l / BW_l over levels that have both bytes and a bandwidth; the limiter is an
+    index into MEMORY_LEVELS (-1: none)."""
     n = len(frame)
     worst = np.full(n, np.nan)
-    limiter = np.full(n, "", dtype=object)
-    for level in schema.MEMORY_LEVELS:
+    limiter = np.full(n, -1, dtype=np.int16)
+    for i, level in enumerate(schema.MEMORY_LEVELS):
         bw = memory.get(level)
         if bw is None:
             continue
         t = frame["bytes_" + level].to_numpy() / bw
         better = ~np.isnan(t) & (np.isnan(worst) | (t > worst))
-        limiter = np.where(better, level, limiter)
+        limiter = np.where(better, i, limiter)
         worst = np.where(better, t, worst)
     return worst, limiter
 
 
-def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> np.ndarray:
-    """Why each launch cannot be placed on the roofline ("" when it can); first reason wins."""
+def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Why each launch cannot be placed on the roofline, as (codes, texts): code 0 is "" (it
+    can), the first reason that applies wins."""
     duration = frame["duration_s"].to_numpy()
-    ops_missing = frame[schema.OPS].isna().all(axis=1).to_numpy()
+    ops_missing = schema.all_na(frame, schema.OPS)
     no_counters = frame["missing"].fillna("").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
     checks = [
         (np.full(len(frame), device is None), "no device ceilings (pass --device ID or --device-file)"),
@@ -128,19 +137,21 @@ def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> np.ndarray:
         (frame["bytes_dram"].isna().to_numpy(), "missing DRAM bytes"),
         (ops_missing & ~no_counters, "missing FLOP counters"),
         (ops_missing & no_counters, NO_FLOP_COUNTERS),
-        (uncovered != "", "no ceiling for " + uncovered.astype(str) + " on this device"),
     ]
     if device is not None and "dram" not in _values(device.memory):
         checks.insert(1, (np.ones(len(frame), bool), "device has no DRAM bandwidth"))
-    reason = np.full(len(frame), "", dtype=object)
-    for mask, text in reversed(checks):
-        reason = np.where(mask, text, reason)
-    return reason
+    texts = [""] + [text for _, text in checks]
+    texts += [f"no ceiling for {cls} on this device" for cls in schema.COMPUTE_CLASSES]
+    reason = np.where(uncovered >= 0, len(checks) + 1 + uncovered, 0)
+    for code, (mask, _) in reversed(list(enumerate(checks, start=1))):
+        reason = np.where(mask, code, reason)
+    return reason, texts
 
 
 def _verdicts(efficiency: pd.Series, memory_wins: np.ndarray, ok: np.ndarray, threshold: float) -> np.ndarray:
+    """Codes into VERDICTS."""
     eff = efficiency.to_numpy(dtype=float, na_value=np.nan)
-    bound = np.where(memory_wins, MEMORY_BOUND, COMPUTE_BOUND)
-    verdict = np.where(eff >= threshold, bound, LATENCY_BOUND)
-    verdict = np.where(eff > 1 + ABOVE_ROOF_TOLERANCE, ABOVE_ROOF, verdict)
-    return np.where(ok, verdict, NOT_ANALYSABLE)
+    compute, memory, latency, above, not_analysable = range(len(VERDICTS))
+    verdict = np.where(eff >= threshold, np.where(memory_wins, memory, compute), latency)
+    verdict = np.where(eff > 1 + ABOVE_ROOF_TOLERANCE, above, verdict)
+    return np.where(ok, verdict, not_analysable)

@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
+
+from rooflint.core import schema
 
 FAMILIES = ("gemm", "attention", "convolution", "normalization", "softmax", "reduction", "elementwise",
             "copy", "communication", "other")
@@ -91,6 +94,7 @@ def classify_one(name: str) -> str:
 
 def classify(names: pd.Series) -> pd.Series:
     """Families for a column of kernel names; each distinct name is classified once."""
-    distinct = pd.Series(names.dropna().unique())
-    mapping = dict(zip(distinct, distinct.map(classify_one), strict=True))
-    return names.map(mapping).fillna("other").astype("string")
+    codes, distinct = pd.factorize(names)
+    families = [classify_one(name) for name in distinct]
+    return pd.Series(schema.strings(np.where(codes < 0, len(families), codes), families + ["other"]),
+                     index=names.index)

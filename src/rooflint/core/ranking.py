@@ -66,7 +66,9 @@ def rank(analysed: pd.DataFrame, group_by: str = "kernel",
     out["above_roof_launches"] = grouped["_above"].sum()
     out["device_id"] = grouped["device_id"].first()
     out["reason"] = grouped["_reason"].first().fillna("")
-    out["limiter"] = _time_weighted_mode(frame[ok], keys, "limiter").reindex(out.index)
+    frame["_group"] = grouped.ngroup().to_numpy()  # group i is row i of `out` (sort=False)
+    limiter = _time_weighted_mode(frame[ok], ["_group"], "limiter").reindex(range(len(out)))
+    out["limiter"] = limiter.array
     if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
         out["_excess"] = _excess(analysed, frame, keys).reindex(out.index)
     out["unmeasured"] = unmeasured(analysed, keys)

@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 FORMAT_VERSION = 1
 
@@ -94,8 +95,10 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
             values = frame[col]
         elif col in FLOAT_COLUMNS:
             values = np.full(n, np.nan)
-        else:
+        elif col in INT_COLUMNS:
             values = [pd.NA] * n
+        else:
+            values = repeated(None, n)
         values = pd.Series(values, index=frame.index)
         if col in FLOAT_COLUMNS:
             out[col] = pd.to_numeric(values, errors="coerce").astype("float64")
@@ -103,7 +106,8 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
             out[col] = pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
         else:
             out[col] = values.astype("string")
-    result = pd.DataFrame(out, index=frame.index).reset_index(drop=True)
+    # copy=False: each column its own block, not copied into one 2-D block per dtype
+    result = pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
     result["missing"] = result["missing"].fillna("")
     result["notes"] = result["notes"].fillna("")
     _null_invalid(result)
@@ -137,22 +141,25 @@ def mark_missing(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
     `reasons` maps a quantity (a column, or "ops" for all operation columns together) to why
     it is missing; the `missing` column becomes "quantity: reason; quantity: reason".
     """
-    missing = frame["missing"].fillna("").astype(object).to_numpy()
+    codes, texts = _factorized(frame["missing"])
     for quantity, reason in reasons.items():
         na = _quantity_na(frame, quantity)
         if not na.any():
             continue
         entry = f"{quantity}: {reason}"
-        missing = np.where(na, np.where(missing == "", entry, missing + "; " + entry), missing)
-    frame["missing"] = pd.array(missing, dtype="string")
+        codes = codes + len(texts) * na  # each text gains its "with this entry" twin
+        texts = texts + [entry if t == "" else t + "; " + entry for t in texts]
+        codes, texts = _compacted(codes, texts)
+    frame["missing"] = strings(codes, texts)
     return frame
 
 
 def _quantity_na(frame: pd.DataFrame, quantity: str) -> np.ndarray:
     """NA mask of a quantity; "ops" is all operation columns, "ops_vector"/"ops_matrix" one kind
     missing while the other was counted (the launch is still analysed, as a lower bound)."""
-    vector = frame[VECTOR_OPS].isna().all(axis=1).to_numpy()
-    matrix = frame[MATRIX_OPS].isna().all(axis=1).to_numpy()
+    if not quantity.startswith("ops"):
+        return frame[quantity].isna().to_numpy()
+    vector, matrix = all_na(frame, VECTOR_OPS), all_na(frame, MATRIX_OPS)
     if quantity == "ops":
         return vector & matrix
     if quantity == "ops_vector":
@@ -162,13 +169,53 @@ def _quantity_na(frame: pd.DataFrame, quantity: str) -> np.ndarray:
     return frame[quantity].isna().to_numpy()
 
 
+def all_na(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Rows where every one of `columns` is NA (column by column: no multi-column copy)."""
+    out = np.ones(len(frame), dtype=bool)
+    for column in columns:
+        out &= frame[column].isna().to_numpy()
+    return out
+
+
 def add_note(frame: pd.DataFrame, note: str, where: np.ndarray | None = None) -> pd.DataFrame:
     """Append a human-readable note to the rows selected by `where` (all rows by default)."""
-    notes = frame["notes"].fillna("").astype(object).to_numpy()
+    codes, texts = _factorized(frame["notes"])
     mask = np.ones(len(frame), dtype=bool) if where is None else np.asarray(where, dtype=bool)
-    updated = np.where(notes == "", note, notes + "; " + note)
-    frame["notes"] = pd.array(np.where(mask, updated, notes), dtype="string")
+    codes = codes + len(texts) * mask
+    texts = texts + [note if t == "" else t + "; " + note for t in texts]
+    frame["notes"] = strings(*_compacted(codes, texts))
     return frame
+
+
+def strings(codes: np.ndarray, labels: list) -> pd.api.extensions.ExtensionArray:
+    """A "string" column from integer codes into `labels` (a negative code is NA), built by Arrow
+    from the few distinct labels instead of one Python string per row."""
+    codes = np.asarray(codes)
+    indices = pa.array(codes.astype(np.int32, copy=False), mask=codes < 0)
+    column = pa.DictionaryArray.from_arrays(indices, pa.array(labels, pa.string())).cast(pa.string())
+    return pd.StringDtype().__from_arrow__(column)
+
+
+def repeated(value, n: int) -> pd.api.extensions.ExtensionArray:
+    """`value` (a string, or NA) on each of n rows, as a "string" column."""
+    missing = value is None or value is pd.NA
+    return strings(np.full(n, -1 if missing else 0, dtype=np.int32), ["" if missing else value])
+
+
+def _factorized(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(codes, distinct texts) of a text column, NA read as ""."""
+    codes, uniques = pd.factorize(column.fillna(""))
+    texts = [str(u) for u in uniques]
+    if (codes < 0).any() or not texts:
+        codes = np.where(codes < 0, len(texts), codes)
+        texts.append("")
+    return codes, texts
+
+
+def _compacted(codes: np.ndarray, texts: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Keep only the texts some row uses, so that repeated calls stay small."""
+    used, codes = np.unique(codes, return_inverse=True)
+    return codes.reshape(-1), [texts[i] for i in used]
 
 
 _ENTRY_SPLIT = re.compile(r"; (?=(?:duration_s|sm_clock_hz|ops|ops_\w+|bytes_\w+): )")

@@ -1,0 +1,236 @@
+"""The CSV rows of an ncu export, streamed: its header and every quoted line after it.
+
+ncu's CSV arrives among other lines: `==PROF==` messages before the header and after the last
+row, the application's own output before and among the rows. The rules are those of reading
+the file as text and splitting it with str.splitlines(): the header is the first quoted line
+that names kernels, the rows are the quoted lines after it, every other line is dropped. The
+bytes are handled in large pieces cut at line ends, so no line is ever split and no per-line
+Python runs on the usual input (only quoted lines and a few `==PROF==` lines).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from rooflint.core.errors import InputError
+
+from .compressed import open_binary
+
+PIECE_BYTES = 16 << 20  # smaller pieces hold less at once; Arrow parses each on 2+ threads
+BOM = b"\xef\xbb\xbf"
+# Where str.splitlines() breaks besides \n and \r\n (in UTF-8): \r alone, \v, \f, \x1c-\x1e,
+# U+0085, U+2028, U+2029. Rare: a piece holding one is rewritten with \n there.
+_ODD_BYTES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
+_ODD_UTF8 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_UNQUOTED_LINE = re.compile(rb'\n(?=[^"])')
+_ODD_BREAK = re.compile(rb"\r\n|[\r\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+
+
+class NotUtf8(Exception):
+    """The file is not UTF-8: read it again as latin-1, as a text reader would fall back to."""
+
+
+def header_index(lines: list[str]) -> int | None:
+    """The first line that is an ncu CSV header (a launch page, a summary or a session page)."""
+    for i, line in enumerate(lines):
+        launches = '"ID"' in line or '"Invocations"' in line
+        if line.startswith('"') and '"Kernel Name"' in line and launches:
+            return i
+        if line.startswith('"Launch Attribute","Value"'):
+            return i
+    return None
+
+
+class Rows:
+    """Iterate to get the quoted rows after the header as UTF-8 pieces ending in newlines.
+
+    After `open()`: `header` (the header's fields), or `header is None` and `lines` (every line
+    of a file that has no header). After iterating: `cut` (the last line stopped mid-row and
+    was left out).
+    """
+
+    def __init__(self, path: str | Path, encoding: str = "utf-8", progress=None):
+        self.path, self.encoding, self.progress = Path(path), encoding, progress
+        self.header: list[str] | None = None
+        self.lines: list[str] = []
+        self.cut = False
+        self._pieces: Iterator[bytes] | None = None
+        self._first = b""
+
+    def open(self) -> Rows:
+        """Read up to the header line; what follows it waits for iteration."""
+        self._pieces = self._read_pieces()
+        data = b""
+        for piece in self._pieces:
+            data += piece
+            if self._found(data):
+                return self
+        if data and not data.endswith(b"\n") and self._found(data + b"\n"):
+            self._first = b""  # the header is the file's last line
+            return self
+        self.lines = data.decode("utf-8").splitlines()
+        return self
+
+    def _found(self, data: bytes) -> bool:
+        found = _find_header(data)
+        if found is None:
+            return False
+        end, line = found
+        self.header = next(csv.reader([line]))
+        self._first = data[end:]
+        return True
+
+    def __iter__(self) -> Iterator[bytes]:
+        pending = self._first
+        for piece in self._pieces:
+            if pending:
+                yield self._quoted(pending)
+            pending = piece
+        if pending:  # the last row without its line end, as a join of the lines would give it
+            yield self._quoted(self._last(pending)).removesuffix(b"\n")
+
+    def _quoted(self, piece: bytes) -> bytes:
+        return quoted_lines(piece)
+
+    def _last(self, piece: bytes) -> bytes:
+        """The final piece; a last line without a line end that stops mid-row is left out."""
+        if piece.endswith((b"\n", b"\r")):
+            return piece
+        start = piece.rfind(b"\n") + 1
+        line = piece[start:]
+        if not line.startswith(b'"'):  # a text reader compares the last row with the file's end
+            found = piece.rfind(b'\n"', 0, start) + 1 if start else 0
+            if piece.startswith(b'"') and not found:
+                found = 0 if piece.find(b"\n") < start else -1
+            last = piece[found:piece.find(b"\n", found)] if found >= 0 else b""
+            if not last.startswith(b'"') or not line.endswith(last):
+                return piece + b"\n"
+            start, line = found, last
+        fields = next(csv.reader([line.decode("utf-8")]), [])
+        if line.endswith(b'"') and len(fields) == len(self.header):
+            return piece + b"\n"
+        self.cut = True
+        return piece[:start]
+
+    def _read_pieces(self) -> Iterator[bytes]:
+        """The file as UTF-8 pieces that end at a line end (except the last), breaks as \\n.
+        A last line without a line end stays with the piece before it (a stray quote there
+        reads on into it, as it would in one parse)."""
+        carry, held = b"", None
+        first = True
+        with open_binary(self.path) as fh:
+            while True:
+                block = fh.read(PIECE_BYTES)
+                if first and block.startswith(BOM):
+                    block = block[len(BOM):]
+                first = False
+                if self.progress and block:
+                    self.progress(len(block))
+                if not block:
+                    tail = self._clean(carry) if carry else b""
+                    if held is not None or tail:
+                        yield (held or b"") + tail
+                    return
+                end = block.rfind(b"\n") + 1
+                if end == 0:
+                    carry += block
+                    continue
+                piece = b"".join((carry, memoryview(block)[:end])) if carry else block[:end]
+                carry = block[end:]
+                del block
+                if held is not None:
+                    yield held
+                held = self._clean(piece)
+
+    def _clean(self, piece: bytes) -> bytes:
+        if self.encoding != "utf-8":
+            piece = piece.decode(self.encoding).encode("utf-8")
+        elif not piece.isascii():
+            try:
+                piece.decode("utf-8")
+            except UnicodeDecodeError:
+                raise NotUtf8 from None
+        if b"\r" in piece:  # rows joined by \n, as splitlines() would give them (a stray quote
+            piece = piece.replace(b"\r\n", b"\n")  # can carry a line end into a cell)
+        if _has_odd_break(piece):
+            piece = _ODD_BREAK.sub(b"\n", piece)
+        return piece
+
+
+def _has_odd_break(piece: bytes) -> bool:
+    """Single-byte searches run at memchr speed; the multi-byte ones only on non-ASCII text."""
+    if any(b in piece for b in _ODD_BYTES):
+        return True
+    if b"\r" in piece:  # \r\n is already \n here: a \r left is a line break of its own
+        return True
+    return not piece.isascii() and any(b in piece for b in _ODD_UTF8)
+
+
+def _find_header(data: bytes) -> tuple[int, str] | None:
+    """(end after its line break, text) of the header line among the whole lines of `data`."""
+    pos = 0
+    while True:
+        if data[pos:pos + 1] != b'"':
+            pos = data.find(b'\n"', pos)
+            if pos < 0:
+                return None
+            pos += 1
+        end = data.find(b"\n", pos)
+        if end < 0:
+            return None  # the header line may continue in the next piece
+        line = data[pos:end].decode("utf-8").rstrip("\r")
+        if header_index([line]) == 0:
+            return end + 1, line
+        pos = end + 1
+
+
+def quoted_lines(piece: bytes) -> bytes:
+    """The lines of `piece` that start with a double quote, each ending in \\n. The other lines
+    (ncu messages, application output) are found by one regex scan; the runs of rows between
+    them are copied a slice each."""
+    if not piece:
+        return piece
+    if not piece.endswith(b"\n"):
+        piece += b"\n"
+    kept, start = [], 0
+    if not piece.startswith(b'"'):
+        start = piece.find(b"\n") + 1
+    for match in _UNQUOTED_LINE.finditer(piece, max(start - 1, 0)):
+        if match.start() + 1 > start:
+            kept.append((start, match.start() + 1))
+        start = piece.find(b"\n", match.start() + 1) + 1
+    if start == 0 and kept == [] and piece.startswith(b'"'):
+        return piece
+    kept.append((start, len(piece)))
+    view = memoryview(piece)
+    return b"".join(view[a:b] for a, b in kept if b > a)
+
+
+def no_profile_message(lines: list[str]) -> str:
+    """Why a file with no header line holds no profile, and what to do."""
+    errors = [line for line in lines if line.startswith("==ERROR==")]
+    if errors:
+        return (f"no profile data, ncu reported an error ({errors[0][:120].strip()}); "
+                "fix the run and export again with `ncu --csv --page raw --print-units base`")
+    if prof_only(lines):
+        return ("no profile data: only ==PROF== messages, ncu profiled no kernel; check the "
+                "--kernel-name/--launch-skip filters and that the application launched kernels")
+    return ("not an ncu CSV export (no header line with \"ID\" and \"Kernel Name\"); export "
+            "per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`")
+
+
+def prof_only(lines: list[str]) -> bool:
+    """ncu's own messages and nothing else: a run that profiled no kernel (or failed)."""
+    return bool(lines) and any(line.startswith("==PROF==") for line in lines) and not any(
+        line.startswith('"') for line in lines)
+
+
+def check_readable(path: Path) -> None:
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror}); check the path", path=str(path)) from None

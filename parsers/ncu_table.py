@@ -1,0 +1,179 @@
+"""The rows of an ncu CSV page as Arrow string columns, and the launch identity read from them."""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from rooflint.core.errors import InputError
+
+from . import ncu_metrics as metrics
+
+EXPORT_HINT = ("export per-launch data with "
+               "`ncu --import R.ncu-rep --csv --page raw --print-units base`")
+NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
+IDENTITY = {"ID", "Process ID", "Kernel Name", "Block Size", "Grid Size", "Device", "CC"}
+TEXT_METRICS = {"device__attribute_display_name"}
+VALUE_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
+
+
+def unique_names(header: list[str]) -> list[str]:
+    """Header fields made unique the way pandas does: a repeat gets ".1", ".2", ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for h in header:
+        n = seen.get(h, 0)
+        seen[h] = n + 1
+        out.append(h if n == 0 else f"{h}.{n}")
+    return out
+
+
+def keep_column(name: str) -> bool:
+    return (name in IDENTITY or name in VALUE_COLUMNS or any(m in name for m in NVTX_MARKERS)
+            or metrics.wanted(name))
+
+
+class Parsed:
+    """Every row as strings (`table`), the lines that were not rows of the page (`ragged`)."""
+
+    def __init__(self, table: pa.Table, ragged: list[str], repairs: list[str]):
+        self.table, self.ragged, self.repairs = table, ragged, repairs
+
+
+def parse(pieces, header: list[str], source: str) -> Parsed:
+    """Parse the quoted rows; ragged rows (older ncu drops trailing rule columns) padded."""
+    names = unique_names(header)
+    keep = [n for n, h in zip(names, header, strict=True) if keep_column(h)]
+    ragged: list[str] = []
+
+    def on_invalid(row):
+        ragged.append(row.text)
+        return "skip"
+
+    options = (pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+               pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
+               pacsv.ConvertOptions(column_types={n: pa.string() for n in keep},
+                                    include_columns=keep, strings_can_be_null=False))
+    tables = []
+    for piece in pieces:
+        if not piece:
+            continue
+        try:
+            tables.append(pacsv.read_csv(pa.BufferReader(piece), *options))
+        except pa.ArrowInvalid as exc:
+            problem = str(exc).splitlines()[0]
+            raise InputError(f"malformed CSV ({problem}); {EXPORT_HINT}", path=source) from None
+    schema = pa.schema([(n, pa.string()) for n in keep])
+    table = pa.concat_tables(tables) if tables else schema.empty_table()
+    repairs = []
+    if ragged:
+        table, skipped = _with_ragged(table, ragged, names, keep)
+        if skipped:
+            repairs.append(f"{skipped} line(s) that are not launch rows (an embedded table such as "
+                           "NUMA affinity, or a row cut short) skipped")
+    return Parsed(table, ragged, repairs)
+
+
+def _with_ragged(table: pa.Table, rows: list[str], names: list[str], keep: list[str]):
+    """Rows with too few or too many fields: pad or cut to the header when they still hold
+    every identity and value field (older ncu drops the empty rule columns); others skipped.
+    They go after the other rows, as one parse of the whole page would place them."""
+    needed = max(names.index(n) for n in ("Kernel Name", "Metric Value") if n in names) + 1
+    parsed = list(csv.reader(rows))
+    width = len(names)
+    fixed = [(r + [""] * width)[:width] for r in parsed if len(r) >= needed]
+    if fixed:
+        where = {n: i for i, n in enumerate(names)}
+        extra = pa.table({n: pa.array([r[where[n]] for r in fixed], pa.string()) for n in keep})
+        table = pa.concat_tables([table, extra])
+    return table, len(parsed) - len(fixed)
+
+
+def identity(frame: pd.DataFrame) -> dict:
+    """The canonical identity columns from a page's text columns (one row per launch)."""
+    def text(name):
+        return frame[name] if name in frame else pd.Series(pd.NA, index=frame.index, dtype="string")
+
+    cc = text("CC")
+    if "device__attribute_compute_capability_major" in frame:
+        major = frame["device__attribute_compute_capability_major"]
+        minor = frame.get("device__attribute_compute_capability_minor", "0")
+        cc = cc.where(cc.fillna("") != "", major + "." + minor)
+    return {
+        "launch_id": numbers(frame["ID"]),
+        "process_id": numbers(text("Process ID").str.replace(",", "").str.replace(".", "")),
+        "kernel": text("Kernel Name"),
+        "grid": text("Grid Size"),
+        "block": text("Block Size"),
+        "device_name": text("device__attribute_display_name").replace("", pd.NA),
+        "arch": cc.replace("", pd.NA),
+        "range": nvtx(frame),
+    }
+
+
+def numbers(cells: pd.Series) -> pd.Series:
+    """pd.to_numeric(cells, errors="coerce"); Arrow casts the common case, plain digit strings."""
+    try:
+        arrow = pa.array(cells, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arrow = None
+    if (arrow is not None and len(arrow) and arrow.null_count == 0
+            and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type))
+            and pc.all(pc.match_substring_regex(arrow, r"^[0-9]{1,18}$")).as_py()):
+        return pd.Series(pc.cast(arrow, pa.int64()).to_numpy(), index=cells.index)
+    return pd.to_numeric(cells, errors="coerce")
+
+
+_NVTX_RANGE = re.compile(r'"(?:<[^>"]*>|[^:"]*):([^:"]*):')
+
+
+def nvtx(frame: pd.DataFrame) -> pd.Series:
+    """NVTX ranges as "outer/inner" from ncu's `Domain:Push/Pop_Range:...` columns; each distinct
+    combination of range cells is read once."""
+    cols = [c for c in frame.columns if any(m in c for m in NVTX_MARKERS)]
+    if not cols:
+        return pd.Series(pd.NA, index=frame.index, dtype="string")
+    joined = frame[cols[0]].fillna("").astype("string")
+    for c in cols[1:]:
+        joined = joined + " " + frame[c].fillna("").astype("string")
+    codes, distinct = pd.factorize(joined)
+    ranges = np.array(["/".join(_NVTX_RANGE.findall(s)) or None for s in distinct], dtype=object)
+    ranges = pd.array(ranges[codes] if len(codes) else [], dtype="string")
+    return pd.Series(ranges, index=frame.index)
+
+
+def duplicate_ids(ids: pd.Series) -> list[str]:
+    """A raw page has one row per launch: IDs on several rows are named (every row is kept)."""
+    ids = ids[ids != ""]
+    repeated = ids[ids.duplicated(keep=False)]
+    if repeated.empty:
+        return []
+    counts = repeated.value_counts()
+    order = pd.unique(repeated)
+    shown = ", ".join(f"{i} ({counts[i]} rows)" for i in order[:5])
+    shown += ", ..." if len(order) > 5 else ""
+    return [f"{len(repeated)} rows share {len(order)} launch ID(s): {shown}; all rows kept "
+            "(two exports joined into one file?)"]
+
+
+def name_devices(launches: pd.DataFrame, ragged: list[str], notes: list[str]) -> None:
+    """Details pages carry no device__attribute_display_name, but `--print-details all` embeds a
+    NUMA table ("GPU ID","GPU Name",...): when it names one GPU model, that is the device. Its
+    lines are not rows of the page, so they are among the ragged lines."""
+    if launches["device_name"].notna().any():
+        return
+    numa = (i for i, line in enumerate(ragged) if line.startswith('"GPU ID","GPU Name"'))
+    start = next(numa, None)
+    if start is None:
+        return
+    rows = [r for r in csv.reader(ragged[start + 1:]) if len(r) == 5 and r[0].isdigit()]
+    models = {r[1] for r in rows}
+    if len(models) == 1:
+        launches["device_name"] = pd.array([models.pop()] * len(launches), dtype="string")
+        notes.append("device name taken from the report's NUMA affinity table")
