@@ -14,7 +14,7 @@ import pandas as pd
 from rooflint.core import explain
 from rooflint.core.version import __version__
 from rooflint.reporters import common
-from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, chart_data
+from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, charts
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1240px;
@@ -72,13 +72,13 @@ def esc(value) -> str:
 
 def render(result, top: int | None = None, level: str = "dram", **_options) -> str:
     kernels = result.kernels if top is None else result.kernels.head(top)
-    data = chart_data(result, level, None)
+    chart_list = charts(result, level, None)  # one per device
     body = [
         "<h1>rooflint report</h1>",
         _summary(result),
-        "<h2>Roofline</h2>",
-        svg(data),
-        _unplaced(data),
+        "<h2>Roofline</h2>" if len(chart_list) == 1 else f"<h2>Roofline, one chart per device ({len(chart_list)})</h2>",
+        *(part for data in chart_list for part in (_chart_heading(data, len(chart_list)), svg(data),
+                                                    _unplaced(data))),
         f"<h2>Kernels <span class=\"muted\">({len(kernels)} of {len(result.kernels)} groups; "
         "click a header to sort)</span></h2>",
         _kernel_table(result, kernels),
@@ -195,6 +195,10 @@ def _skipped(result) -> str:
         return ""
     items = "".join(f"<li>{esc(p)}: {esc(r)}</li>" for p, r in result.skipped)
     return f"<h2>Skipped inputs ({len(result.skipped)})</h2>\n<ul>{items}</ul>"
+
+
+def _chart_heading(data: ChartData, count: int) -> str:
+    return f"<h3>{esc(data.title)}</h3>" if count > 1 else ""
 
 
 def _unplaced(data: ChartData) -> str:
