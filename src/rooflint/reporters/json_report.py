@@ -22,7 +22,7 @@ LAUNCH_FIELDS = [c for c in schema.COLUMNS if c not in ("missing",)] + analysis.
 # The report's own version (docs/json-format.md). 2: launches one object a line with null fields
 # left out, and each source named once in "sources" (a launch gives its "source_index").
 FORMAT_VERSION = 2
-CHUNK_ROWS = 20_000  # launches encoded at a time: bounds the writer's memory on any input size
+CHUNK_ROWS = 5_000  # launches encoded at a time: bounds the writer's memory on any input size
 
 
 def render(result, top: int | None = None, **_options) -> str:
