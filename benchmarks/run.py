@@ -217,6 +217,7 @@ def main() -> None:
     print(f"total {time.perf_counter() - started:.0f} s")
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": machine, "rows": rows.rows}, indent=1) + "\n")
+    __import__("formats").main([RAW, DETAILS])  # peak RSS and time per output format
 
 
 if __name__ == "__main__":

@@ -342,19 +342,38 @@ def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
 
 # --- the JSON report's launch list, written column by column, is what json.dumps writes -------
 
-def _json_dumps(res) -> str:
+def _json_dumps(res, top=None) -> str:
+    """The report as json.dumps writes it: the head indented, then one launch a line."""
     from rooflint.reporters import json_report
 
-    return json.dumps(json_report.document(res), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    doc = json_report.document(res, top)
+    launches = doc.pop("launches")
+    head = json.dumps({**doc, "launches": "\x00"}, indent=1, ensure_ascii=False, allow_nan=False)
+    lines = ",\n".join("  " + json.dumps(r, ensure_ascii=False, allow_nan=False) for r in launches)
+    return head.replace('"\\u0000"', f"[\n{lines}\n ]" if launches else "[]") + "\n"
 
 
-def test_json_report_is_byte_identical_to_json_dumps(mixed):
+def test_json_report_is_byte_identical_to_json_dumps(mixed, monkeypatch):
     from rooflint.reporters import json_report
 
     res = pipeline.build([str(mixed)])
     assert json_report.render(res) == _json_dumps(res)
-    assert json_report.render(res, top=2) == json.dumps(json_report.document(res, 2), indent=1, ensure_ascii=False,
-                                                        allow_nan=False) + "\n"
+    assert json_report.render(res, top=2) == _json_dumps(res, 2)
+    monkeypatch.setattr(json_report, "CHUNK_ROWS", 7)  # written in many chunks: the same text
+    assert json_report.render(res) == _json_dumps(res)
+    assert json.loads(json_report.render(res)) == json_report.document(res)
+
+
+def test_json_report_names_each_source_once_and_leaves_nulls_out(mixed):
+    from rooflint.reporters import json_report
+
+    res = pipeline.build([str(mixed)])
+    doc = json.loads(json_report.render(res))
+    assert doc["format_version"] == 2
+    assert doc["sources"] == list(dict.fromkeys(res.launches["source"]))
+    for saved, (_, row) in zip(doc["launches"], res.launches.iterrows(), strict=True):
+        assert doc["sources"][saved["source_index"]] == row["source"] and "source" not in saved
+        assert None not in saved.values() and saved.get("missing", {"x": 1}) != {}
 
 
 def test_json_report_byte_identical_on_awkward_values(tmp_path):
@@ -376,7 +395,9 @@ def test_json_report_byte_identical_on_awkward_values(tmp_path):
     launches.loc[launches.index[:4], "launch_id"] = pd.NA
     launches.loc[launches.index[5], "missing"] = "bytes_dram: no \"DRAM\" counter; ops: none"
     launches.loc[launches.index[6], "missing"] = pd.NA
-    assert json_report.launches_json(launches[json_report.LAUNCH_FIELDS + ["missing"]]) is not None
+    columns = [c for c in json_report.LAUNCH_FIELDS if c != "source"] + ["missing"]
+    codes = np.zeros(len(launches), dtype="int64")
+    assert json_report.launch_lines(launches[columns], codes) is not None
     assert json_report.render(res) == _json_dumps(res)
     res.launches = launches.iloc[:0]
     assert json_report.render(res) == _json_dumps(res)

@@ -68,11 +68,13 @@ def test_gemm_fixtures_are_compute_bound_on_the_tensor_roof():
 
 def test_json_contract_for_launches_and_accounting():
     doc = report_json(FIXTURES / "ncu" / "a100-gemm-details.csv")
-    assert doc["format_version"] == 1
+    assert doc["format_version"] == 2
     first = doc["launches"][0]
-    for key in ("launch_id", "kernel", "duration_s", "flops", "bytes_dram", "missing", "efficiency",
+    for key in ("source_index", "launch_id", "kernel", "duration_s", "flops", "bytes_dram", "efficiency",
                 "verdict", "limiter", "headroom_s"):
         assert key in first
+    assert doc["sources"][first["source_index"]].endswith("a100-gemm-details.csv")
+    assert None not in first.values() and "source" not in first  # null fields are left out
     acc = doc["accounting"]
     assert acc["launches_read"] == 11 == acc["analysed"] + acc["not_analysable"]
     assert [k["rank"] for k in doc["kernels"]] == list(range(1, len(doc["kernels"]) + 1))

@@ -23,6 +23,7 @@ from rooflint.reporters import diff_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 A100 = ROOT / "fixtures" / "ncu" / "a100-gemm-details.csv"
+RTX = ROOT / "fixtures" / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
 SHARED = ROOT.parent / "shared" / "fixtures" / "ncu"
 B200_RAW = "roofline-analysis-b200-ncu2025.x-raw.csv"
 LEAN = "lean_reduction_kernel"  # 8 launches, 3.8 % of the B200 trace
@@ -435,8 +436,53 @@ def test_saved_report_diffs_like_the_profile(tmp_path, profile):
 def test_saved_report_reads_back_every_launch():
     res = pipeline.build([str(A100)])
     text = run("report", A100, "-f", "json", "-q").stdout
-    loaded = saved.launch_table(json.loads(text)["launches"], "x")
+    doc = json.loads(text)
+    loaded = saved.launch_table(doc["launches"], "x", doc["sources"])
     pd.testing.assert_frame_equal(loaded, res.launches, check_exact=True, check_like=True)
+
+
+# Reports saved by rooflint before format_version 2 (the golden files as that release wrote them):
+# every launch names its source and carries its null fields.
+V1 = {"a100": ROOT / "tests" / "golden" / "v1" / "a100-gemm-details.json",
+      "rtx": ROOT / "tests" / "golden" / "v1" / "rtx2080ti-sgemm-raw-base.json"}
+
+
+# The version-1 files were written by an earlier rooflint, which placed the A100 sample on the
+# a100-sxm4-80gb and had no sm_count/dram_clock_hz columns: compare on what version 1 carried.
+V1_DEVICE = {"a100": "a100-sxm4-80gb", "rtx": None}
+
+
+def test_version_1_reports_still_read_back_every_launch(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the golden files name their sources relative to the repository
+    for name, profile in (("a100", A100), ("rtx", RTX)):
+        doc = json.loads(V1[name].read_text())
+        assert doc["format_version"] == 1
+        old = saved.load(V1[name])
+        built = pipeline.build([str(profile.relative_to(ROOT))],
+                               pipeline.options(device=V1_DEVICE[name]))
+        columns = [c for c in doc["launches"][0] if c in built.launches]
+        pd.testing.assert_frame_equal(old.launches[columns], built.launches[columns],
+                                      check_exact=True)
+
+
+def test_version_1_and_version_2_reports_diff_alike(tmp_path):
+    new = saved_report(tmp_path, A100, "new.json", "--device", V1_DEVICE["a100"])
+    assert json.loads(new.read_text())["format_version"] == 2
+    from_v1 = run("diff", V1["a100"], V1["rtx"], "-f", "json")
+    from_v2 = run("diff", new, saved_report(tmp_path, RTX, "rtx.json"), "-f", "json")
+    assert from_v1.exit_code == from_v2.exit_code
+    old, now = json.loads(from_v1.stdout), json.loads(from_v2.stdout)
+    for key in ("verdict", "summary", "totals", "groups", "ceiling_changes"):
+        assert old[key] == now[key], key
+
+
+def test_a_source_index_outside_sources_is_a_clear_error(tmp_path):
+    doc = json.loads(saved_report(tmp_path, A100, "r.json").read_text())
+    doc["launches"][0]["source_index"] = 5
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    res = run("diff", bad, A100)
+    assert res.exit_code == 2 and "'source_index' is not an index into 'sources'" in res.stderr
 
 
 def test_newer_format_version_is_a_clear_error(tmp_path):
@@ -447,7 +493,7 @@ def test_newer_format_version_is_a_clear_error(tmp_path):
     res = run("diff", newer, A100)
     assert res.exit_code == 2
     assert res.stderr.startswith(f"rooflint: error: {newer}: written by a newer rooflint (rooflint ")
-    assert "format_version 99); this rooflint reads format_version 1 and older: upgrade rooflint" in res.stderr
+    assert "format_version 99); this rooflint reads format_version 2 and older: upgrade rooflint" in res.stderr
 
 
 def test_diff_json_is_not_taken_for_a_report(tmp_path):

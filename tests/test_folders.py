@@ -40,7 +40,7 @@ def test_shared_rocprof_folder_accounts_for_every_file():
     assert not any("roofline.csv" in line for d in doc["devices"] for line in d["provenance"])
     assert doc["summary"]["above_roof_launches"] == 0
     vec_copy = [launch for launch in doc["launches"] if launch["kernel"].startswith("vecCopy")
-                and "mi300x" in launch["source"]]
+                and "mi300x" in doc["sources"][launch["source_index"]]]
     assert vec_copy and all(launch["verdict"] != "above-roof" for launch in vec_copy)
 
 

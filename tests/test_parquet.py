@@ -181,3 +181,17 @@ def test_long_sources_are_cut_with_a_hash():
     value = parquet_report.partition_values(pd.Series([long]))[0]
     assert len(value) <= 80 and value.endswith(parquet_report.partition_values(pd.Series([long]))[0][-9:])
     assert "profile.csv" in value
+
+
+def test_single_file_is_written_in_row_groups_with_the_same_rows(monkeypatch):
+    """A file is converted a chunk at a time (bounded memory); it reads back as the whole table."""
+    import io
+
+    from rooflint import pipeline
+    from rooflint.reporters import parquet_report
+
+    res = pipeline.build([str(Path(__file__).resolve().parents[1] / "fixtures" / "ncu" / "a100-gemm-details.csv")])
+    monkeypatch.setattr(parquet_report, "CHUNK_ROWS", 3)
+    data = parquet_report.render(res)
+    assert pq.ParquetFile(io.BytesIO(data)).metadata.num_row_groups == 4  # 11 launches, 3 a group
+    assert pq.read_table(io.BytesIO(data)).equals(parquet_report.arrow_table(res))

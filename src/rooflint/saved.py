@@ -14,8 +14,10 @@ from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
 from rooflint.hardware import Ceiling, Device
+from rooflint.reporters import json_report
 
 FORMAT = "rooflint-json"
+READS = json_report.FORMAT_VERSION  # the newest report version read; every older one is read too
 _FLOAT_RESULTS = ["flops", "intensity_dram", "achieved_flops_per_s", "achieved_bytes_per_s", "t_compute_s",
                   "t_memory_s", "t_bound_s", "efficiency", "headroom_s"]
 
@@ -66,7 +68,7 @@ def load(path: str | Path, latency_threshold: float | None = None) -> Result:
                          "`rooflint report --format json`", path=str(path))
     saved_threshold = _number(doc.get("latency_threshold"), analysis.LATENCY_THRESHOLD)
     threshold = saved_threshold if latency_threshold is None else latency_threshold
-    launches = launch_table(doc["launches"], path)
+    launches = launch_table(doc["launches"], path, doc.get("sources"))
     kernels = ranking.rank(launches, "kernel", threshold)
     devices = [device_use(entry) for entry in doc.get("devices") or []]
     inputs = _inputs(doc, launches)
@@ -82,18 +84,22 @@ def check_version(doc: dict, path) -> None:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise InputError(f"format_version {version!r} is not a version rooflint wrote; save the report "
                          "again with `rooflint report --format json`", path=str(path))
-    if version > schema.FORMAT_VERSION:
+    if version > READS:
         raise InputError(f"written by a newer rooflint ({doc.get('tool')}, format_version {version}); this "
-                         f"rooflint reads format_version {schema.FORMAT_VERSION} and older: upgrade rooflint "
+                         f"rooflint reads format_version {READS} and older: upgrade rooflint "
                          "(pip install -U rooflint) or diff the original profile instead", path=str(path))
 
 
-def launch_table(records: list, path) -> pd.DataFrame:
-    """The analysed launch table (canonical + result columns) from saved launch records."""
+def launch_table(records: list, path, sources: list | None = None) -> pd.DataFrame:
+    """The analysed launch table (canonical + result columns) from saved launch records: version 1
+    names the source in each launch, version 2 gives an index into the document's `sources`
+    and leaves null fields out (absent fields read as null)."""
     if records and not all(isinstance(r, dict) for r in records):
         raise InputError("'launches' holds something other than objects; save the report again",
                          path=str(path))
     frame = pd.DataFrame.from_records(records) if records else pd.DataFrame(index=pd.RangeIndex(0))
+    if "source_index" in frame:
+        frame["source"] = _sources_of(frame.pop("source_index"), sources, path)
     if "missing" in frame:
         frame["missing"] = [_missing_text(m) for m in frame["missing"]]
     out = schema.conform(frame)
@@ -114,6 +120,17 @@ def launch_table(records: list, path) -> pd.DataFrame:
 
 _TRACE_DTYPES = {"bytes_model_min": "Float64", "excess_traffic": "Float64", "stream": "Int64",
                  "device_index": "Int64", "graph_replay": "boolean"}
+
+
+def _sources_of(index: pd.Series, sources, path) -> np.ndarray:
+    """Each launch's source name from its index into the document's `sources` list."""
+    names = np.asarray(list(sources or []) + [None], dtype=object)
+    codes = pd.to_numeric(index, errors="coerce")
+    bad = codes.isna() | (codes < 0) | (codes >= len(names) - 1) | (codes % 1 != 0)
+    if bad.any():
+        raise InputError("a launch's 'source_index' is not an index into 'sources'; save the report "
+                         "again with `rooflint report --format json`", path=str(path))
+    return names[codes.to_numpy(dtype="int64")]
 
 
 def _missing_text(value) -> str:

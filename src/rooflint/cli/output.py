@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from rooflint.core.errors import UsageError
@@ -16,17 +17,19 @@ def _umask() -> int:
     return mask
 
 
-def write(target: str | None, data: str | bytes) -> None:
-    """Write `data` to `target` ("-" or None is stdout); never leaves a half-written file."""
+def write(target: str | None, data: str | bytes | Iterable[str]) -> None:
+    """Write `data` (text, bytes, or pieces of text written one after another, so that a large
+    report is never held whole) to `target` ("-" or None is stdout); never leaves a
+    half-written file."""
+    pieces = [data] if isinstance(data, (str, bytes)) else data
     if target in (None, "-"):
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-        else:
-            sys.stdout.write(data)
-            sys.stdout.flush()
+        for piece in pieces:
+            if isinstance(piece, bytes):
+                sys.stdout.buffer.write(piece)
+            else:
+                sys.stdout.write(piece)
+        sys.stdout.flush()
         return
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     path = Path(target)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
@@ -39,7 +42,8 @@ def write(target: str | None, data: str | bytes) -> None:
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report gets the usual permissions
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            for piece in pieces:
+                fh.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -19,6 +19,9 @@ FORMATS = {
     "svg": ("chart_draw", "render_svg"),
     "pdf": ("chart_draw", "render_pdf"),
 }
+# format -> (module, function) giving the output as consecutive pieces of text: formats whose
+# output grows with the launch count, written without holding the whole text.
+STREAMED = {"json": ("json_report", "chunks")}
 CHART_FORMATS = ("png", "svg", "pdf")  # the formats `plot` draws: a subset of FORMATS
 # diff format -> (module, function, default --top); github is Markdown also sent to the step summary
 DIFF_FORMATS = {
@@ -54,6 +57,14 @@ def render(result, fmt: str, **options) -> str | bytes:
     except (ImportError, AttributeError):
         raise UsageError(f"format {fmt!r} is not available in this build") from None
     return renderer(result, **options)
+
+
+def render_pieces(result, fmt: str, **options):
+    """The output of `render`, as an iterable of pieces for a STREAMED format (else one piece)."""
+    if fmt not in STREAMED:
+        return render(result, fmt, **options)
+    module, function = STREAMED[fmt]
+    return getattr(import_module(f"rooflint.reporters.{module}"), function)(result, **options)
 
 
 def render_diff(d, gates, fmt: str, top: int | None = None) -> str:

@@ -5,6 +5,7 @@ No drawing and no matplotlib here; rooflint.reporters.chart_draw draws PNG/SVG/P
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -107,6 +108,31 @@ def chart_data(result, level: str = "dram", top: int | None = None) -> ChartData
     strip = _strip_range(zero, result, level)
     return ChartData(level, _title(result, level), points, zero, unplaced, roofs,
                      _bandwidths(result, level), x_range, y_range, strip, notes)
+
+
+def charts(result, level: str = "dram", top: int | None = None) -> list[ChartData]:
+    """One chart per device: several GPUs' roofs on one chart make every point ambiguous.
+
+    With one device (or none) this is [chart_data(result)]. With several, each chart holds that
+    device's launches, ranked among themselves (time shares and the top-N labels are the device's
+    own); launches on no known device are named in the first chart's notes."""
+    ids = [d.id for d in _devices(result)]
+    if len(ids) < 2:
+        return [chart_data(result, level, top)]
+    out = [chart_data(device_result(result, device_id), level, top) for device_id in ids]
+    elsewhere = int((~result.launches["device_id"].isin(ids)).sum())
+    if elsewhere:
+        out[0].notes.append(f"{elsewhere} launch(es) on no known device are on no chart")
+    return out
+
+
+def device_result(result, device_id: str):
+    """The Result restricted to one device's launches, its groups ranked among themselves."""
+    launches = result.launches[(result.launches["device_id"] == device_id).fillna(False).to_numpy()]
+    kernels = ranking.rank(launches, result.group_by, result.latency_threshold)
+    uses = [u for u in result.devices if u.device is not None and u.device.id == device_id]
+    inputs = [p for p in result.inputs if p.source in set(launches["source"].dropna())]
+    return dataclasses.replace(result, launches=launches, kernels=kernels, devices=uses, inputs=inputs)
 
 
 def _float(value) -> float:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.reporters import common
-from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, Roof, chart_data
+from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, Roof, charts
 
 
 def render_png(result, level: str = "dram", top: int | None = None, **_options) -> bytes:
@@ -31,43 +31,82 @@ def render_pdf(result, level: str = "dram", top: int | None = None, **_options) 
 def _save(result, level, top, fmt, metadata) -> bytes:
     import matplotlib
 
-    # A fixed salt and no dates: the same input gives the same SVG/PDF bytes.
-    with matplotlib.rc_context({"svg.hashsalt": "rooflint", "svg.fonttype": "path"}):
-        figure = draw(chart_data(result, level, top))
+    # A fixed salt and no dates: the same input gives the same SVG/PDF bytes. Text stays text in
+    # SVG (searchable, selectable, small); the viewer's fonts draw it.
+    with matplotlib.rc_context({"svg.hashsalt": "rooflint", "svg.fonttype": "none"}):
+        figure = draw_all(charts(result, level, top))
         buffer = io.BytesIO()
         figure.savefig(buffer, format=fmt, metadata=metadata, dpi=130 if fmt == "png" else None)
     return buffer.getvalue()
 
 
 def draw(data: ChartData):
-    """A matplotlib Figure of the chart (object-oriented API: no pyplot, no global figure)."""
+    """A matplotlib Figure of one chart (object-oriented API: no pyplot, no global figure)."""
+    return draw_all([data])
+
+
+# Laid out in inches so the axes' labels never run into the neighbouring panel.
+_STRIP_W, _GAP, _MAIN_W, _LEGEND_W, _PANEL_H = 1.1, 1.5, 7.2, 3.7, 6.6
+
+
+def draw_all(charts: list[ChartData]):
+    """One Figure with one panel per chart (one per device), stacked top to bottom, each with its
+    own title, axes and label table: small multiples that share a width."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    has_strip, has_legend = bool(data.zero_flop), bool(data.legend)
-    # Laid out in inches so the axes' labels never run into the neighbouring panel.
-    strip_w, gap, main_w, legend_w = 1.1, 1.5, 7.2, 3.7
-    left = 1.0 if has_strip else 1.45
-    width = left + (strip_w + gap if has_strip else 0) + main_w + (legend_w + 0.3 if has_legend else 0.3)
-    height, bottom, top = 6.6, 0.75, 1.05
+    width = max(_panel_width(data) for data in charts)
+    height = _PANEL_H * len(charts)
     figure = Figure(figsize=(width, height))
     FigureCanvasAgg(figure)
+    for row, data in enumerate(charts):
+        _draw_panel(figure, data, width, height, top_in=row * _PANEL_H)
+    return figure
+
+
+def _panel_width(data: ChartData) -> float:
+    left = 1.0 if data.zero_flop else 1.45
+    return left + (_STRIP_W + _GAP if data.zero_flop else 0) + _MAIN_W + \
+        (_LEGEND_W + 0.3 if data.legend else 0.3)
+
+
+def _draw_panel(figure, data: ChartData, width: float, height: float, top_in: float):
+    has_strip, has_legend = bool(data.zero_flop), bool(data.legend)
+    left = 1.0 if has_strip else 1.45
+    bottom_in = height - top_in - _PANEL_H + 0.75  # the panel's axes bottom, from the figure's
+    axes_h = _PANEL_H - 0.75 - 1.05
 
     def box(x: float, w: float):
-        return figure.add_axes((x / width, bottom / height, w / width, (height - bottom - top) / height))
+        return figure.add_axes((x / width, bottom_in / height, w / width, axes_h / height))
 
-    strip = box(left, strip_w) if has_strip else None
-    main_x = left + (strip_w + gap if has_strip else 0)
-    main = box(main_x, main_w)
-    _draw_main(main, data)
+    strip = box(left, _STRIP_W) if has_strip else None
+    main_x = left + (_STRIP_W + _GAP if has_strip else 0)
+    main = box(main_x, _MAIN_W)
+    left_off = _draw_main(main, data)
     if strip is not None:
-        _draw_strip(strip, data)
+        left_off += _draw_strip(strip, data)
     if has_legend:
-        _draw_legend_table(box(main_x + main_w + 0.3, legend_w), data)
-    figure.text(0.3 / width, 1 - 0.3 / height, _mpl(data.title), fontsize=12, ha="left", va="center")
-    figure.text(0.3 / width, 1 - 0.6 / height, _mpl(_caption(data)), fontsize=8.5, color="#444444",
-                ha="left", va="center")
-    return figure
+        _draw_legend_table(box(main_x + _MAIN_W + 0.3, _LEGEND_W), data, {p.rank for p in left_off})
+    room = (width - 0.6) * figure.dpi  # the title and caption fit between 0.3 in margins
+    title = figure.text(0.3 / width, 1 - (top_in + 0.3) / height, _mpl(data.title), fontsize=12,
+                        ha="left", va="center")
+    caption = figure.text(0.3 / width, 1 - (top_in + 0.6) / height, _mpl(_caption(data)), fontsize=8.5,
+                          color="#444444", ha="left", va="center")
+    _fit(title, room, 9)
+    _fit(caption, room, 7)
+
+
+def _fit(text, room_px: float, smallest: float) -> None:
+    """Shrink `text` down to `smallest` points, then cut it with an ellipsis, until it is at most
+    `room_px` wide: a long device list must not run off the figure."""
+    renderer = text.figure.canvas.get_renderer()
+    while text.get_window_extent(renderer).width > room_px and text.get_fontsize() > smallest:
+        text.set_fontsize(text.get_fontsize() - 0.5)
+    full = text.get_text()
+    keep = len(full)
+    while text.get_window_extent(renderer).width > room_px and keep > 1:
+        keep = int(keep * room_px / text.get_window_extent(renderer).width) - 1
+        text.set_text(full[:max(keep, 1)].rstrip("\\") + "…")
 
 
 def _caption(data: ChartData) -> str:
@@ -111,39 +150,68 @@ def _scatter(ax, xs, ys, points: list[Point]):
 
 
 _HALO = {"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7}
-_DIRECTIONS = [(1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.3), (0, -1.3)]
+# Where a label may go, nearest first: eight directions at growing distances (in marker reaches).
+_DIRECTIONS = [(1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.3), (0, -1.3), (1.4, 0), (-1.4, 0)]
+_DISTANCES = (1.0, 2.2, 3.4, 5.0, 7.0, 9.5, 12.5)
 
 
-def _annotate(ax, x, y, labelled: list[Point], n: int, obstacles: list = (), sides=(1, -1)):
-    """Short ids beside the labelled markers: the first spot (corners, then farther out) that
-    stays inside the axes and clear of the labelled markers, earlier labels and roof labels."""
+def _annotate(ax, x, y, labelled: list[Point], points: list[Point], obstacles: list = (),
+              sides=(1, -1)) -> list[Point]:
+    """Short ids beside the labelled markers, each with a leader line: the nearest spot that
+    stays inside the axes and clear of the labelled markers, earlier labels, roof labels and the
+    legend. A label with no free spot is left off (returned; the table beside still lists it):
+    an overlapping label is worse than none."""
     from matplotlib.transforms import Bbox
 
     renderer = ax.figure.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     points_px = ax.figure.dpi / 72
+    n = len(points)
     style = _style(n)
+    crowd = ax.transData.transform(np.column_stack([[x(p) for p in points], [y(p) for p in points]]))
     reaches = [math.sqrt(_size(p, style)) / 2 * 0.75 + 4 for p in labelled]  # marker radius + gap
+    if labelled:  # a dark ring marks the point each leader line ends at, even inside a cloud
+        ax.scatter([x(p) for p in labelled], [y(p) for p in labelled], s=[_size(p, style) for p in labelled],
+                   facecolors="none", edgecolors="#222222", linewidths=0.9, rasterized=True, zorder=4,
+                   gid="labelled")
     taken = [o.get_window_extent(renderer) for o in obstacles]
     for point, reach in zip(labelled, reaches, strict=True):
         cx, cy = ax.transData.transform((x(point), y(point)))
         r = (reach - 4) * points_px
         taken.append(Bbox.from_extents(cx - r, cy - r, cx + r, cy + r))
+    left_off = []
     for point, reach in zip(labelled, reaches, strict=True):
-        tries = [(dx * reach * far, dy * reach * far) for far in (1.0, 2.2, 3.4)
-                 for dx, dy in _DIRECTIONS if dx in sides or dx == 0]
-        chosen = None
-        for offset in tries:
-            note = _note(ax, point.label, (x(point), y(point)), offset)
+        xy = (x(point), y(point))
+        box = _free_spot(ax, point, xy, max(reach, 9), sides, frame, taken, renderer, crowd)
+        box = box or _free_spot(ax, point, xy, max(reach, 9), sides, frame, taken, renderer)
+        if box is None:
+            left_off.append(point)
+        else:
+            taken.append(box)
+    return left_off
+
+
+def _free_spot(ax, point, xy, reach, sides, frame, taken, renderer, crowd=None):
+    """The label's box at the nearest free spot (clear of every marker centre in `crowd` too,
+    when given, so that labels sit in white space rather than on the point cloud), else None."""
+    for far in _DISTANCES:
+        for dx, dy in _DIRECTIONS:
+            if not (dx == 0 or math.copysign(1, dx) in sides):
+                continue
+            note = _note(ax, point.label, xy, (dx * reach * far, dy * reach * far))
             box = _text_box(note, renderer)
             inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-            if inside and not any(box.overlaps(t) for t in taken):
-                chosen = box
-                break
+            if inside and not any(box.overlaps(t) for t in taken) and not _covers(box, crowd):
+                return box
             note.remove()
-        if chosen is None:  # crowded: accept the first spot rather than drop the label
-            chosen = _text_box(_note(ax, point.label, (x(point), y(point)), tries[0]), renderer)
-        taken.append(chosen)
+    return None
+
+
+def _covers(box, crowd) -> bool:
+    if crowd is None or not len(crowd):
+        return False
+    x, y = crowd[:, 0], crowd[:, 1]
+    return bool(((x > box.x0 - 3) & (x < box.x1 + 3) & (y > box.y0 - 3) & (y < box.y1 + 3)).any())
 
 
 def _text_box(note, renderer):
@@ -158,13 +226,13 @@ def _note(ax, text: str, xy, offset):
     dx, dy = offset
     return ax.annotate(_mpl(text), xy, xytext=offset, textcoords="offset points",
                        ha="left" if dx > 0 else ("right" if dx < 0 else "center"),
-                       va="bottom" if dy > 0 else "top", fontsize=8, family="monospace", zorder=5,
+                       va="bottom" if dy > 0 else ("top" if dy < 0 else "center"), fontsize=8, family="monospace", zorder=5,
                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
                        arrowprops={"arrowstyle": "-", "color": "#555555", "lw": 0.6, "shrinkA": 0,
                                    "shrinkB": 0})
 
 
-def _draw_main(ax, data: ChartData):
+def _draw_main(ax, data: ChartData) -> list[Point]:
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter
 
@@ -192,17 +260,17 @@ def _draw_main(ax, data: ChartData):
                 ax.plot([roof.ridge], [y0], marker="o", ms=3.5, color="#222222", zorder=4)
         else:
             roof_texts += _slope_label(ax, roof)
-    if data.points:
-        _scatter(ax, [p.intensity for p in data.points], [p.flops_per_s for p in data.points], data.points)
-        _annotate(ax, lambda p: p.intensity, lambda p: p.flops_per_s, [p for p in data.points if p.labelled],
-                  len(data.points), roof_texts)
-    else:
-        ax.text(0.97, 0.3, "no kernel with FLOPs to place", transform=ax.transAxes, ha="right", color="#777777")
     present = [v for v in VERDICT_COLOURS if any(p.verdict == v for p in data.points + data.zero_flop)]
     handles = [Line2D([], [], ls="", marker="o", ms=7, color=VERDICT_COLOURS[v], label=v) for v in present]
-    if handles:
-        ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9, title="verdict",
-                  title_fontsize=8)
+    if handles:  # drawn before the labels, so that they keep off it
+        roof_texts.append(ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9,
+                                    title="verdict", title_fontsize=8))
+    if not data.points:
+        ax.text(0.97, 0.3, "no kernel with FLOPs to place", transform=ax.transAxes, ha="right", color="#777777")
+        return []
+    _scatter(ax, [p.intensity for p in data.points], [p.flops_per_s for p in data.points], data.points)
+    return _annotate(ax, lambda p: p.intensity, lambda p: p.flops_per_s, [p for p in data.points if p.labelled],
+                     data.points, roof_texts)
 
 
 def _tick(value: float, unit: str = "") -> str:
@@ -236,7 +304,7 @@ def _slope_label(ax, roof: Roof):
                     ha="left", va="bottom", zorder=4, bbox=_HALO)]
 
 
-def _draw_strip(ax, data: ChartData):
+def _draw_strip(ax, data: ChartData) -> list[Point]:
     from matplotlib.ticker import FuncFormatter, NullLocator
 
     ax.set_yscale("log")
@@ -255,8 +323,8 @@ def _draw_strip(ax, data: ChartData):
         texts.append(ax.text(0.03, value * 1.1, _mpl(label), fontsize=7, va="bottom"))
     xs = [_strip_x(p.rank) for p in data.zero_flop]
     _scatter(ax, xs, [p.bytes_per_s for p in data.zero_flop], data.zero_flop)
-    _annotate(ax, lambda p: _strip_x(p.rank), lambda p: p.bytes_per_s,
-              [p for p in data.zero_flop if p.labelled], len(data.zero_flop), texts)
+    return _annotate(ax, lambda p: _strip_x(p.rank), lambda p: p.bytes_per_s,
+                     [p for p in data.zero_flop if p.labelled], data.zero_flop, texts)
 
 
 def _strip_x(rank: int) -> float:
@@ -264,19 +332,31 @@ def _strip_x(rank: int) -> float:
     return 0.2 + 0.6 * ((rank * 0.6180339887) % 1.0)
 
 
-def _draw_legend_table(ax, data: ChartData):
-    """id → short name, with rank, share of time and verdict: the key to the labels on the chart."""
+def _draw_legend_table(ax, data: ChartData, unlabelled: set[int] = frozenset()):
+    """id → short name, with rank, share of time and verdict: the key to the labels on the chart.
+    Two lines a kernel while they fit; one line each for a long top-N; past that, a count."""
     ax.axis("off")
     rows = data.legend
     ax.text(0.0, 1.0, "labelled kernels (by headroom)", fontsize=8.5, weight="bold", va="top",
             transform=ax.transAxes)
-    step = min(0.075, 0.94 / max(len(rows), 1))
-    for i, p in enumerate(rows):
+    height_pt = ax.get_window_extent().height * 72 / ax.figure.dpi
+    two_lines = len(rows) * 22 <= height_pt * 0.9
+    step = (max(22.0, min(0.075 * height_pt, 0.9 * height_pt / max(len(rows), 1))) if two_lines else 11.5) / height_pt
+    fits = len(rows) if two_lines else int(0.9 / step) - 1
+    for i, p in enumerate(rows[:fits]):
         y = 0.93 - i * step
-        ax.text(0.0, y, _mpl(p.label), fontsize=8, family="monospace", va="top", transform=ax.transAxes,
-                color=VERDICT_COLOURS.get(p.verdict, "#333333"), weight="bold")
+        where = " · no room to label it" if p.rank in unlabelled else ""
+        ax.text(0.0, y, _mpl(p.label), fontsize=8 if two_lines else 7, family="monospace", va="top",
+                transform=ax.transAxes, color=VERDICT_COLOURS.get(p.verdict, "#333333"), weight="bold")
+        if not two_lines:
+            ax.text(0.3, y, _mpl(f"#{p.rank} {_cut(p.name, 30)}{where and ' (unlabelled)'}"), fontsize=7,
+                    va="top", transform=ax.transAxes)
+            continue
         ax.text(0.25, y, _mpl(_cut(p.name, 34)), fontsize=7.5, va="top", transform=ax.transAxes)
-        ax.text(0.25, y - step * 0.42, f"#{p.rank} · {common.pct(p.time_share, 1)} of time · {p.verdict}",
+        ax.text(0.25, y - step * 0.45, f"#{p.rank} · {common.pct(p.time_share, 1)} of time · {p.verdict}{where}",
+                fontsize=7, va="top", transform=ax.transAxes, color="#555555")
+    if fits < len(rows):
+        ax.text(0.0, 0.93 - fits * step, f"… and {len(rows) - fits} more: see the report's kernel table",
                 fontsize=7, va="top", transform=ax.transAxes, color="#555555")
 
 

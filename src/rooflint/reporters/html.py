@@ -14,7 +14,7 @@ import pandas as pd
 from rooflint.core import coverage, explain
 from rooflint.core.version import __version__
 from rooflint.reporters import common
-from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, chart_data
+from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, charts
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1240px;
@@ -72,13 +72,13 @@ def esc(value) -> str:
 
 def render(result, top: int | None = None, level: str = "dram", **_options) -> str:
     kernels = result.kernels if top is None else result.kernels.head(top)
-    data = chart_data(result, level, None)
+    chart_list = charts(result, level, None)  # one per device
     body = [
         "<h1>rooflint report</h1>",
         _summary(result),
-        "<h2>Roofline</h2>",
-        svg(data),
-        _unplaced(data),
+        "<h2>Roofline</h2>" if len(chart_list) == 1 else f"<h2>Roofline, one chart per device ({len(chart_list)})</h2>",
+        *(part for data in chart_list for part in (_chart_heading(data, len(chart_list)), svg(data),
+                                                    _unplaced(data))),
         f"<h2>Kernels <span class=\"muted\">({len(kernels)} of {len(result.kernels)} groups; "
         "click a header to sort)</span></h2>",
         _kernel_table(result, kernels),
@@ -199,6 +199,10 @@ def _skipped(result) -> str:
     return f"<h2>Skipped inputs ({len(result.skipped)})</h2>\n<ul>{items}</ul>"
 
 
+def _chart_heading(data: ChartData, count: int) -> str:
+    return f"<h3>{esc(data.title)}</h3>" if count > 1 else ""
+
+
 def _unplaced(data: ChartData) -> str:
     if not data.unplaced and not data.notes:
         return ""
@@ -260,7 +264,7 @@ def svg(data: ChartData) -> str:
         if roof.kind == "compute":
             out.append(f"<text x=\"{x1 - 6}\" y=\"{sy(ay) - 5:.1f}\" text-anchor=\"end\" font-size=\"11\">"
                        f"{esc(roof.label)}</text>")
-            obstacles.append((x1 - 6 - 6.2 * len(roof.label), sy(ay) - 17, x1 - 6, sy(ay) - 2))
+            obstacles.append((x1 - 6 - 6.6 * len(roof.label), sy(ay) - 18, x1 - 6, sy(ay) - 1))
         else:
             out.append(_slope_text(roof, sx, sy))
     out += _points(data.points, lambda p: sx(p.intensity), lambda p: sy(p.flops_per_s), "FLOP/s", box, obstacles)
@@ -318,7 +322,10 @@ def _points(points: list[Point], fx, fy, unit: str, frame, obstacles: list | Non
     taken = list(obstacles or [])
     taken += [_around(fx(p), fy(p), _radius(p, n)) for p in labelled]
     for p in labelled:
-        x0, y0, x1, y1 = _place(fx(p), fy(p), _radius(p, n), len(p.label) * 6.7 + 4, frame, taken)
+        box = _place(fx(p), fy(p), _radius(p, n), len(p.label) * 6.7 + 4, frame, taken)
+        if box is None:
+            continue
+        x0, y0, x1, y1 = box
         lx, ly = min(max(fx(p), x0), x1), min(max(fy(p), y0), y1)  # the box's nearest point
         out.append(f"<line x1=\"{fx(p):.1f}\" y1=\"{fy(p):.1f}\" x2=\"{lx:.1f}\" y2=\"{ly:.1f}\" "
                    "stroke=\"#555\" stroke-width=\"0.7\"/>")
@@ -334,24 +341,22 @@ def _around(x: float, y: float, r: float) -> tuple[float, float, float, float]:
 
 
 def _place(x: float, y: float, r: float, width: float, frame, taken: list):
-    """The first label box (right, left, above, below; then farther) inside `frame` and clear of
-    `taken`, which it joins; when none is free, the first one tried."""
+    """The nearest label box (eight directions, then farther out) inside `frame` and clear of
+    `taken`, which it joins; None when none is free: an overlapping label is worse than none
+    (the kernel table below lists every id)."""
     height = 14
     fx0, fy0, fx1, fy1 = frame
-    first = None
-    for far in (1.0, 2.0, 3.2):
+    for far in (1.0, 2.0, 3.2, 4.6, 6.4, 8.6, 11.5):
         gap = r * far + 3
-        for dx, dy in ((1, -1), (1, 1), (-1, -1), (-1, 1), (0, -1.4), (0, 1.4)):
-            left = x + gap if dx > 0 else (x - gap - width if dx < 0 else x - width / 2)
-            top = y - gap - height if dy < 0 else y + gap
+        for dx, dy in ((1, -1), (1, 1), (-1, -1), (-1, 1), (0, -1.4), (0, 1.4), (1.4, 0), (-1.4, 0)):
+            left = x + gap * abs(dx) if dx > 0 else (x - gap * abs(dx) - width if dx < 0 else x - width / 2)
+            top = y - gap * abs(dy) - height if dy < 0 else (y + gap * dy if dy > 0 else y - height / 2)
             box = (left, top, left + width, top + height)
-            first = first or box
             inside = fx0 <= box[0] and box[2] <= fx1 and fy0 <= box[1] and box[3] <= fy1
             if inside and not any(_overlap(box, t) for t in taken):
                 taken.append(box)
                 return box
-    taken.append(first)
-    return first
+    return None
 
 
 def _overlap(a, b) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -23,20 +24,60 @@ def launch_fields(launches: pd.DataFrame) -> list[str]:
     return LAUNCH_FIELDS + [c for c in schema.TRACE_COLUMNS if c in launches] + ["missing"]
 
 
+# The report's own version (docs/json-format.md). 2: launches one object a line with null fields
+# left out, and each source named once in "sources" (a launch gives its "source_index").
+FORMAT_VERSION = 2
+CHUNK_ROWS = 5_000  # launches encoded at a time: bounds the writer's memory on any input size
+
+
 def render(result, top: int | None = None, **_options) -> str:
-    head = json.dumps({**_head(result, top), "launches": _PLACEHOLDER}, indent=1, ensure_ascii=False,
-                      allow_nan=False)
+    return "".join(chunks(result, top))
+
+
+def chunks(result, top: int | None = None, **_options) -> Iterator[str]:
+    """The report as consecutive pieces of text, the launch list CHUNK_ROWS launches at a time,
+    so a caller can write a report of any size without holding it."""
+    launches = result.launches
+    sources, codes = _source_codes(launches)
+    head = json.dumps({**_head(result, top), "sources": sources, "launches": _PLACEHOLDER}, indent=1,
+                      ensure_ascii=False, allow_nan=False)
     at = head.rindex(json.dumps(_PLACEHOLDER))  # "launches" is the last value of the document
-    text = launches_json(result.launches[launch_fields(result.launches)], head[:at],
-                         head[at + len(json.dumps(_PLACEHOLDER)):] + "\n")
-    if text is None:  # columns of a kind launches_json does not write: the general encoder
-        return json.dumps(document(result, top), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    return text
+    yield head[:at] + "["
+    columns = [c for c in launch_fields(launches) if c != "source"]
+    for start in range(0, len(launches), CHUNK_ROWS):
+        part = launches.iloc[start:start + CHUNK_ROWS][columns]  # copies one chunk only
+        lines = launch_lines(part, codes[start:start + CHUNK_ROWS])
+        if lines is None:  # columns of a kind launch_lines does not encode: the general encoder
+            lines = ",\n".join(_LINE_INDENT + json.dumps(r, ensure_ascii=False, allow_nan=False)
+                               for r in _launch_records(part, codes[start:start + CHUNK_ROWS]))
+        yield ("\n" if start == 0 else ",\n") + lines
+    yield ("\n ]" if len(launches) else "]") + head[at + len(json.dumps(_PLACEHOLDER)):] + "\n"
 
 
 def document(result, top: int | None = None) -> dict:
-    return {**_head(result, top),
-            "launches": [_launch(row) for row in _records(result.launches[launch_fields(result.launches)])]}
+    """The report as a dict, built record by record: the reference that `chunks` must equal."""
+    sources, codes = _source_codes(result.launches)
+    columns = [c for c in launch_fields(result.launches) if c != "source"]
+    return {**_head(result, top), "sources": sources,
+            "launches": _launch_records(result.launches[columns], codes)}
+
+
+def _source_codes(launches: pd.DataFrame) -> tuple[list, np.ndarray]:
+    """The distinct sources in order of first appearance, and each launch's index into them."""
+    codes, uniques = pd.factorize(launches["source"], use_na_sentinel=False)
+    return [plain(v) for v in uniques.tolist()], codes
+
+
+def _launch_records(frame: pd.DataFrame, codes: np.ndarray) -> list[dict]:
+    out = []
+    for code, row in zip(codes.tolist(), _records(frame), strict=True):
+        record = {"source_index": code}
+        record.update((k, v) for k, v in row.items() if v is not None and k != "missing")
+        missing = schema.missing_map(row.get("missing") or "")
+        if missing:
+            record["missing"] = missing
+        out.append(record)
+    return out
 
 
 def _head(result, top: int | None) -> dict:
@@ -44,7 +85,7 @@ def _head(result, top: int | None) -> dict:
     kernels = result.kernels if top is None else result.kernels.head(top)
     devices = [_device(use) for use in result.devices]
     return {
-        "format_version": schema.FORMAT_VERSION,
+        "format_version": FORMAT_VERSION,
         "tool": f"rooflint {__version__}",
         "units": {**schema.UNITS, **analysis.RESULT_UNITS, "time_share": "fraction", "headroom_share": "fraction"},
         "group_by": result.group_by,
@@ -81,53 +122,43 @@ def _kernel(result, row: dict) -> dict:
     return row
 
 
-def _launch(row: dict) -> dict:
-    row["missing"] = schema.missing_map(row.get("missing") or "")
-    return row
-
-
 def _records(frame: pd.DataFrame) -> list[dict]:
     return [{k: plain(v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")]
 
 
-# The launch list is most of a large report (200,000 launches: about 400 MB of JSON), and
-# json.dumps with indent runs its pure-Python encoder over ~11 M values. launches_json writes the
-# same text column by column: each distinct string, integer or float is encoded once, exactly as
-# json.dumps encodes it (json.dumps for strings, repr for floats and ints), and Arrow joins the
-# pieces. tests/test_batch.py checks it against json.dumps byte for byte.
+# The launch list is most of a large report, and json.dumps runs its pure-Python encoder over
+# every value. launch_lines writes the same text column by column: each distinct string, integer
+# or float is encoded once, exactly as json.dumps encodes it (json.dumps for strings, repr for
+# floats and ints), and Arrow joins the pieces. tests/test_batch.py checks it against json.dumps.
 _PLACEHOLDER = "\x00rooflint launches\x00"
-_KEY_INDENT, _ITEM_INDENT, _LIST_INDENT = "   ", "  ", " "
+_LINE_INDENT = "  "
 
 
-def launches_json(frame: pd.DataFrame, before: str = "", after: str = "") -> str | None:
-    """`before`, the "launches" value as json.dumps(indent=1) writes it in the document, then
-    `after`; None when a column's dtype is not one it encodes exactly (use json.dumps then).
-
-    Large reports are mostly this text, so it is built with as few big buffers as possible: each
-    cell's piece carries its key (and the record's braces), every record ends in the separator,
-    and the records' joined bytes are decoded once."""
-    if frame.columns.has_duplicates or frame.columns[-1] != "missing":
-        return None
-    if frame.empty:
-        return before + "[]" + after
-    pieces, last = [], len(frame.columns) - 1
-    for i, name in enumerate(frame.columns):
-        key = f"{_ITEM_INDENT}{{\n" if i == 0 else ""
-        key += f"{_KEY_INDENT}{json.dumps(name, ensure_ascii=False)}: "
-        values = _encoded(frame[name], name == "missing", key, f"\n{_ITEM_INDENT}}},\n" if i == last else "")
+def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> str | None:
+    """One line per launch, `  {"source_index": i, "key": value, ...}` with null fields left out
+    (what json.dumps writes for document()'s records), joined by ",\n"; None when a column's
+    dtype is not one it encodes exactly (use json.dumps then)."""
+    if frame.columns.has_duplicates or frame.empty:
+        return None if frame.columns.has_duplicates else ""
+    first = pa.array([f'{_LINE_INDENT}{{"source_index": {c}' for c in range(int(codes.max()) + 1)],
+                     pa.large_string()).take(pa.array(codes))
+    pieces = [first]
+    for name in frame.columns:
+        values = _encoded(frame[name], name == "missing", f", {json.dumps(name, ensure_ascii=False)}: ")
         if values is None:
             return None
         pieces.append(values)
-    records = pc.binary_join_element_wise(*pieces, pa.scalar(",\n", pa.large_string()))
+    pieces.append(pa.array(["},\n"] * len(frame), pa.large_string()))
+    records = pc.binary_join_element_wise(*pieces, pa.scalar("", pa.large_string()))
     del pieces
     offsets, data = records.buffers()[1:3]
     end = np.frombuffer(offsets, dtype=np.int64, count=len(records) + 1, offset=records.offset * 8)
-    body = memoryview(data)[int(end[0]):int(end[-1]) - 2]  # every record but the last ends in ",\n"
-    return "".join((before, "[\n", str(body, "utf-8"), f"\n{_LIST_INDENT}]", after))
+    return str(memoryview(data)[int(end[0]):int(end[-1]) - 2], "utf-8")  # the last ",\n" dropped
 
 
-def _encoded(column: pd.Series, is_missing: bool, key: str = "", end: str = "") -> pa.Array | None:
-    """key + JSON text + end for every cell (null for NA, NaN and infinities), as large_string."""
+def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
+    """key + JSON text for every cell, "" where the value is null (NA, NaN, infinities) or, for
+    `missing`, an empty map: such fields are left out."""
     dtype = column.dtype
     if is_missing:
         encode = _missing_json
@@ -136,9 +167,9 @@ def _encoded(column: pd.Series, is_missing: bool, key: str = "", end: str = "") 
     elif dtype == np.float64:
         numbers = column.to_numpy()
         if np.signbit(numbers[numbers == 0]).any():  # factorize would merge -0.0 with 0.0
-            return _texts(_floats(numbers), np.arange(len(numbers)), "null", key, end)
+            return _texts(_floats(numbers), np.arange(len(numbers)), key)
         codes, uniques = pd.factorize(numbers, use_na_sentinel=True)
-        return _texts(_floats(uniques), codes, "null", key, end)
+        return _texts(_floats(uniques), codes, key)
     elif isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
         encode = repr
     elif isinstance(dtype, pd.BooleanDtype) or dtype == np.bool_:
@@ -146,7 +177,7 @@ def _encoded(column: pd.Series, is_missing: bool, key: str = "", end: str = "") 
     else:
         return None
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    return _texts([encode(plain(v)) for v in uniques.tolist()], codes, "{}" if is_missing else "null", key, end)
+    return _texts([encode(plain(v)) for v in uniques.tolist()], codes, key)
 
 
 def _floats(numbers: np.ndarray) -> list[str]:
@@ -159,9 +190,9 @@ def _floats(numbers: np.ndarray) -> list[str]:
     return out.tolist()
 
 
-def _texts(text: list[str], codes: np.ndarray, missing: str, key: str, end: str) -> pa.Array:
-    """key + text[code] + end per row; `missing` where the code is -1 (NA)."""
-    table = pa.array([key + t + end for t in text] + [key + missing + end], pa.large_string())
+def _texts(text: list[str], codes: np.ndarray, key: str) -> pa.Array:
+    """key + text[code] per row; "" where the code is -1 (NA) or the text is null or {}."""
+    table = pa.array([key + t if t not in ("null", "{}") else "" for t in text] + [""], pa.large_string())
     return table.take(pa.array(np.where(codes < 0, len(text), codes)))
 
 
@@ -174,9 +205,4 @@ def _string_json(value) -> str:
 
 
 def _missing_json(value) -> str:
-    pairs = schema.missing_map(value or "")
-    if not pairs:
-        return "{}"
-    inner = _KEY_INDENT + " "
-    lines = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in pairs.items()]
-    return "{\n" + ",\n".join(lines) + f"\n{_KEY_INDENT}}}"
+    return json.dumps(schema.missing_map(value or ""), ensure_ascii=False)

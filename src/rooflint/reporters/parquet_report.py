@@ -37,14 +37,22 @@ KERNEL_UNITS = {"duration_s": "s", "time_share": "fraction", "t_bound_s": "s", "
                 "achieved_bytes_per_s": "byte/s", "duration_min_s": "s", "duration_max_s": "s"}
 
 
+CHUNK_ROWS = 50_000  # rows converted to Arrow at a time for a single file (one row group each)
+
+
 def render(result, per: str = "launch", output: str | None = None, **_options) -> bytes | None:
     """One Parquet file as bytes; or, when `output` names a folder, write the dataset there."""
-    table = arrow_table(result, per)
     if output not in (None, "-") and _is_folder(output):
-        write_dataset(table, Path(output), partition=per == "launch")
+        write_dataset(arrow_table(result, per), Path(output), partition=per == "launch")
         return None
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
+    # Converted and written a chunk at a time: the launch table is never copied whole into Arrow.
+    rows = len(result.launches) if per == "launch" else len(result.kernels)
+    sink, writer = pa.BufferOutputStream(), None
+    for start in range(0, max(rows, 1), CHUNK_ROWS):
+        table = arrow_table(result, per, slice(start, start + CHUNK_ROWS))
+        writer = writer or pq.ParquetWriter(sink, table.schema)
+        writer.write_table(table)
+    writer.close()
     return sink.getvalue().to_pybytes()
 
 
@@ -52,14 +60,15 @@ def _is_folder(output: str) -> bool:
     return output.endswith(("/", os.sep)) or Path(output).is_dir()
 
 
-def arrow_table(result, per: str = "launch") -> pa.Table:
-    """The rows as an Arrow table with explicit types, per-field units and the report metadata."""
+def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Table:
+    """The rows (all, or the `rows` slice) as an Arrow table with explicit types, per-field units
+    and the report metadata."""
     if per == "kernel":
-        frame = result.kernels[ranking.KERNEL_COLUMNS]
+        frame = _rows(result.kernels, rows)[ranking.KERNEL_COLUMNS]
         units = KERNEL_UNITS
         types = {c: pa.int64() for c in KERNEL_INTS}
     elif per == "launch":
-        frame = result.launches[[c for c in LAUNCH_COLUMNS if c in result.launches.columns]]
+        frame = _rows(result.launches, rows)[[c for c in LAUNCH_COLUMNS if c in result.launches.columns]]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
         types = {c: pa.int64() for c in schema.INT_COLUMNS}
     else:
@@ -75,6 +84,11 @@ def arrow_table(result, per: str = "launch") -> pa.Table:
         arrays.append(pa.array(partition_values(frame["source"]), pa.string()))
     meta = {METADATA_KEY: json.dumps(_metadata(result, per, units), ensure_ascii=False).encode("utf-8")}
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
+
+
+def _rows(frame: pd.DataFrame, rows: slice | None) -> pd.DataFrame:
+    """The slice before the column selection, so that only the slice is ever copied."""
+    return frame if rows is None else frame.iloc[rows]
 
 
 def _array(values: pd.Series, kind: pa.DataType) -> pa.Array:

@@ -73,7 +73,7 @@ def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, fa
     default_top = 20 if fmt == "table" else None
     if fmt in ("png", "svg", "pdf", "parquet") and output in (None, "-") and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
-    data = reporters.render(res, fmt, top=top or default_top, per=per, excel_safe=excel_safe, level=level,
+    data = reporters.render_pieces(res, fmt, top=top or default_top, per=per, excel_safe=excel_safe, level=level,
                             output=output)
     if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)
         outputs.write(output, data)

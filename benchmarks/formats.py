@@ -1,0 +1,97 @@
+"""Peak memory and time of `rooflint report` per output format, as ratios measured in one run.
+
+    python benchmarks/formats.py [FILE ...] [--formats table,json,...]
+
+Each case is a fresh `python -m rooflint report FILE --format F -o OUT` subprocess; its peak RSS
+is the child's own ru_maxrss (os.wait4), its time the wall clock. The baseline is a subprocess
+that imports pyarrow and runs pyarrow.csv.read_csv on the same file (startup included in both).
+Target (issue 14): peak RSS <= 3x the input file for every format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FORMATS = ["table", "json", "markdown", "html", "parquet"]
+SUFFIX = {"table": ".txt", "json": ".json", "markdown": ".md", "html": ".html", "parquet": ""}
+RSS_TARGET = 3.0
+BASELINE = "import sys, pyarrow.csv; pyarrow.csv.read_csv(sys.argv[1])"
+
+
+def measured(command: list[str]) -> tuple[float, int]:
+    """(wall seconds, peak RSS bytes) of one subprocess, its own high-water mark only."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed: {child.stderr.read().decode()[-500:]}")
+    child.stderr.close()
+    return wall, usage.ru_maxrss * 1024  # kilobytes on Linux
+
+
+def cases(path: Path, formats: list[str], workdir: Path) -> list[tuple]:
+    size = path.stat().st_size
+    base_s, base_rss = measured([sys.executable, "-c", BASELINE, str(path)])
+    rows = [(path.name, "pyarrow parse", size, base_s, base_rss, 1.0, base_rss / size, 0)]
+    for fmt in formats:
+        out = workdir / f"out{SUFFIX[fmt]}"
+        wall, rss = measured([sys.executable, "-m", "rooflint", "report", str(path), "--format", fmt,
+                              "-o", str(out), "--quiet"])
+        written = _size(out)
+        rows.append((path.name, fmt, size, wall, rss, wall / base_s, rss / size, written))
+        shutil.rmtree(out) if out.is_dir() else out.unlink(missing_ok=True)
+    return rows
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size if path.exists() else 0
+
+
+def table(rows: list[tuple]) -> str:
+    lines = [f"{'file':<18} {'output':<14} {'file MB':>8} {'time s':>7} {'x parse':>8} "
+             f"{'RSS MB':>7} {'RSS/file':>9}  {'output MB':>9}"]
+    for name, fmt, size, wall, rss, ratio, per_file, written in rows:
+        mark = "  OVER" if fmt != "pyarrow parse" and per_file > RSS_TARGET else ""
+        lines.append(f"{name:<18} {fmt:<14} {size / 1e6:8.1f} {wall:7.2f} {ratio:7.2f}x "
+                     f"{rss / 1e6:7.0f} {per_file:8.2f}x  {written / 1e6:9.1f}{mark}")
+    return "\n".join(lines)
+
+
+def run(files: list[Path], formats: list[str] = FORMATS) -> list[tuple]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="rooflint-formats-") as tmp:
+        for path in files:
+            rows += cases(path, formats, Path(tmp))
+    return rows
+
+
+def main(files: list[Path] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--formats", default=",".join(FORMATS))
+    args = parser.parse_args([] if files is not None else None)
+    paths = files or args.files
+    if not paths:
+        sys.path.insert(0, str(HERE))
+        import run as bench  # the files run.py generates
+
+        bench.prepare()
+        paths = [bench.RAW, bench.DETAILS]
+    print(f"peak RSS and time per output format (target: RSS <= {RSS_TARGET:g}x the file)")
+    print(table(run(paths, args.formats.split(","))))
+
+
+if __name__ == "__main__":
+    main()
