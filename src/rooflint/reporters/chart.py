@@ -195,11 +195,6 @@ def _labels(result) -> dict[int, str]:
     return dict(zip(result.kernels["rank"].astype(int), result.kernels["id"], strict=True))
 
 
-def _key(result, row) -> str:
-    value = row.kernel if result.group_by in ("kernel", "name") else row.group
-    return value if isinstance(value, str) else str(row.group)
-
-
 def _short(result, row) -> str:
     if result.group_by in ("kernel", "name") and isinstance(row.kernel, str):
         return names.short_name(row.kernel)
@@ -207,7 +202,7 @@ def _short(result, row) -> str:
 
 
 def _full(result, row) -> str:
-    return _key(result, row)
+    return common.full_name(result, {"kernel": row.kernel, "group": row.group})
 
 
 def _used_classes(result, device_id: str) -> list[str]:
