@@ -63,18 +63,18 @@ def display_name(row, group_by: str) -> str:
 
 def ceiling_rows(result) -> list[dict]:
     """Every ceiling of every device used: name, value, unit, ridge point, source."""
-    rows = []
-    for use in result.devices:
-        device = use.device
-        if device is None:
-            continue
-        for cls, ceiling in device.compute.items():
-            rows.append({"device": device.id, "ceiling": cls, "kind": "compute", "value": ceiling.value,
-                         "unit": "op/s", "ridge_dram": ridge_dram(device, cls), "source": ceiling.source})
-        for level, ceiling in device.memory.items():
-            rows.append({"device": device.id, "ceiling": level, "kind": "memory", "value": ceiling.value,
-                         "unit": "byte/s", "ridge_dram": None, "source": ceiling.source})
-    return rows
+    return [{"device": use.device.id, "ceiling": c["name"], "kind": c["kind"], "value": c["value"],
+             "unit": c["unit"], "ridge_dram": c.get("ridge_dram"), "source": c["source"]}
+            for use in result.devices if use.device is not None
+            for c in device_ceilings(use.device)]
+
+
+def device_ceilings(device) -> list[dict]:
+    """One device's ceilings, compute then memory; compute ones carry their DRAM ridge point."""
+    compute = [{"name": k, "kind": "compute", "value": c.value, "unit": "op/s", "source": c.source,
+                "ridge_dram": ridge_dram(device, k)} for k, c in device.compute.items()]
+    return compute + [{"name": k, "kind": "memory", "value": c.value, "unit": "byte/s",
+                       "source": c.source} for k, c in device.memory.items()]
 
 
 def ridge_dram(device, cls) -> float | None:

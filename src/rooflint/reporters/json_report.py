@@ -104,10 +104,7 @@ def _device(use) -> dict:
     device = use.device
     if device is None:
         return {"id": None, "name": None, "sources": use.sources, "provenance": use.provenance, "ceilings": []}
-    ceilings = [{"name": k, "kind": "compute", "value": c.value, "unit": "op/s", "source": c.source,
-                 "ridge_dram": common.ridge_dram(device, k)} for k, c in device.compute.items()]
-    ceilings += [{"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
-                 for k, c in device.memory.items()]
+    ceilings = common.device_ceilings(device)
     return {"id": device.id, "name": device.name, "vendor": device.vendor, "arch": device.arch,
             "evidence": getattr(use, "evidence", ""), "provisional": getattr(use, "provisional", False),
             "candidates": list(getattr(use, "candidates", [])), "choose": getattr(use, "advice", ""),
