@@ -54,24 +54,28 @@ def write(tmp_path, text: str, name: str = "dev.toml"):
 # --- worked checks (DESIGN.md), computed by hand ------------------------------------------------
 
 
-def test_mi300x_ridges():
+@pytest.mark.parametrize("device_id,cls,ridge", [
+    # DESIGN.md's worked checks: 163.4e12 FLOP/s / 5.3e12 byte/s = 30.830 FLOP/byte ("about 31")
+    ("mi300x", "vector_fp32", 30.830),
+    # 1307.4e12 / 5.3e12 = 246.679 FLOP/byte
+    ("mi300x", "matrix_bf16", 246.679),
+    # 66.9e12 / 3.35e12 = 19.970 FLOP/byte ("about 20")
+    ("h100-sxm", "vector_fp32", 19.970),
+    # 312e12 / 2039e9 = 153.016 FLOP/byte
+    ("a100-sxm4-80gb", "matrix_bf16", 153.016),
+])
+def test_worked_ridge_points(device_id, cls, ridge):
+    device = get(device_id)
+    assert device.ridge(cls) == pytest.approx(ridge, abs=1e-3)
+    assert device.ridge(cls, "dram") == device.ridge(cls)
+
+
+def test_mi300x_matrix_ridge_is_eight_times_the_vector_ridge():
     mi300x = get("mi300x")
-    # 163.4e12 FLOP/s / 5.3e12 byte/s = 30.83 FLOP/byte: "about 31"
     assert mi300x.compute["vector_fp32"].value == 163.4 * T
     assert mi300x.memory["dram"].value == 5300 * G
-    assert mi300x.ridge("vector_fp32") == pytest.approx(30.830, abs=1e-3)
-    assert round(mi300x.ridge("vector_fp32")) == 31
-    # 1307.4e12 / 5.3e12 = 246.68 FLOP/byte = 8.0012 x the FP32 ridge (1307.4 / 163.4)
-    assert mi300x.ridge("matrix_bf16") == pytest.approx(246.679, abs=1e-3)
+    # 1307.4 / 163.4 = 8.0012
     assert mi300x.ridge("matrix_bf16") / mi300x.ridge("vector_fp32") == pytest.approx(8, rel=2e-3)
-
-
-def test_h100_sxm_ridge():
-    h100 = get("h100-sxm")
-    # 66.9e12 / 3.35e12 = 19.97 FLOP/byte: "about 20"
-    assert h100.ridge("vector_fp32") == pytest.approx(19.970, abs=1e-3)
-    assert round(h100.ridge("vector_fp32")) == 20
-    assert h100.ridge("vector_fp32", "dram") == h100.ridge("vector_fp32")
 
 
 @pytest.mark.parametrize("device_id,cores,boost_hz,dram_gb_s,sms,rel", [
@@ -155,9 +159,6 @@ def test_ridge_points_are_derived_not_stored():
     folder = resources.files("rooflint.hardware").joinpath("devices")
     for entry in folder.iterdir():
         assert "ridge" not in entry.read_text(encoding="utf-8"), entry.name
-    a100 = get("a100-sxm4-80gb")
-    # 312e12 / 2039e9 = 153.02 FLOP/byte
-    assert a100.ridge("matrix_bf16") == pytest.approx(153.016, abs=1e-3)
 
 
 def test_ridge_of_missing_class_is_a_device_error():
