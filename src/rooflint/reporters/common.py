@@ -53,9 +53,9 @@ def full_name(result, row) -> str:
     return value if isinstance(value, str) else str(row["group"])
 
 
-def display_name(row, group_by: str) -> str:
+def display_name(row, group_by: str, width: int = 48) -> str:
     if group_by in ("kernel", "name"):
-        return names.short_name(row["kernel"])
+        return names.short_name(row["kernel"], width)
     if group_by == "op":
         return opgroups.short_label(row["group"])
     return str(row["group"])
@@ -102,3 +102,30 @@ def accounting_line(result) -> str:
         line += f" ({reasons})"
     return line
 
+
+
+def above_roof_warning(result) -> str | None:
+    """How many launches beat their roof and their share of the time (None when none do)."""
+    launches = result.launches
+    above = launches["verdict"] == "above-roof"
+    count = int(above.sum())
+    if not count:
+        return None
+    total = launches["duration_s"].sum()
+    share = launches.loc[above, "duration_s"].sum() / total if total > 0 else float("nan")
+    return (f"{count} launch(es) sit above the roof ({pct(share)} of the time): a data error "
+            "(wrong device, clock, units or counters); check the ceilings")
+
+
+def warnings(result) -> list[str]:
+    """Every warning a report leads with, in every format: provisional devices, launches above
+    the roof, rows the readers repaired or dropped (a cut-short file)."""
+    out = list(device_warnings(result))
+    out += [text for text in [above_roof_warning(result)] if text]
+    out += [f"repaired input: {repair}" for repair in result.accounting["repairs"]]
+    return out
+
+
+def notes(result) -> list[str]:
+    """The caveats the readers attached to each input (estimates, modelled bytes, inferences)."""
+    return sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes})

@@ -53,13 +53,15 @@ def api_options(kwargs: dict) -> dict:
 @click.option("--level", type=click.Choice(["dram", "l2", "l1"]), default="dram", show_default=True,
               help="Chart: memory level for the intensity axis.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Table: every ceiling with its source, not one line per device.")
 @click.option("--fail-under", metavar="EFF", default=None, callback=exits.click_fraction,
               help="Exit 1 when time-weighted efficiency is under EFF (0.6 or 60%).")
 @click.option("--fail-if-above-roof/--no-fail-if-above-roof", default=False,
               help="Exit 1 when any launch is above its roof (a measurement problem).")
 @input_options
-def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, fail_under, fail_if_above_roof,
-           **kwargs):
+def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, verbose, fail_under,
+           fail_if_above_roof, **kwargs):
     """Rank the kernels in INPUTS (profile files or folders) by optimisation headroom."""
     from rooflint.cli import progress as progress_mod
 
@@ -74,7 +76,7 @@ def report(inputs, fmt, output, group_by, top, per, excel_safe, level, quiet, fa
     if fmt in ("png", "svg", "pdf", "parquet") and output in (None, "-") and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
     data = reporters.render(res, fmt, top=top or default_top, per=per, excel_safe=excel_safe, level=level,
-                            output=output)
+                            output=output, verbose=verbose)
     if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)
         outputs.write(output, data)
     exits.enforce(gates.report_gates(res, settings["fail_under"], settings["fail_if_above_roof"], origins))
