@@ -8,6 +8,7 @@ from rooflint.core import explain, names, opgroups
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.result import summary_numbers  # noqa: F401
+from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
 
 
 def vendor_of(result, device_id) -> str | None:
@@ -85,14 +86,6 @@ def ridge_dram(device, cls) -> float | None:
         return None
 
 
-def device_warnings(result) -> list[str]:
-    """One line per device whose identification the evidence left open (every format shows it)."""
-    return [f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
-            f"profile's evidence also fits {', '.join(c for c in use.candidates if c != use.device.id)}"
-            f" with different ceilings, so the verdicts are provisional; {use.advice}"
-            for use in result.devices if use.device is not None and getattr(use, "provisional", False)]
-
-
 def accounting_line(result) -> str:
     acc = result.accounting
     line = (f"launches read {acc['launches_read']} = analysed {acc['analysed']} + not analysable "
@@ -102,28 +95,6 @@ def accounting_line(result) -> str:
         line += f" ({reasons})"
     return line
 
-
-
-def above_roof_warning(result) -> str | None:
-    """How many launches beat their roof and their share of the time (None when none do)."""
-    launches = result.launches
-    above = launches["verdict"] == "above-roof"
-    count = int(above.sum())
-    if not count:
-        return None
-    total = launches["duration_s"].sum()
-    share = launches.loc[above, "duration_s"].sum() / total if total > 0 else float("nan")
-    return (f"{count} launch(es) sit above the roof ({pct(share)} of the time): a data error "
-            "(wrong device, clock, units or counters); check the ceilings")
-
-
-def warnings(result) -> list[str]:
-    """Every warning a report leads with, in every format: provisional devices, launches above
-    the roof, rows the readers repaired or dropped (a cut-short file)."""
-    out = list(device_warnings(result))
-    out += [text for text in [above_roof_warning(result)] if text]
-    out += [f"repaired input: {repair}" for repair in result.accounting["repairs"]]
-    return out
 
 
 def notes(result) -> list[str]:
