@@ -14,7 +14,7 @@ TOP = 10
 def text(result) -> str:
     """`<rooflint.Result: 11 launches, 906 ms, headroom 193 ms (79 % efficiency) on NVIDIA A100
     PCIe 40GB (a100-pcie-40gb); 4 kernel groups, top: cutlass::Kernel<…> 181 ms>`"""
-    from rooflint.core.result import device_description, summary_numbers
+    from rooflint.core.result import summary_numbers
 
     s = summary_numbers(result)
     line = (f"<rooflint.Result: {len(result.launches)} launches, {si(s['total_time_s'], 's')}, "
