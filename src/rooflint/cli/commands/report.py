@@ -10,6 +10,7 @@ import rooflint
 from rooflint import pipeline, reporters
 from rooflint.cli import config, exits
 from rooflint.cli import output as outputs
+from rooflint.cli.choices import Suggesting
 from rooflint.core import gates
 from rooflint.core.analysis import LATENCY_THRESHOLD
 from rooflint.core.ranking import GROUPINGS
@@ -23,7 +24,7 @@ def input_options(f):
         click.option("--device", metavar="ID", help="Use this catalog device (see `rooflint devices`)."),
         click.option("--device-file", type=click.Path(dir_okay=False), metavar="FILE.toml",
                      help="Device or measured ceilings (TOML); wins over the profile and catalog."),
-        click.option("--locale", type=click.Choice(pipeline.LOCALES), help="Number format of the export, when it is ambiguous."),
+        click.option("--locale", type=Suggesting(pipeline.LOCALES), help="Number format of the export, when it is ambiguous."),
         click.option("--latency-threshold", type=click.FloatRange(0, 1), default=LATENCY_THRESHOLD, show_default=True,
                      help="Below this fraction of the attainable roof a kernel is latency-bound."),
         click.option("--strict", is_flag=True, help="Fail on any input that is not a profile instead of skipping it."),
@@ -42,15 +43,15 @@ def api_options(kwargs: dict) -> dict:
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMAT_CHOICES), help="Output format (default: from -o, else table).")
+@click.option("-f", "--format", "fmt", type=Suggesting(FORMAT_CHOICES), help="Output format (default: from -o, else table).")
 @click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")
-@click.option("--group-by", type=click.Choice(list(GROUPINGS)), default="kernel", show_default=True,
+@click.option("--group-by", type=Suggesting(list(GROUPINGS)), default="kernel", show_default=True,
               help="kernel = name + launch configuration; name merges configurations.")
 @click.option("--top", type=click.IntRange(1), default=None, help="Show only the top N groups.")
-@click.option("--per", type=click.Choice(["launch", "kernel"]), default="launch", show_default=True,
+@click.option("--per", type=Suggesting(["launch", "kernel"]), default="launch", show_default=True,
               help="CSV/Parquet rows: one per launch or per kernel group.")
 @click.option("--excel-safe", is_flag=True, help="CSV: prefix cells that spreadsheets would run as formulas.")
-@click.option("--level", type=click.Choice(["dram", "l2", "l1"]), default="dram", show_default=True,
+@click.option("--level", type=Suggesting(["dram", "l2", "l1"]), default="dram", show_default=True,
               help="Chart: memory level for the intensity axis.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option("-v", "--verbose", is_flag=True,
