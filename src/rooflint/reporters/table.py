@@ -87,11 +87,18 @@ def _table(result, top, columns: int) -> list[str]:
         out.append(_line(row, header, widths))
         if k < EXPLAINED:
             indent = " " * (widths[0] + len(GAP))
-            out += terminal.wrap(common.kernel_sentence(result, record), columns, indent + "  ",
+            out += terminal.wrap(_help(result, record, row[KERNEL]), columns, indent + "  ",
                                  indent + "→ ")
     if top is not None and len(result.kernels) > top:
         out.append(f"... {len(result.kernels) - top} more group(s); use --top to show more")
     return out
+
+
+def _help(result, record, shown: str) -> str:
+    """The "what would help" sentence, after the group's name when the table had to cut it."""
+    name = common.display_name(record, result.group_by)
+    sentence = common.kernel_sentence(result, record)
+    return sentence if shown == name else f"{name}: {sentence}"
 
 
 def _row(result, r, columns: int) -> list[str]:
