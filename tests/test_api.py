@@ -1,4 +1,4 @@
-"""The Python API gives the command line's verdicts; a Result shows itself briefly; the README runs."""
+"""The Python API: the command line's verdicts, a brief Result, the README example that runs."""
 
 from __future__ import annotations
 

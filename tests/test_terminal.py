@@ -130,8 +130,8 @@ def test_top_rows_say_what_would_help_and_provenance_is_one_line(monkeypatch):
     text = _cli("report", "fixtures/ncu/a100-gemm-details.csv", "-q")
     # rank 3 InitializeMatrix<__half>: 24 % of the DRAM roof, no vector FLOP counters in the file
     # the name the table had to shorten comes whole before the sentence
-    assert _squashed("→ InitializeMatrix_kernel<__half, (bool)1>: latency-bound as far as measured: "
-                     "24 % of the nearest (DRAM) roof") in _squashed(text)
+    assert _squashed("→ InitializeMatrix_kernel<__half, (bool)1>: latency-bound as far as "
+                     "measured: 24 % of the nearest (DRAM) roof") in _squashed(text)
     assert "--verbose" in text and "ceilings: vector_fp64" not in text
     verbose = _cli("report", "fixtures/ncu/a100-gemm-details.csv", "-q", "--verbose")
     assert _squashed("ceilings: vector_fp64 5.26 TFLOP/s") in _squashed(verbose)

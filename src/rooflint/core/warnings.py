@@ -8,10 +8,13 @@ from rooflint.core.formatting import pct
 
 def device_warnings(result) -> list[str]:
     """One line per device whose identification the evidence left open (every format shows it)."""
+    open_uses = [use for use in result.devices
+                 if use.device is not None and getattr(use, "provisional", False)]
     return [f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
-            f"profile's evidence also fits {', '.join(c for c in use.candidates if c != use.device.id)}"
+            f"profile's evidence also fits "
+            f"{', '.join(c for c in use.candidates if c != use.device.id)}"
             f" with different ceilings, so the verdicts are provisional; {use.advice}"
-            for use in result.devices if use.device is not None and getattr(use, "provisional", False)]
+            for use in open_uses]
 
 
 def above_roof_warning(result) -> str | None:

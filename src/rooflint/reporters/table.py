@@ -9,10 +9,12 @@ from __future__ import annotations
 from rooflint.core import coverage
 from rooflint.reporters import common, terminal
 
-COLUMNS = ["#", "id", "kernel", "launches", "time", "share", "verdict", "eff", "headroom", "limiter"]
+COLUMNS = ["#", "id", "kernel", "launches", "time", "share", "verdict", "eff", "headroom",
+           "limiter"]
 NUMERIC = {"#", "launches", "time", "share", "eff", "headroom", "traffic/min"}
 KERNEL = 2
-OPTIONAL = ("limiter", "traffic/min")  # dropped, in this order, when the kernel name gets too narrow
+# dropped, in this order, when the kernel name would get too narrow
+OPTIONAL = ("limiter", "traffic/min")
 MIN_KERNEL = 24
 EXPLAINED = 5  # rows with a "what would help" line under them
 GAP = "  "
@@ -139,6 +141,7 @@ def _line(row, header, widths) -> str:
 
 
 def _ceiling_text(row) -> str:
-    unit = "B/s" if row["kind"] == "memory" else "OP/s" if row["ceiling"].endswith("int8") else "FLOP/s"
+    unit = ("B/s" if row["kind"] == "memory" else
+            "OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
     ridge = f" (ridge {row['ridge_dram']:.3g})" if row.get("ridge_dram") else ""
     return f"{row['ceiling']} {common.si(row['value'], unit)}{ridge}"
