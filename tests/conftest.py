@@ -50,3 +50,9 @@ def shared(relative: str) -> Path:
     if not SHARED.is_dir():
         pytest.skip("shared/fixtures is not present beside the checkout")
     return SHARED / relative
+
+
+@pytest.fixture(autouse=True)
+def _terminal_width(monkeypatch):
+    """Terminal output is laid out for a 100-column terminal in every test (goldens included)."""
+    monkeypatch.setenv("COLUMNS", "100")

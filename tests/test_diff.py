@@ -174,8 +174,8 @@ def test_table_is_the_default_and_says_pass():
     res = run("diff", A100, A100)
     assert res.exit_code == 0
     assert res.stdout.startswith(
-        "rooflint diff: PASS — total time +0.0 % [+0.0, +0.0] (base 906 ms → head 906 ms)")
-    assert "no gates set" in res.stdout.splitlines()[0]
+        "rooflint diff: PASS (no gate set) — total time +0.0 % [+0.0, +0.0] (base 906 ms → head 906 ms)")
+    assert "nothing was gated" in res.stdout.splitlines()[1]
 
 
 # --- one kernel 30 % slower --------------------------------------------------------------------

@@ -53,6 +53,16 @@ class Result:
     def per_source(self) -> pd.DataFrame:
         return per_source(self.launches)
 
+    def __repr__(self) -> str:
+        from rooflint.core import notebook
+
+        return notebook.text(self)
+
+    def _repr_html_(self) -> str:
+        from rooflint.core import notebook
+
+        return notebook.html(self)
+
 
 def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
     """launches read = analysed + not analysable, with the reasons counted."""

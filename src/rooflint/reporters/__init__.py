@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from importlib import import_module
 from pathlib import Path
 
@@ -39,7 +40,9 @@ def choose_format(fmt: str | None, output: str | None, formats=FORMATS) -> str:
     """The explicit --format, else the -o file's extension (among `formats`), else a table."""
     if fmt:
         if fmt not in formats:
-            raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(formats)}")
+            close = difflib.get_close_matches(fmt.lower(), list(formats), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(formats)}{hint}")
         return fmt
     if output and output != "-":
         suffix = Path(output).suffix.lower()
@@ -47,6 +50,10 @@ def choose_format(fmt: str | None, output: str | None, formats=FORMATS) -> str:
             return EXTENSIONS[suffix]
         if suffix == "" and "parquet" in formats and Path(output).is_dir():
             return "parquet"
+        if suffix:  # out.xlsx: never a text table under a name that promises something else
+            known = " ".join(s for s, f in EXTENSIONS.items() if f in formats)
+            raise UsageError(f"cannot tell the format from the extension {suffix!r} of -o "
+                             f"{output}; use one of {known}, or pass --format")
     return "table"
 
 

@@ -8,6 +8,7 @@ from rooflint.core import explain, names, opgroups
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.result import summary_numbers  # noqa: F401
+from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
 
 
 def vendor_of(result, device_id) -> str | None:
@@ -53,9 +54,9 @@ def full_name(result, row) -> str:
     return value if isinstance(value, str) else str(row["group"])
 
 
-def display_name(row, group_by: str) -> str:
+def display_name(row, group_by: str, width: int = 48) -> str:
     if group_by in ("kernel", "name"):
-        return names.short_name(row["kernel"])
+        return names.short_name(row["kernel"], width)
     if group_by == "op":
         return opgroups.short_label(row["group"])
     return str(row["group"])
@@ -85,14 +86,6 @@ def ridge_dram(device, cls) -> float | None:
         return None
 
 
-def device_warnings(result) -> list[str]:
-    """One line per device whose identification the evidence left open (every format shows it)."""
-    return [f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
-            f"profile's evidence also fits {', '.join(c for c in use.candidates if c != use.device.id)}"
-            f" with different ceilings, so the verdicts are provisional; {use.advice}"
-            for use in result.devices if use.device is not None and getattr(use, "provisional", False)]
-
-
 def accounting_line(result) -> str:
     acc = result.accounting
     line = (f"launches read {acc['launches_read']} = analysed {acc['analysed']} + not analysable "
@@ -102,3 +95,8 @@ def accounting_line(result) -> str:
         line += f" ({reasons})"
     return line
 
+
+
+def notes(result) -> list[str]:
+    """The caveats the readers attached to each input (estimates, modelled bytes, inferences)."""
+    return sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes})

@@ -26,14 +26,15 @@ def verdict(gates) -> str:
 def summary_line(d: diffs.Diff, gates) -> str:
     """`PASS|FAIL — total time +x % [lo, hi] (base a → head b)`, the one line a PR reader needs."""
     t = d.totals
-    line = (f"{verdict(gates)} — total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → "
+    outcome = verdict(gates) if gates else "PASS (no gate set)"
+    line = (f"{outcome} — total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → "
             f"head {si(t['time_head_s'], 's')}{noise_clause(t)})")
     s = t["status"]
     counts = [f"{s[k]} {k}" for k in (diffs.SLOWER, diffs.FASTER, diffs.NEW, diffs.REMOVED, diffs.ABOVE_ROOF) if s[k]]
     if counts:
         line += "; " + ", ".join(counts)
     if not gates:
-        line += "; no gates set"
+        line += "; nothing was gated (--fail-on-regression PCT sets a gate)"
     return line
 
 

@@ -1,6 +1,6 @@
 """The terminal diff: verdict line, warnings, gates, then every kernel group by |time change|.
 
-Every line fits WIDTH columns: text wraps, and each group takes a line of numbers and a line
+Every line fits the terminal (reporters.terminal.width): text wraps, and each group takes a line of numbers and a line
 of detail under it.
 """
 
@@ -10,16 +10,17 @@ import textwrap
 
 from rooflint.core import diff as diffs
 from rooflint.reporters import diff_common as dc
+from rooflint.reporters import terminal
 from rooflint.reporters.common import pct
 
-WIDTH = 100
 HEADER = ["#", "id", "kernel", "Δ time", "change [CI]", "status"]
 NUMERIC = {0, 3, 4}
 KERNEL = 2
 MIN_KERNEL = 16
 
 
-def render(d, gates, top: int | None = 20, **_options) -> str:
+def render(d, gates, top: int | None = 20, columns: int | None = None, **_options) -> str:
+    width = columns or terminal.width()
     lines = [
         f"rooflint diff: {dc.summary_line(d, gates)}",
         f"base: {d.base.label} ({_device(d.base)})",
@@ -30,22 +31,22 @@ def render(d, gates, top: int | None = 20, **_options) -> str:
     for gate in gates:
         lines.append(f"gate {gate.label}: {'pass' if gate.passed else 'FAIL'}")
         lines += [f"  {m}" for m in gate.failures]
-    lines = [wrapped for line in lines for wrapped in _wrap(line)]
+    lines = [wrapped for line in lines for wrapped in _wrap(line, width)]
     rows = dc.records(d)
     shown = rows if top is None else rows[:top]
     if shown:
-        lines += [""] + _grid(shown, d.level)
+        lines += [""] + _grid(shown, d.level, width)
     else:
         lines += ["", "no kernel groups on either side"]
     if len(rows) > len(shown):
         lines.append(f"... {len(rows) - len(shown)} more group(s); use --top to show more")
-    lines += [wrapped for n in d.notes for wrapped in _wrap(f"note: {n}")]
+    lines += [wrapped for n in d.notes for wrapped in _wrap(f"note: {n}", width)]
     return "\n".join(lines) + "\n"
 
 
-def _wrap(line: str, indent: str = "    ") -> list[str]:
+def _wrap(line: str, width: int, indent: str = "    ") -> list[str]:
     return textwrap.wrap(
-        line, WIDTH, subsequent_indent=indent, break_on_hyphens=False, break_long_words=True
+        line, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=True
     ) or [""]
 
 
@@ -84,13 +85,13 @@ def detail(r: dict) -> list[str]:
     return parts
 
 
-def _pack(parts: list[str], indent: str) -> list[str]:
-    """`parts` joined by "; " into lines of WIDTH, breaking between parts (inside one only when it
+def _pack(parts: list[str], indent: str, width: int) -> list[str]:
+    """`parts` joined by "; " into lines of `width`, breaking between parts (inside one only when it
     alone is too long)."""
     lines, line = [], ""
     for i, part in enumerate(parts):
         text = part + (";" if i < len(parts) - 1 else "")
-        if line and len(indent) + len(line) + 1 + len(text) > WIDTH:
+        if line and len(indent) + len(line) + 1 + len(text) > width:
             lines.append(indent + line)
             line = ""
         line = f"{line} {text}" if line else text
@@ -99,31 +100,28 @@ def _pack(parts: list[str], indent: str) -> list[str]:
     for one in lines:
         out += (
             [one]
-            if len(one) <= WIDTH
-            else textwrap.wrap(one, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+            if len(one) <= width
+            else textwrap.wrap(one, width, subsequent_indent=indent, break_on_hyphens=False)
         )
     return out
 
 
-def _grid(rows: list[dict], level: float) -> list[str]:
+def _grid(rows: list[dict], level: float, width: int) -> list[str]:
     header = HEADER[:4] + [f"change [{level * 100:g} % CI]"] + HEADER[5:]
     table = [header] + [_cells(i, r) for i, r in enumerate(rows, 1)]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     others = sum(w for i, w in enumerate(widths) if i != KERNEL) + 2 * (len(widths) - 1)
-    widths[KERNEL] = max(MIN_KERNEL, min(widths[KERNEL], WIDTH - others))
+    widths[KERNEL] = max(MIN_KERNEL, min(widths[KERNEL], width - others))
     indent = " " * (widths[0] + widths[1] + 4)
     out = []
     for k, row in enumerate(table):
-        row[KERNEL] = _fit(row[KERNEL], widths[KERNEL])
+        row[KERNEL] = terminal.middle(row[KERNEL], widths[KERNEL])
         cells = [
             c.rjust(w) if i in NUMERIC else c.ljust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         ]
         out.append("  ".join(cells).rstrip())
         if k:
-            out += _pack(detail(rows[k - 1]), indent)
+            out += _pack(detail(rows[k - 1]), indent, width)
     return out
 
-
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -103,10 +103,7 @@ def _summary(result) -> str:
              f"<p>Device: {esc(common.device_line(result))}</p>",
              f"<p>{esc(common.accounting_line(result))}</p>"]
     parts += [f"<p>{esc(text)}</p>"] if (text := coverage.line(result)) else []
-    parts += [f"<p class=\"warn\">{esc(w)}</p>" for w in common.device_warnings(result)]
-    if s.get("above_roof_launches"):
-        parts.append(f"<p class=\"warn\">{s['above_roof_launches']} launch(es) sit above the roof: a data "
-                     "error (wrong device, clock, units or counters).</p>")
+    parts += [f"<p class=\"warn\">{esc(w)}</p>" for w in common.warnings(result)]
     return "\n".join(parts)
 
 
@@ -186,7 +183,7 @@ def _ceilings(result) -> str:
 
 
 def _notes(result) -> str:
-    notes = sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}) + result.accounting["repairs"]
+    notes = common.notes(result)
     if not notes:
         return ""
     return "<h2>Notes from the inputs</h2>\n<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"

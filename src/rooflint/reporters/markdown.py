@@ -134,10 +134,7 @@ def _head(result) -> list[str]:
                    f"device: {escape(common.device_line(result))}")
     lines = ["### rooflint report", "", summary, "", escape(common.accounting_line(result))]
     lines += ["", escape(text)] if (text := coverage.line(result)) else []
-    lines += [f"\n**Warning: {escape(w)}**" for w in common.device_warnings(result)]
-    if s.get("above_roof_launches"):
-        lines += ["", f"**Warning: {s['above_roof_launches']} launch(es) sit above the roof** — "
-                      "a data error (wrong device, clock, units or counters); check the ceilings below."]
+    lines += [f"\n**Warning: {escape(w)}**" for w in common.warnings(result)]
     return lines
 
 
@@ -192,9 +189,7 @@ def _ceilings(result) -> list[str]:
 
 
 def _notes(result) -> list[str]:
-    notes = sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes})
-    notes += result.accounting["repairs"]
-    return [f"- {escape(n)}" for n in notes]
+    return [f"- {escape(n)}" for n in common.notes(result)]
 
 
 def _details(summary: str, body: list[str]) -> str:

@@ -1,68 +1,148 @@
-"""The terminal table: header (device, ceilings, accounting), then ranked kernels."""
+"""The terminal report: summary, warnings, the ranked table with what would help, then the rest.
+
+Every line fits the terminal (reporters.terminal.width): kernel names shrink in the middle,
+optional columns go when the name would get too narrow, and long lines wrap.
+"""
 
 from __future__ import annotations
 
 from rooflint.core import coverage
-from rooflint.reporters import common
+from rooflint.reporters import common, terminal
 
-COLUMNS = ["#", "id", "kernel", "launches", "time", "share", "verdict", "eff", "headroom", "limiter"]
-
-
-def render(result, top: int | None = 20, **_options) -> str:
-    lines = _header(result)
-    kernels = result.kernels if top is None else result.kernels.head(top)
-    rows = [_row(result, r) for _, r in kernels.iterrows()]
-    header = COLUMNS
-    if "excess_traffic" in kernels and kernels["excess_traffic"].notna().any():  # trace + counters
-        header = COLUMNS + ["traffic/minimum"]
-        rows = [row + [common.excess_text(r["excess_traffic"])] for row, (_, r) in zip(rows, kernels.iterrows(),
-                                                                                      strict=True)]
-    lines += [""] + _grid([header] + rows)
-    if top is not None and len(result.kernels) > top:
-        lines.append(f"... {len(result.kernels) - top} more group(s); use --top to show more")
-    lines.append("")
-    return "\n".join(lines) + "\n"
+COLUMNS = ["#", "id", "kernel", "launches", "time", "share", "verdict", "eff", "headroom",
+           "limiter"]
+NUMERIC = {"#", "launches", "time", "share", "eff", "headroom", "traffic/min"}
+KERNEL = 2
+# dropped when the kernel name would get too narrow (the top rows' sentences name the roof);
+# traffic/min stays: it is what an export joined to a trace adds
+OPTIONAL = ("limiter",)
+MIN_KERNEL = 24
+EXPLAINED = 5  # rows with a "what would help" line under them
+GAP = "  "
 
 
-def _header(result) -> list[str]:
+def render(result, top: int | None = 20, verbose: bool = False, columns: int | None = None,
+           **_options) -> str:
+    columns = columns or terminal.width()
+    lines = terminal.wrap_all(_head(result), columns)
+    lines += ["", *_table(result, top, columns)]
+    lines += terminal.wrap_all(_tail(result, verbose), columns)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _head(result) -> list[str]:
+    """The summary line, the accounting, then every warning."""
     s = common.summary_numbers(result)
-    lines = [f"rooflint: {common.device_line(result)}",
-             *[f"WARNING: {w}" for w in common.device_warnings(result)],
-             f"total {common.si(s['total_time_s'], 's')}, headroom {common.si(s['total_headroom_s'], 's')}, "
-             f"time-weighted efficiency {common.pct(s['time_weighted_efficiency'])}",
+    lines = [f"rooflint: total {common.si(s['total_time_s'], 's')}, headroom "
+             f"{common.si(s['total_headroom_s'], 's')}, time-weighted efficiency "
+             f"{common.pct(s['time_weighted_efficiency'])} on {common.device_line(result)}",
              common.accounting_line(result)]
     lines += [text for text in [coverage.line(result)] if text]
-    for use in result.devices:
-        lines += [f"  {line}" for line in use.provenance]
-    ceilings = [_ceiling_text(row) for row in common.ceiling_rows(result)]
-    if ceilings:
-        lines.append("  ceilings: " + ", ".join(ceilings))
-    for source, problem in result.skipped:
-        lines.append(f"  skipped {source}: {problem}")
-    # the caveats the other formats list (estimates, modelled bytes, ambiguous devices), here too
-    notes = sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}) + result.accounting["repairs"]
-    lines += [f"  note: {note}" for note in notes]
+    lines += [f"WARNING: {w}" for w in common.warnings(result)]
     return lines
 
 
-def _row(result, r) -> list[str]:
-    return [str(r["rank"]), r["id"],
-            common.display_name(r, result.group_by), str(r["launches"]), common.si(r["duration_s"], "s"),
-            common.pct(r["time_share"], 1), r["verdict"], common.pct(r["efficiency"]),
-            common.si(r["headroom_s"], "s"), r["limiter"] if isinstance(r["limiter"], str) else "—"]
+def _tail(result, verbose: bool) -> list[str]:
+    """Where the ceilings came from (one line per device; all of it with --verbose), the
+    readers' notes and the files that were not read."""
+    lines = [""]
+    for use in result.devices:
+        lines += use.provenance if verbose else _folded(use)
+    if verbose:
+        ceilings = [_ceiling_text(row) for row in common.ceiling_rows(result)]
+        lines += ["ceilings: " + ", ".join(ceilings)] if ceilings else []
+    lines += [f"note: {note}" for note in common.notes(result)]
+    lines += [f"skipped {source}: {problem}" for source, problem in result.skipped]
+    return lines
 
 
-def _grid(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    numeric = {0, 3, 4, 5, 7, 8, 10}
-    out = []
-    for row in rows:
-        cells = [str(c).rjust(w) if i in numeric else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
-        out.append("  ".join(cells).rstrip())
+def _folded(use) -> list[str]:
+    """The device's identification line, then where its ceilings came from in one line."""
+    if use.device is None:
+        return use.provenance  # the reason it has none
+    identity = [line for line in use.provenance if line.startswith("device")]
+    others = [line.split(": ", 1)[-1] for line in use.provenance if not line.startswith("device")]
+    if not others:
+        return identity
+    sources = list(dict.fromkeys(line.split("; ")[0] for line in others))
+    clauses = list(dict.fromkeys(c for line in others for c in line.split("; ")[1:]))
+    text = "; ".join([" + ".join(sources), *clauses])
+    return identity + [f"ceilings: {text} (--verbose: each ceiling and its source)"]
+
+
+def _table(result, top, columns: int) -> list[str]:
+    kernels = result.kernels if top is None else result.kernels.head(top)
+    records = kernels.to_dict("records")
+    header = list(COLUMNS)
+    rows = [_row(result, r, columns) for r in records]
+    if "excess_traffic" in kernels and kernels["excess_traffic"].notna().any():  # trace + counters
+        header.append("traffic/min")
+        rows = [row + [common.excess_text(r["excess_traffic"])] for row, r in zip(rows, records,
+                                                                                  strict=True)]
+    header, rows, widths = _fit(header, rows, columns)
+    if result.group_by in ("kernel", "name"):  # names.short_name elides template arguments first
+        rows = [row[:KERNEL] + [terminal.middle(common.display_name(r, result.group_by,
+                                                                    widths[KERNEL]),
+                                                widths[KERNEL])] + row[KERNEL + 1:]
+                for row, r in zip(rows, records, strict=True)]
+    out = [_line(header, header, widths)]
+    for k, (row, record) in enumerate(zip(rows, records, strict=True)):
+        out.append(_line(row, header, widths))
+        if k < EXPLAINED:
+            indent = " " * (widths[0] + len(GAP))
+            out += terminal.wrap(_help(result, record, row[KERNEL]), columns, indent + "  ",
+                                 indent + "→ ")
+    if top is not None and len(result.kernels) > top:
+        out.append(f"... {len(result.kernels) - top} more group(s); use --top to show more")
     return out
 
 
+def _help(result, record, shown: str) -> str:
+    """The "what would help" sentence, after the group's name when the table had to cut it."""
+    name = common.display_name(record, result.group_by)
+    sentence = common.kernel_sentence(result, record)
+    return sentence if shown == name else f"{name}: {sentence}"
+
+
+def _row(result, r, columns: int) -> list[str]:
+    return [str(r["rank"]), r["id"], common.display_name(r, result.group_by, columns),
+            str(r["launches"]),
+            common.si(r["duration_s"], "s"), common.pct(r["time_share"], 1), r["verdict"],
+            common.pct(r["efficiency"]), common.si(r["headroom_s"], "s"),
+            r["limiter"] if isinstance(r["limiter"], str) else "—"]
+
+
+def _fit(header, rows, columns: int):
+    """Drop optional columns until the kernel name gets MIN_KERNEL characters, then give it the
+    rest of the width and shorten the names that still do not fit in the middle."""
+    for name in OPTIONAL:
+        if _kernel_room(header, rows, columns) >= MIN_KERNEL or name not in header:
+            continue
+        i = header.index(name)
+        header = header[:i] + header[i + 1:]
+        rows = [row[:i] + row[i + 1:] for row in rows]
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    widths[KERNEL] = max(len(header[KERNEL]), min(widths[KERNEL],
+                                                  _kernel_room(header, rows, columns)))
+    rows = [row[:KERNEL] + [terminal.middle(row[KERNEL], widths[KERNEL])] + row[KERNEL + 1:]
+            for row in rows]
+    return header, rows, widths
+
+
+def _kernel_room(header, rows, columns: int) -> int:
+    others = sum(max(len(str(row[i])) for row in [header, *rows])
+                 for i in range(len(header)) if i != KERNEL)
+    return columns - others - len(GAP) * (len(header) - 1)
+
+
+def _line(row, header, widths) -> str:
+    cells = [str(c).rjust(w) if name in NUMERIC else str(c).ljust(w)
+             for c, name, w in zip(row, header, widths, strict=True)]
+    return GAP.join(cells).rstrip()
+
+
 def _ceiling_text(row) -> str:
-    unit = "B/s" if row["kind"] == "memory" else "OP/s" if row["ceiling"].endswith("int8") else "FLOP/s"
+    unit = ("B/s" if row["kind"] == "memory" else
+            "OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
     ridge = f" (ridge {row['ridge_dram']:.3g})" if row.get("ridge_dram") else ""
     return f"{row['ceiling']} {common.si(row['value'], unit)}{ridge}"

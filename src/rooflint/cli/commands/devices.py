@@ -8,6 +8,7 @@ import click
 
 from rooflint import hardware
 from rooflint.core.formatting import si
+from rooflint.reporters import terminal
 
 
 @click.group(invoke_without_command=True)
@@ -21,9 +22,7 @@ def devices(ctx, fmt):
     if fmt == "json":
         click.echo(json.dumps([_as_dict(d) for d in catalog.values()], indent=1))
         return
-    click.echo(f"{'id':<22} {'name':<34} {'DRAM':>10} {'FP32':>12} {'ridge FP32':>10}  best matrix (ridge)")
-    for device in catalog.values():
-        click.echo(_line(device))
+    click.echo(_catalog_table(catalog.values(), terminal.width()))
 
 
 @devices.command()
@@ -35,14 +34,14 @@ def show(device_id, fmt):
     if fmt == "json":
         click.echo(json.dumps(_as_dict(device), indent=1))
         return
-    click.echo(f"{device.name} ({device.id}), {device.vendor} {device.arch}, {device.sm_count} SM/CU, "
-               f"boost {si(device.boost_clock_hz, 'Hz')}")
-    click.echo(f"source: {device.source}")
+    lines = [f"{device.name} ({device.id}), {device.vendor} {device.arch}, {device.sm_count} SM/CU, "
+             f"boost {si(device.boost_clock_hz, 'Hz')}", f"source: {device.source}"]
     for cls, c in device.compute.items():
-        ridge = _ridge(device, cls)
-        click.echo(f"  {cls:<12} {si(c.value, 'FLOP/s'):>14}  ridge {ridge}  [{c.source}]")
+        lines.append(f"  {cls:<12} {si(c.value, 'FLOP/s'):>14}  ridge {_ridge(device, cls)}  "
+                     f"[{c.source}]")
     for level, c in device.memory.items():
-        click.echo(f"  {level:<12} {si(c.value, 'B/s'):>14}  [{c.source}]")
+        lines.append(f"  {level:<12} {si(c.value, 'B/s'):>14}  [{c.source}]")
+    click.echo("\n".join(terminal.wrap_all(lines, terminal.width(), " " * 6)))
 
 
 def _ridge(device, cls) -> str:
@@ -52,14 +51,43 @@ def _ridge(device, cls) -> str:
         return "—"
 
 
-def _line(device) -> str:
+HEADER = ["id", "DRAM", "FP32", "ridge", "best matrix", "ridge", "name"]
+FOOTNOTE = ("ridge: the intensity (FLOP per DRAM byte) where the FP32 or best matrix roof meets "
+            "the DRAM roof; `rooflint devices show ID` has every ceiling")
+
+
+def _catalog_table(devices, width: int) -> str:
+    """One row per device; the name, last, takes what is left of the width (ridges in FLOP/B)."""
+    rows = [HEADER] + [_cells(d) for d in devices]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+    room = width - sum(widths[:-1]) - 2 * (len(HEADER) - 1)
+    widths[-1] = max(len(HEADER[-1]), min(widths[-1], room))
+    lines = []
+    for row in rows:
+        cells = [c.ljust(w) if i in (0, 4, 6) else c.rjust(w)
+                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        cells[-1] = terminal.middle(row[-1], widths[-1])
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines + terminal.wrap(FOOTNOTE, width))
+
+
+def _cells(device) -> list[str]:
     fp32 = device.compute.get("vector_fp32")
     dram = device.memory.get("dram")
-    matrices = [(c.value, k) for k, c in device.compute.items() if k.startswith("matrix_") and k != "matrix_int8"]
+    matrices = [(c.value, k) for k, c in device.compute.items()
+                if k.startswith("matrix_") and k != "matrix_int8"]
     best = max(matrices) if matrices else None
-    best_text = f"{best[1]} {si(best[0], 'FLOP/s')} ({_ridge(device, best[1])})" if best else "—"
-    return (f"{device.id:<22} {device.name[:34]:<34} {si(dram.value if dram else None, 'B/s'):>10} "
-            f"{si(fp32.value if fp32 else None, 'FLOP/s'):>12} {_ridge(device, 'vector_fp32'):>10}  {best_text}")
+    return [device.id, si(dram.value if dram else None, "B/s"),
+            si(fp32.value if fp32 else None, "FLOP/s"), _ridge_number(device, "vector_fp32"),
+            f"{best[1].removeprefix('matrix_')} {si(best[0], 'FLOP/s')}" if best else "—",
+            _ridge_number(device, best[1]) if best else "—", device.name]
+
+
+def _ridge_number(device, cls) -> str:
+    try:
+        return f"{device.ridge(cls):.1f}"
+    except Exception:  # no DRAM bandwidth
+        return "—"
 
 
 def _as_dict(device) -> dict:

@@ -10,6 +10,7 @@ import rooflint
 from rooflint import reporters
 from rooflint.cli import config, exits
 from rooflint.cli import output as outputs
+from rooflint.cli.choices import Suggesting
 from rooflint.cli.commands.report import api_options, input_options
 from rooflint.core import gates as gate_mod
 from rooflint.core.errors import UsageError
@@ -23,7 +24,7 @@ from rooflint.core.errors import UsageError
                    "runs); instead of BASE.")
 @click.option("--head", "head_runs", multiple=True, metavar="PATH",
               help="A run of the head side (repeatable, a folder or a glob); instead of HEAD.")
-@click.option("-f", "--format", "fmt", type=click.Choice(list(reporters.DIFF_FORMATS)),
+@click.option("-f", "--format", "fmt", type=Suggesting(list(reporters.DIFF_FORMATS)),
               help="table (default), markdown (a PR comment), json, or github (Markdown, also appended to "
                    "$GITHUB_STEP_SUMMARY).")
 @click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")

@@ -1,0 +1,35 @@
+"""Option values from a fixed list; a misspelt one is refused with the closest ("did you mean")."""
+
+from __future__ import annotations
+
+import difflib
+
+import click
+
+from rooflint.core.errors import UsageError
+
+
+class Suggesting(click.ParamType):
+    """Like click.Choice, but a wrong value is one line naming the closest valid one (exit 2)."""
+
+    name = "choice"
+
+    def __init__(self, choices):
+        self.choices = list(choices)
+
+    def get_metavar(self, param, ctx=None) -> str:
+        return "[" + "|".join(self.choices) + "]"
+
+    def convert(self, value, param, ctx):
+        if value is None or value in self.choices:
+            return value
+        option = param.opts[-1] if param is not None and param.opts else "the value"
+        raise UsageError(unknown(option, value, self.choices))
+
+
+def unknown(what: str, value: str, choices) -> str:
+    """"--format 'htlm' is not one of table, json, ...; did you mean html?\""""
+    choices = list(choices)
+    close = difflib.get_close_matches(str(value).lower(), choices, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"{what} {value!r} is not one of {', '.join(choices)}{hint}"

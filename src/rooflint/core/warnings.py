@@ -1,0 +1,39 @@
+"""The warnings every report leads with, in every format (and in a notebook's view of a Result)."""
+
+from __future__ import annotations
+
+from rooflint.core.analysis import ABOVE_ROOF
+from rooflint.core.formatting import pct
+
+
+def device_warnings(result) -> list[str]:
+    """One line per device whose identification the evidence left open (every format shows it)."""
+    open_uses = [use for use in result.devices
+                 if use.device is not None and getattr(use, "provisional", False)]
+    return [f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
+            f"profile's evidence also fits "
+            f"{', '.join(c for c in use.candidates if c != use.device.id)}"
+            f" with different ceilings, so the verdicts are provisional; {use.advice}"
+            for use in open_uses]
+
+
+def above_roof_warning(result) -> str | None:
+    """How many launches beat their roof and their share of the time (None when none do)."""
+    launches = result.launches
+    above = launches["verdict"] == ABOVE_ROOF
+    count = int(above.sum())
+    if not count:
+        return None
+    total = launches["duration_s"].sum()
+    share = launches.loc[above, "duration_s"].sum() / total if total > 0 else float("nan")
+    return (f"{count} launch(es) sit above the roof ({pct(share)} of the time): a data error "
+            "(wrong device, clock, units or counters); check the ceilings")
+
+
+def warnings(result) -> list[str]:
+    """Every warning a report leads with, in every format: provisional devices, launches above
+    the roof, rows the readers repaired or dropped (a cut-short file)."""
+    out = list(device_warnings(result))
+    out += [text for text in [above_roof_warning(result)] if text]
+    out += [f"repaired input: {repair}" for repair in result.accounting["repairs"]]
+    return out

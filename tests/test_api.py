@@ -1,0 +1,75 @@
+"""The Python API: the command line's verdicts, a brief Result, the README example that runs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+
+import pytest
+from click.testing import CliRunner
+
+import rooflint
+from rooflint.cli import main
+from tests.conftest import ROOT, shared
+
+CASES = [("fixtures/ncu/a100-gemm-details.csv", "a100-pcie-40gb"),
+         ("fixtures/ncu/rtx2080ti-sgemm-raw-base.csv", "rtx-2080-ti"),
+         ("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv", "a100-pcie-40gb")]
+
+
+def _path(relative: str):
+    return ROOT / relative if relative.startswith("fixtures/") else shared(relative)
+
+
+def _cli_launches(path, device) -> list[dict]:
+    result = CliRunner().invoke(main, ["report", str(path), "--device", device, "--format", "csv",
+                                       "--per", "launch", "-q"])
+    assert result.exit_code == 0, result.output
+    return list(csv.DictReader(io.StringIO(result.output)))
+
+
+def _same(text: str, value) -> bool:
+    if text == "":
+        return value is None or (isinstance(value, float) and math.isnan(value))
+    return float(text) == pytest.approx(float(value), rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("relative,device", CASES, ids=[c[1] + ":" + c[0] for c in CASES])
+def test_analyze_gives_the_clis_verdicts(relative, device):
+    path = _path(relative)
+    api = rooflint.analyze(rooflint.load(path), device)
+    cli = _cli_launches(path, device)
+    assert len(cli) == len(api) > 0
+    assert [row["verdict"] for row in cli] == api["verdict"].tolist()
+    assert all(_same(row["efficiency"], value) for row, value in zip(cli, api["efficiency"],
+                                                                      strict=True))
+
+
+def test_report_takes_device_and_shows_itself_briefly(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = rooflint.report("fixtures/ncu/a100-gemm-details.csv", device="a100-pcie-40gb")
+    text = repr(result)
+    # 11 launches in the file; 906 ms total and 79 % as in the golden table (tests/golden)
+    assert text.startswith("<rooflint.Result: 11 launches, 906 ms, headroom 193 ms (79 % ")
+    assert len(text.splitlines()) <= 2 and len(text) < 300
+    html = result._repr_html_()
+    assert "NVIDIA A100 PCIe 40GB" in html and html.count("<tr>") == 1 + len(result.kernels)
+    assert "cutlass::Kernel&lt;…&gt;" in html
+
+
+def test_repr_html_shows_the_warnings():
+    result = rooflint.report(shared("rocprof"))
+    assert "Warning:</b> device provisional" in result._repr_html_()
+    assert "warning(s)" in repr(result)
+
+
+def test_readme_api_example_runs(monkeypatch, capsys):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- api-example -->\n```python\n(.*?)```", readme, re.S)
+    assert block, "README lost its API example"
+    monkeypatch.chdir(ROOT)
+    exec(compile(block.group(1), "README.md (API example)", "exec"), {})
+    out = capsys.readouterr().out
+    assert "<rooflint.Result: 11 launches" in out and "compute-bound" in out

@@ -1,0 +1,137 @@
+"""The terminal report: every warning and note Markdown shows, and lines that fit 100 columns."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rooflint import pipeline, reporters
+from rooflint.cli import main
+from rooflint.reporters import terminal
+from tests.conftest import FIXTURES, shared, with_launches
+
+BUNDLED = with_launches(sorted(p for p in FIXTURES.rglob("*") if p.is_file()))
+MI200 = "rocprof/v1_mi200_rocm513_multipass_results.csv"
+ROOFLINE = "rocprof/omniperf2_mi200_roofline.csv"
+A100_EXPORT = "ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv"
+
+
+def _cut(tmp_path: Path) -> Path:
+    """The first 3,000 bytes of a real export: the reader drops the row it ends in."""
+    cut = tmp_path / "cut-short.csv"
+    cut.write_bytes(shared(A100_EXPORT).read_bytes()[:3000])
+    return cut
+
+
+# (id, inputs, options) -- the shared ones resolve (or skip) inside the test
+CASES = [(p.relative_to(FIXTURES).as_posix(), [p], {}) for p in BUNDLED]
+CASES += [("bundled rocprof folder", [FIXTURES / "rocprof"], {}),
+          ("shared rocprof folder", ["rocprof"], {}),
+          ("shared ncu folder", ["ncu"], {}),
+          ("shared kineto folder", ["kineto"], {}),
+          ("mi200 above roof", [MI200], {"device_file": ROOFLINE}),
+          ("cut-short export", ["cut"], {})]
+
+
+def _inputs(tmp_path, paths, options):
+    resolved = [_cut(tmp_path) if p == "cut" else p if isinstance(p, Path) else shared(p)
+                for p in paths]
+    if "device_file" in options:
+        options = {**options, "device_file": str(shared(options["device_file"]))}
+    return resolved, options
+
+
+def _markdown_caveats(text: str) -> list[str]:
+    """The warnings, notes and skipped inputs of a Markdown report, as plain text."""
+    found = re.findall(r"^\*\*Warning: (.*)\*\*$", text, re.M)
+    for title in ("<summary>Notes from the inputs", "**Skipped inputs"):
+        if title in text:
+            section = text.split(title, 1)[1].split("</details>", 1)[0].split("\n\n**", 1)[0]
+            found += re.findall(r"^- (.*)$", section, re.M)
+    return [html.unescape(re.sub(r"\\(.)", r"\1", item)) for item in found]
+
+
+def _squashed(text: str) -> str:
+    return "".join(text.split())
+
+
+@pytest.mark.parametrize("name,paths,options", CASES, ids=[c[0] for c in CASES])
+def test_every_markdown_warning_is_in_the_terminal(tmp_path, name, paths, options):
+    inputs, options = _inputs(tmp_path, paths, options)
+    result = pipeline.build([str(p) for p in inputs], pipeline.options(**options))
+    caveats = _markdown_caveats(reporters.render(result, "markdown"))
+    table = _squashed(reporters.render(result, "table"))
+    missing = [c for c in caveats if _squashed(c) not in table]
+    assert missing == []
+    if name in ("mi200 above roof", "cut-short export"):  # the cases the issue found hidden
+        assert any("above the roof" in c or "cut short" in c for c in caveats)
+
+
+def _cli(*args) -> str:
+    result = CliRunner().invoke(main, [str(a) for a in args], env={"COLUMNS": "100"})
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def _too_long(text: str) -> list[str]:
+    return [line for line in text.splitlines() if len(line) > 100]
+
+
+@pytest.mark.parametrize("args", [
+    ["fixtures/ncu/a100-gemm-details.csv"],
+    ["fixtures/ncu/a100-gemm-details.csv", "--verbose"],
+    ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz"],
+    ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz", "--group-by", "op"],
+    ["fixtures/rocprof"],
+    ["rocprof"],
+    ["rocprof", "--verbose"],
+    ["cut"],
+], ids=lambda a: " ".join(a))
+def test_report_fits_100_columns(tmp_path, monkeypatch, args):
+    monkeypatch.chdir(FIXTURES.parent)
+    inputs = [_cut(tmp_path) if a == "cut" else shared(a) if a == "rocprof" else a for a in args]
+    assert _too_long(_cli("report", *inputs, "-q")) == []
+
+
+def test_devices_fit_100_columns():
+    listing = _cli("devices")
+    assert len(listing.splitlines()) > 20 and _too_long(listing) == []
+    ids = [line.split()[0] for line in listing.splitlines()[1:] if line and not line[0].isspace()]
+    for device in ids[:-1]:  # the last line is the footnote on ridges
+        assert _too_long(_cli("devices", "show", device)) == [], device
+
+
+def test_diff_fits_100_columns(monkeypatch):
+    monkeypatch.chdir(FIXTURES.parent)
+    text = _cli("diff", "fixtures/ncu/a100-gemm-details.csv",
+                "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv")
+    assert text.startswith("rooflint diff:") and _too_long(text) == []
+
+
+def test_long_names_are_shortened_in_the_middle():
+    assert terminal.middle("abcdefghij", 5) == "ab…ij"
+    assert terminal.middle("abc", 5) == "abc"
+    assert len(terminal.middle("x" * 300, 31)) == 31
+
+
+def test_width_comes_from_columns_else_100_off_a_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "132")
+    assert terminal.width() == 132
+    monkeypatch.delenv("COLUMNS")
+    assert terminal.width() == 100  # pytest's captured stdout is not a terminal
+
+
+def test_top_rows_say_what_would_help_and_provenance_is_one_line(monkeypatch):
+    monkeypatch.chdir(FIXTURES.parent)
+    text = _cli("report", "fixtures/ncu/a100-gemm-details.csv", "-q")
+    # rank 3 InitializeMatrix<__half>: 24 % of the DRAM roof, no vector FLOP counters in the file
+    # the name the table had to shorten comes whole before the sentence
+    assert _squashed("→ InitializeMatrix_kernel<__half, (bool)1>: latency-bound as far as "
+                     "measured: 24 % of the nearest (DRAM) roof") in _squashed(text)
+    assert "--verbose" in text and "ceilings: vector_fp64" not in text
+    verbose = _cli("report", "fixtures/ncu/a100-gemm-details.csv", "-q", "--verbose")
+    assert _squashed("ceilings: vector_fp64 5.26 TFLOP/s") in _squashed(verbose)
