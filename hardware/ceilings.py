@@ -41,19 +41,10 @@ def scale_to_clock(device: Device, sm_clock_hz: float | None) -> Device:
     return device.replace_ceilings(compute=compute)
 
 
-def resolve(
-    launches: pd.DataFrame,
-    *,
-    device_id: str | None = None,
-    device_file: str | Path | None = None,
-    measured: dict[str, float] | None = None,
-    measured_source: str = "",
-    hints: dict | None = None,
-) -> tuple[Device, list[str]]:
-    """The device of a run with every ceiling from the best source, and provenance lines."""
-    device, lines, _ = resolve_identified(launches, device_id=device_id, device_file=device_file,
-                                          measured=measured, measured_source=measured_source,
-                                          hints=hints)
+def resolve(launches: pd.DataFrame, **options) -> tuple[Device, list[str]]:
+    """The device of a run with every ceiling from the best source, and provenance lines
+    (`options` are resolve_identified's: device_id, device_file, measured, ...)."""
+    device, lines, _ = resolve_identified(launches, **options)
     return device, lines
 
 
