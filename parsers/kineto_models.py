@@ -63,7 +63,8 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
         i = owner[row]
         key = (names[i], packed[i])
         if key not in cache:
-            cache[key] = (opmodels.model(names[i], *arguments(packed[i])), arguments(packed[i])[2])
+            parsed = arguments(packed[i])  # (dims, types, concrete inputs), decoded once per key
+            cache[key] = (opmodels.model(names[i], *parsed), parsed[2])
         work, concrete = cache[key]
         if work is None:
             reason[row] = NO_MODEL
