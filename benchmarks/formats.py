@@ -45,8 +45,20 @@ def cases(path: Path, formats: list[str], workdir: Path) -> list[tuple]:
     rows = [(path.name, "pyarrow parse", size, base_s, base_rss, 1.0, base_rss / size, 0)]
     for fmt in formats:
         out = workdir / f"out{SUFFIX[fmt]}"
-        wall, rss = measured([sys.executable, "-m", "rooflint", "report", str(path), "--format", fmt,
-                              "-o", str(out), "--quiet"])
+        wall, rss = measured(
+            [
+                sys.executable,
+                "-m",
+                "rooflint",
+                "report",
+                str(path),
+                "--format",
+                fmt,
+                "-o",
+                str(out),
+                "--quiet",
+            ]
+        )
         written = _size(out)
         rows.append((path.name, fmt, size, wall, rss, wall / base_s, rss / size, written))
         shutil.rmtree(out) if out.is_dir() else out.unlink(missing_ok=True)
@@ -60,12 +72,16 @@ def _size(path: Path) -> int:
 
 
 def table(rows: list[tuple]) -> str:
-    lines = [f"{'file':<18} {'output':<14} {'file MB':>8} {'time s':>7} {'x parse':>8} "
-             f"{'RSS MB':>7} {'RSS/file':>9}  {'output MB':>9}"]
+    lines = [
+        f"{'file':<18} {'output':<14} {'file MB':>8} {'time s':>7} {'x parse':>8} "
+        f"{'RSS MB':>7} {'RSS/file':>9}  {'output MB':>9}"
+    ]
     for name, fmt, size, wall, rss, ratio, per_file, written in rows:
         mark = "  OVER" if fmt != "pyarrow parse" and per_file > RSS_TARGET else ""
-        lines.append(f"{name:<18} {fmt:<14} {size / 1e6:8.1f} {wall:7.2f} {ratio:7.2f}x "
-                     f"{rss / 1e6:7.0f} {per_file:8.2f}x  {written / 1e6:9.1f}{mark}")
+        lines.append(
+            f"{name:<18} {fmt:<14} {size / 1e6:8.1f} {wall:7.2f} {ratio:7.2f}x "
+            f"{rss / 1e6:7.0f} {per_file:8.2f}x  {written / 1e6:9.1f}{mark}"
+        )
     return "\n".join(lines)
 
 

@@ -45,8 +45,19 @@ DRAM_BW = DRAM_BYTES_PER_CYCLE * DRAM_CLOCK_HZ
 FP32_PEAK = 2 * FFMA_PER_CYCLE * SM_CLOCK_HZ
 BF16_PEAK = 989.4e12 * SM_CLOCK_HZ / 1.98e9
 
-IDENTITY = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-            "Block Size", "Grid Size", "Device", "CC"]
+IDENTITY = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 
 # (metric, raw-page base unit, details-page unit)
 METRICS = [
@@ -68,41 +79,95 @@ METRICS = [
     ("sm__ops_path_tensor_src_tf32_dst_fp32.sum", "", ""),
     ("sm__sass_thread_inst_executed_op_dadd_pred_on.sum", "inst", "inst"),
     ("sm__sass_thread_inst_executed_op_dfma_pred_on.sum", "inst", "inst"),
-    ("sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained", "inst/cycle", "inst/cycle"),
+    (
+        "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
+        "inst/cycle",
+        "inst/cycle",
+    ),
     ("sm__sass_thread_inst_executed_op_dmul_pred_on.sum", "inst", "inst"),
     ("sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "inst", "inst"),
     ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst", "inst"),
-    ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "inst/cycle", "inst/cycle"),
+    (
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+        "inst/cycle",
+        "inst/cycle",
+    ),
     ("sm__sass_thread_inst_executed_op_fmul_pred_on.sum", "inst", "inst"),
     ("sm__sass_thread_inst_executed_op_hadd_pred_on.sum", "inst", "inst"),
     ("sm__sass_thread_inst_executed_op_hfma_pred_on.sum", "inst", "inst"),
     ("sm__sass_thread_inst_executed_op_hmul_pred_on.sum", "inst", "inst"),
 ]
 RATES = {"dram__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second"}
-TEXT = {"device__attribute_display_name", "device__attribute_compute_capability_major",
-        "device__attribute_compute_capability_minor"}
+TEXT = {
+    "device__attribute_display_name",
+    "device__attribute_compute_capability_major",
+    "device__attribute_compute_capability_minor",
+}
 
 # Kernel name styles: (kind, template). {a}..{d} are filled from small per-kernel choices.
 STYLES = [
-    ("gemm", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize{a}x{b}x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"),
-    ("gemm", "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_{a}x{b}_32x{c}_tn_align8>(T1::Params)"),
+    (
+        "gemm",
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize{a}x{b}x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+    ),
+    (
+        "gemm",
+        "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_{a}x{b}_32x{c}_tn_align8>(T1::Params)",
+    ),
     ("gemm", "ampere_bf16_s16816gemm_bf16_{a}x{b}_ldg8_f2f_stages_64x{c}_tn"),
-    ("gemm", "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, const float *, const __nv_bfloat16 *, __nv_bfloat16 *, const float *, const float *, const __nv_bfloat16 *, const float *, __nv_bfloat16 *, void *, long, float *, int *)"),
-    ("attention", "void flash_fwd_kernel<Flash_fwd_kernel_traits<{a}, {b}, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<{a}, {b}, 64, 4, cutlass::bfloat16_t>>, false, true, false, false, true, true, false, false>(Flash_fwd_params)"),
-    ("attention", "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<pytorch_flash::Flash_bwd_kernel_traits<{a}, 64, {b}, 8, 2, 4, 2, false, false, cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<{a}, 64, {b}, 8, cutlass::bfloat16_t>>, true, false, false, false, false, true>(pytorch_flash::Flash_bwd_params)"),
-    ("elementwise", "void at::native::vectorized_elementwise_kernel<{c}, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char *, 3>>(int, T2, T3)"),
-    ("elementwise", "void at::native::elementwise_kernel<128, {c}, at::native::gpu_kernel_impl_nocast<at::native::GeluCUDAKernelImpl(at::TensorIteratorBase &, at::native::GeluType)::[lambda() (instance 1)]::operator ()() const::[lambda() (instance 4)]::operator ()() const::[lambda(c10::BFloat16) (instance 1)]>(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)"),
+    (
+        "gemm",
+        "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, const float *, const __nv_bfloat16 *, __nv_bfloat16 *, const float *, const float *, const __nv_bfloat16 *, const float *, __nv_bfloat16 *, void *, long, float *, int *)",
+    ),
+    (
+        "attention",
+        "void flash_fwd_kernel<Flash_fwd_kernel_traits<{a}, {b}, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<{a}, {b}, 64, 4, cutlass::bfloat16_t>>, false, true, false, false, true, true, false, false>(Flash_fwd_params)",
+    ),
+    (
+        "attention",
+        "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<pytorch_flash::Flash_bwd_kernel_traits<{a}, 64, {b}, 8, 2, 4, 2, false, false, cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<{a}, 64, {b}, 8, cutlass::bfloat16_t>>, true, false, false, false, false, true>(pytorch_flash::Flash_bwd_params)",
+    ),
+    (
+        "elementwise",
+        "void at::native::vectorized_elementwise_kernel<{c}, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char *, 3>>(int, T2, T3)",
+    ),
+    (
+        "elementwise",
+        "void at::native::elementwise_kernel<128, {c}, at::native::gpu_kernel_impl_nocast<at::native::GeluCUDAKernelImpl(at::TensorIteratorBase &, at::native::GeluType)::[lambda() (instance 1)]::operator ()() const::[lambda() (instance 4)]::operator ()() const::[lambda(c10::BFloat16) (instance 1)]>(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)",
+    ),
     ("elementwise", "triton_poi_fused__to_copy_add_mul_silu_{a}"),
-    ("normalization", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float, {d}>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)"),
+    (
+        "normalization",
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float, {d}>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",
+    ),
     ("normalization", "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_{a}"),
-    ("softmax", "void at::native::(anonymous namespace)::cunn_SoftMaxForward<{c}, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(T4 *, const T2 *, int)"),
-    ("reduction", "void at::native::reduce_kernel<{b}, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator ()(at::TensorIterator &)::[lambda(float, float) (instance 1)]>, unsigned int, float, {c}>>(T3)"),
-    ("copy", "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2>, unsigned int, {c}, 64, 64>(T1 *, at::native::(anonymous namespace)::CatArrInputTensorMetadata<T1, T2, 64, 64>, at::native::(anonymous namespace)::TensorSizeStride<T2, 4>, int, T2)"),
-    ("convolution", "void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, 0, 0, int, __nv_bfloat16, __nv_bfloat16, float, float, true>(cudnn::cnn::GroupedDirectFpropParams, {d}, T8, T9, T7 *, T8 *)"),
-    ("communication", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm *, unsigned long, ncclWork *)"),
+    (
+        "softmax",
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<{c}, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(T4 *, const T2 *, int)",
+    ),
+    (
+        "reduction",
+        "void at::native::reduce_kernel<{b}, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator ()(at::TensorIterator &)::[lambda(float, float) (instance 1)]>, unsigned int, float, {c}>>(T3)",
+    ),
+    (
+        "copy",
+        "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2>, unsigned int, {c}, 64, 64>(T1 *, at::native::(anonymous namespace)::CatArrInputTensorMetadata<T1, T2, 64, 64>, at::native::(anonymous namespace)::TensorSizeStride<T2, 4>, int, T2)",
+    ),
+    (
+        "convolution",
+        "void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, 0, 0, int, __nv_bfloat16, __nv_bfloat16, float, float, true>(cudnn::cnn::GroupedDirectFpropParams, {d}, T8, T9, T7 *, T8 *)",
+    ),
+    (
+        "communication",
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm *, unsigned long, ncclWork *)",
+    ),
 ]
-PARAMS = {"a": ["64", "128", "256"], "b": ["64", "128", "256"], "c": ["2", "3", "4", "5", "8"],
-          "d": ["0", "1", "2", "3", "4", "5", "6", "7"]}
+PARAMS = {
+    "a": ["64", "128", "256"],
+    "b": ["64", "128", "256"],
+    "c": ["2", "3", "4", "5", "8"],
+    "d": ["0", "1", "2", "3", "4", "5", "6", "7"],
+}
 
 
 @dataclass
@@ -137,7 +202,9 @@ def kernels(count: int, rng: np.random.Generator) -> Kernels:
     return Kernels(names, np.array(kinds), grids, blocks, weights / weights.sum())
 
 
-def launches(n: int, kernel_count: int, seed: int) -> tuple[Kernels, dict[str, np.ndarray], np.ndarray]:
+def launches(
+    n: int, kernel_count: int, seed: int
+) -> tuple[Kernels, dict[str, np.ndarray], np.ndarray]:
     """Per-launch metric values (SI base units) and the kernel index of every launch."""
     rng = np.random.default_rng(seed)
     ks = kernels(kernel_count, rng)
@@ -155,7 +222,9 @@ def launches(n: int, kernel_count: int, seed: int) -> tuple[Kernels, dict[str, n
     tensor_ops = np.where(matrix, e * BF16_PEAK * t, 0.0)
     mem_share = np.where(matrix, rng.uniform(0.05, 0.5, n), 1.0)
     dram = e * mem_share * DRAM_BW * t
-    fp32_ops = np.where(matrix | no_flops, rng.uniform(0, 0.001, n), rng.uniform(0.5, 4.0, n)) * dram / 4
+    fp32_ops = (
+        np.where(matrix | no_flops, rng.uniform(0, 0.001, n), rng.uniform(0.5, 4.0, n)) * dram / 4
+    )
     values = {
         "gpu__time_duration.sum": duration_ns,
         "sm__cycles_elapsed.avg.per_second": SM_CLOCK_HZ * rng.uniform(0.999, 1.001, n),
@@ -167,8 +236,12 @@ def launches(n: int, kernel_count: int, seed: int) -> tuple[Kernels, dict[str, n
         "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": np.rint(fp32_ops * 0.4),
         "sm__sass_thread_inst_executed_op_fadd_pred_on.sum": np.rint(fp32_ops * 0.15),
         "sm__sass_thread_inst_executed_op_fmul_pred_on.sum": np.rint(fp32_ops * 0.05),
-        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": np.full(n, FFMA_PER_CYCLE),
-        "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": np.full(n, DFMA_PER_CYCLE),
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": np.full(
+            n, FFMA_PER_CYCLE
+        ),
+        "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": np.full(
+            n, DFMA_PER_CYCLE
+        ),
         "dram__bytes.sum.peak_sustained": np.full(n, DRAM_BYTES_PER_CYCLE),
     }
     zero = np.zeros(n)
@@ -182,18 +255,23 @@ def _text(metric: str, values: np.ndarray, grouping: bool | str) -> pa.Array:
     """Cells as ncu prints them: integers plain, rates with two decimals; en_US grouping
     (grouping True or "en_US"), de_DE grouping ("de_DE": "1.234.567,89") or none."""
     if metric in RATES:
-        cells = pa.array([f"{v:,.2f}" if grouping else f"{v:.2f}" for v in values.tolist()], pa.string())
+        cells = pa.array(
+            [f"{v:,.2f}" if grouping else f"{v:.2f}" for v in values.tolist()], pa.string()
+        )
     elif grouping:
         cells = pa.array([f"{v:,}" for v in values.astype(np.int64).tolist()], pa.string())
     else:
         return pc.cast(pa.array(values.astype(np.int64)), pa.string())
     if grouping == "de_DE":  # swap the marks: "," <-> "."
-        cells = pc.replace_substring(pc.replace_substring(pc.replace_substring(cells, ",", "\x00"),
-                                                          ".", ","), "\x00", ".")
+        cells = pc.replace_substring(
+            pc.replace_substring(pc.replace_substring(cells, ",", "\x00"), ".", ","), "\x00", "."
+        )
     return cells
 
 
-def _identity(ks: Kernels, which: np.ndarray, ids: np.ndarray, rng: np.random.Generator) -> dict[str, pa.Array]:
+def _identity(
+    ks: Kernels, which: np.ndarray, ids: np.ndarray, rng: np.random.Generator
+) -> dict[str, pa.Array]:
     n = len(which)
     take = pa.array(which)
     return {
@@ -212,8 +290,10 @@ def _identity(ks: Kernels, which: np.ndarray, ids: np.ndarray, rng: np.random.Ge
 
 
 # What ncu prints around the CSV when it profiles live (absent from `ncu --import ... --csv`).
-PREAMBLE = ("==PROF== Connected to process 48213 (/usr/bin/python3.11)\n"
-            "==PROF== Disconnected from process 48213\n")
+PREAMBLE = (
+    "==PROF== Connected to process 48213 (/usr/bin/python3.11)\n"
+    "==PROF== Disconnected from process 48213\n"
+)
 
 
 def _csv(table: pa.Table) -> bytes:
@@ -222,8 +302,13 @@ def _csv(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
-def raw(n: int, kernel_count: int = 300, seed: int = 1, preamble: bool = False,
-        grouping: bool | str = False) -> bytes:
+def raw(
+    n: int,
+    kernel_count: int = 300,
+    seed: int = 1,
+    preamble: bool = False,
+    grouping: bool | str = False,
+) -> bytes:
     """A raw-page export (`--page raw --print-units base`): one row per launch, a units row."""
     ks, values, which = launches(n, kernel_count, seed)
     rng = np.random.default_rng(seed + 1)
@@ -246,8 +331,13 @@ def _metric_cells(metric: str, values: dict, n: int, grouping: bool | str) -> pa
     return _text(metric, values[metric], grouping)
 
 
-def details(n: int, kernel_count: int = 300, seed: int = 1, grouping: bool | str = True,
-            preamble: bool = False) -> bytes:
+def details(
+    n: int,
+    kernel_count: int = 300,
+    seed: int = 1,
+    grouping: bool | str = True,
+    preamble: bool = False,
+) -> bytes:
     """A details-page export: one row per launch and metric, en_US digit grouping by default
     (what ncu prints unless run with LC_ALL=C)."""
     ks, values, which = launches(n, kernel_count, seed)
@@ -270,8 +360,10 @@ def details(n: int, kernel_count: int = 300, seed: int = 1, grouping: bool | str
 
 
 # What a live run prints among the rows and after them (`ncu --csv ... > file`).
-APP_LINES = (b"step 120: loss 2.3125, lr 0.0003, 41.2 ms/step",
-             b'[rank0] saved "checkpoint-120.pt", 1,024 tensors')
+APP_LINES = (
+    b"step 120: loss 2.3125, lr 0.0003, 41.2 ms/step",
+    b'[rank0] saved "checkpoint-120.pt", 1,024 tensors',
+)
 CLOSING = b"==PROF== Disconnected from process 48213\n==PROF== Report: /tmp/model.ncu-rep\n"
 
 
@@ -281,10 +373,10 @@ def stdout(export: bytes, every: int = 2000) -> bytes:
     lines = export.split(b"\n")
     tail = lines.pop() if lines and lines[-1] == b"" else None
     start = next(i for i, line in enumerate(lines) if line.startswith(b'"'))
-    body = lines[start + 1:]
+    body = lines[start + 1 :]
     mixed = []
     for i in range(0, len(body), every):
-        mixed.extend(body[i:i + every])
+        mixed.extend(body[i : i + every])
         if i + every < len(body):
             mixed.append(APP_LINES[(i // every) % len(APP_LINES)])
     head = lines[:start] if start else [PREAMBLE.encode().rstrip(b"\n").split(b"\n")[0]]
@@ -295,8 +387,14 @@ def stdout(export: bytes, every: int = 2000) -> bytes:
 LOCALES = ("C", "en_US", "de_DE")
 
 
-def export(kind: str, n: int, kernel_count: int = 300, seed: int = 1, shape: str = "import",
-           locale: str | None = None) -> bytes:
+def export(
+    kind: str,
+    n: int,
+    kernel_count: int = 300,
+    seed: int = 1,
+    shape: str = "import",
+    locale: str | None = None,
+) -> bytes:
     """One export; shape "import" (`ncu --import ... --csv`) or "stdout" (a live run)."""
     if kind == "raw":
         grouping = {None: False, "C": False, "en_US": "en_US", "de_DE": "de_DE"}[locale]
@@ -307,8 +405,16 @@ def export(kind: str, n: int, kernel_count: int = 300, seed: int = 1, shape: str
     return stdout(data) if shape == "stdout" else data
 
 
-def write(kind: str, n: int, path: str | Path, kernel_count: int = 300, seed: int = 1,
-          shape: str = "import", locale: str | None = None, compress: bool = False) -> Path:
+def write(
+    kind: str,
+    n: int,
+    path: str | Path,
+    kernel_count: int = 300,
+    seed: int = 1,
+    shape: str = "import",
+    locale: str | None = None,
+    compress: bool = False,
+) -> Path:
     """Write one export (skipped when the file already exists, since output is deterministic)."""
     path = Path(path)
     if path.exists():
@@ -329,16 +435,30 @@ def main() -> None:
     parser.add_argument("kind", choices=["raw", "details"])
     parser.add_argument("launches", type=int)
     parser.add_argument("output")
-    parser.add_argument("--kernels", type=int, default=300, help="distinct kernels (name + configuration)")
+    parser.add_argument(
+        "--kernels", type=int, default=300, help="distinct kernels (name + configuration)"
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--stdout", action="store_true", help="the shape of a live run's captured stdout")
-    parser.add_argument("--locale", choices=LOCALES, help="digit grouping (default: raw C, details en_US)")
+    parser.add_argument(
+        "--stdout", action="store_true", help="the shape of a live run's captured stdout"
+    )
+    parser.add_argument(
+        "--locale", choices=LOCALES, help="digit grouping (default: raw C, details en_US)"
+    )
     parser.add_argument("--gzip", action="store_true", help="gzip the file")
     args = parser.parse_args()
     out = Path(args.output)
     out.unlink(missing_ok=True)
-    write(args.kind, args.launches, out, args.kernels, args.seed, "stdout" if args.stdout else "import",
-          args.locale, args.gzip)
+    write(
+        args.kind,
+        args.launches,
+        out,
+        args.kernels,
+        args.seed,
+        "stdout" if args.stdout else "import",
+        args.locale,
+        args.gzip,
+    )
     print(f"{out}: {out.stat().st_size / 1e6:.1f} MB")
 
 

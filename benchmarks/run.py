@@ -53,14 +53,22 @@ def prepare(quick: bool) -> None:
     generate.write("details", 50_000, DETAILS, kernel_count=300, seed=2, shape="stdout")
     generate.write("raw", 200_000, GZIP, kernel_count=300, seed=1, shape="stdout", compress=True)
     for i in range(20):
-        generate.write("raw", 10_000, MANY / f"rank{i:02d}.csv", kernel_count=150, seed=100 + i,
-                       shape="stdout")
+        generate.write(
+            "raw", 10_000, MANY / f"rank{i:02d}.csv", kernel_count=150, seed=100 + i, shape="stdout"
+        )
     if quick:
         return
     for name, path in LOCALE_CASES.items():
         kind, _, locale = name.split()
-        generate.write(kind, 200_000 if kind == "raw" else 50_000, path, kernel_count=300,
-                       seed=1 if kind == "raw" else 2, shape="stdout", locale=locale)
+        generate.write(
+            kind,
+            200_000 if kind == "raw" else 50_000,
+            path,
+            kernel_count=300,
+            seed=1 if kind == "raw" else 2,
+            shape="stdout",
+            locale=locale,
+        )
     generate.write("raw", 1_000_000, HUGE, kernel_count=300, seed=3, shape="stdout")
 
 
@@ -94,8 +102,10 @@ def plain(*paths: Path):
     """pyarrow's read_csv of each file: header located, lines that are not rows skipped."""
     skips = [header_line(p) for p in paths]
     parse = pacsv.ParseOptions(invalid_row_handler=lambda row: "skip")
-    return lambda: [pacsv.read_csv(p, read_options=pacsv.ReadOptions(skip_rows=k), parse_options=parse)
-                    for p, k in zip(paths, skips, strict=True)]
+    return lambda: [
+        pacsv.read_csv(p, read_options=pacsv.ReadOptions(skip_rows=k), parse_options=parse)
+        for p, k in zip(paths, skips, strict=True)
+    ]
 
 
 def report_table(*paths: Path):
@@ -120,8 +130,12 @@ print(high_water() * 1024, base * 1024)
 
 def peak_bytes(path: Path) -> tuple[int, int]:
     """(peak RSS of a process that reports `path` as a table, its peak once imports are done)."""
-    out = subprocess.run([sys.executable, "-c", PEAK.format(path=str(path))], check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK.format(path=str(path))],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     peak, base = (int(x) for x in out.stdout.strip().splitlines()[-1].split())
     return peak, base
 
@@ -148,39 +162,59 @@ class Table:
 
     def timed(self, case, path: Path, target: float, repeats: int, files=None):
         ref, sub = paired(plain(*(files or [path])), report_table(path), repeats)
-        self.add(case, "report (table) / plain parse", sub / ref, target,
-                 f"{sub:.2f} s vs {ref:.2f} s")
+        self.add(
+            case, "report (table) / plain parse", sub / ref, target, f"{sub:.2f} s vs {ref:.2f} s"
+        )
 
     def memory(self, case, path: Path, target: float = 3):
         size = data_size(path)
         peak, base = peak_bytes(path)
-        self.add(case, "peak RSS / file size", peak / size, target,
-                 f"{peak / 2**20:.0f} MiB whole process for {size / 2**20:.0f} MiB of CSV")
-        self.add(case, "peak RSS above imports / file size", (peak - base) / size, None,
-                 f"{(peak - base) / 2**20:.0f} MiB (imports {base / 2**20:.0f} MiB)")
+        self.add(
+            case,
+            "peak RSS / file size",
+            peak / size,
+            target,
+            f"{peak / 2**20:.0f} MiB whole process for {size / 2**20:.0f} MiB of CSV",
+        )
+        self.add(
+            case,
+            "peak RSS above imports / file size",
+            (peak - base) / size,
+            None,
+            f"{(peak - base) / 2**20:.0f} MiB (imports {base / 2**20:.0f} MiB)",
+        )
 
 
 def huge(rows: Table) -> None:
     """The 1M-launch export: seconds, peak memory, and how often progress moved while reading."""
-    code = ("import time\nfrom rooflint import pipeline\nfrom rooflint.reporters import table\n"
-            "seen = []\ndef tick(path, launches): pass\n"
-            "tick.reading = lambda path, done, total: seen.append(done)\n"
-            f"start = time.perf_counter()\ntable.render(pipeline.build([{str(HUGE)!r}], progress=tick))\n"
-            "took = time.perf_counter() - start\n"
-            "hwm = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
-            "print(took, hwm * 1024, len(seen))\n")
+    code = (
+        "import time\nfrom rooflint import pipeline\nfrom rooflint.reporters import table\n"
+        "seen = []\ndef tick(path, launches): pass\n"
+        "tick.reading = lambda path, done, total: seen.append(done)\n"
+        f"start = time.perf_counter()\ntable.render(pipeline.build([{str(HUGE)!r}], progress=tick))\n"
+        "took = time.perf_counter() - start\n"
+        "hwm = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+        "print(took, hwm * 1024, len(seen))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     took, peak, updates = out.stdout.split()
     size = HUGE.stat().st_size
-    rows.add("f 1M raw stdout", "peak RSS / file size", int(peak) / size, 3,
-             f"{float(took):.1f} s, {int(peak) / 2**20:.0f} MiB for {size / 2**20:.0f} MiB, "
-             f"progress moved {updates} times")
+    rows.add(
+        "f 1M raw stdout",
+        "peak RSS / file size",
+        int(peak) / size,
+        3,
+        f"{float(took):.1f} s, {int(peak) / 2**20:.0f} MiB for {size / 2**20:.0f} MiB, "
+        f"progress moved {updates} times",
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="skip the locale variants and 1M launches")
+    parser.add_argument(
+        "--quick", action="store_true", help="skip the locale variants and 1M launches"
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -203,20 +237,35 @@ def main() -> None:
         huge(rows)
     trace_bench.rows(rows, DATA, max(1, r - 1), paired)
     plain_start = [sys.executable, "-c", "import pandas"]
-    ref, sub = paired(lambda: subprocess.run(plain_start, check=True, capture_output=True),
-                      lambda: subprocess.run([sys.executable, "-m", "rooflint", "report", str(SMALL), "--quiet"],
-                                             check=True, capture_output=True), 5)
-    rows.add("g start-up", "report small file vs import pandas", sub / ref, None,
-             f"{sub * 1000:.0f} ms vs {ref * 1000:.0f} ms")
-    machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-               f"load average {os.getloadavg()[0]:.1f}")
+    ref, sub = paired(
+        lambda: subprocess.run(plain_start, check=True, capture_output=True),
+        lambda: subprocess.run(
+            [sys.executable, "-m", "rooflint", "report", str(SMALL), "--quiet"],
+            check=True,
+            capture_output=True,
+        ),
+        5,
+    )
+    rows.add(
+        "g start-up",
+        "report small file vs import pandas",
+        sub / ref,
+        None,
+        f"{sub * 1000:.0f} ms vs {ref * 1000:.0f} ms",
+    )
+    machine = (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     width = [max(len(str(x[i])) for x in rows.rows) for i in range(5)]
     print(f"rooflint benchmarks ({machine}); ratios to pyarrow.csv.read_csv of the same file(s)")
     for line in rows.rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(line, width, strict=True)).rstrip())
     print(f"total {time.perf_counter() - started:.0f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": machine, "rows": rows.rows}, indent=1) + "\n")
+        Path(args.json).write_text(
+            json.dumps({"machine": machine, "rows": rows.rows}, indent=1) + "\n"
+        )
     __import__("formats").main([RAW, DETAILS])  # peak RSS and time per output format
 
 

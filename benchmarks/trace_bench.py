@@ -29,12 +29,27 @@ def rows(table, data: Path, repeats: int, paired) -> None:
     if not trace.exists():
         generate_trace.write(150, trace)
     size = trace.stat().st_size
-    ref, sub = paired(lambda: json.load(open(trace, encoding="utf-8")),
-                      lambda: rooflint.load(str(trace)), repeats)
-    table.add("h 150 MB trace", "rooflint.load / json.load", sub / ref, 1.5,
-              f"{sub:.2f} s vs json.load {ref:.2f} s")
-    out = subprocess.run([sys.executable, "-c", PEAK.format(path=str(trace))], check=True,
-                         capture_output=True, text=True)
+    ref, sub = paired(
+        lambda: json.load(open(trace, encoding="utf-8")), lambda: rooflint.load(str(trace)), repeats
+    )
+    table.add(
+        "h 150 MB trace",
+        "rooflint.load / json.load",
+        sub / ref,
+        1.5,
+        f"{sub:.2f} s vs json.load {ref:.2f} s",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK.format(path=str(trace))],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     peak, base = (int(x) for x in out.stdout.split())
-    table.add("h 150 MB trace", "peak RSS / file size", peak / size, 4,
-              f"{peak / 2**20:.0f} MiB whole process for {size / 2**20:.0f} MiB of JSON")
+    table.add(
+        "h 150 MB trace",
+        "peak RSS / file size",
+        peak / size,
+        4,
+        f"{peak / 2**20:.0f} MiB whole process for {size / 2**20:.0f} MiB of JSON",
+    )

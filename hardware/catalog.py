@@ -23,7 +23,14 @@ TABLES = {
 STRING_KEYS = ("id", "name", "vendor", "arch", "source", "base")
 # Facts that identify a SKU among parts of one architecture, with their own source line.
 IDENTITY_KEYS = ("base_clock_mhz", "memory_bus_bits", "identity_source")
-KNOWN_KEYS = (*STRING_KEYS, "profiler_names", "sm_count", "boost_clock_mhz", *IDENTITY_KEYS, *TABLES)
+KNOWN_KEYS = (
+    *STRING_KEYS,
+    "profiler_names",
+    "sm_count",
+    "boost_clock_mhz",
+    *IDENTITY_KEYS,
+    *TABLES,
+)
 # A catalog file must say everything; a user file may leave out these (defaults: empty, 0, 0).
 USER_OPTIONAL = ("id", "source", "profiler_names", "sm_count", "boost_clock_mhz")
 OPTIONAL = (*IDENTITY_KEYS, "base")
@@ -158,11 +165,14 @@ def _identity(data: dict, label: str, base: Device) -> dict:
 def _identity_facts(data: dict, label: str, base: Device | None = None) -> dict:
     """Base clock, memory bus width and their source: the file's where given, else the base's."""
     return {
-        "base_clock_hz": _clock(data, label, "base_clock_mhz") if "base_clock_mhz" in data
+        "base_clock_hz": _clock(data, label, "base_clock_mhz")
+        if "base_clock_mhz" in data
         else (base.base_clock_hz if base else 0.0),
-        "memory_bus_bits": _count(data, label, "memory_bus_bits") if "memory_bus_bits" in data
+        "memory_bus_bits": _count(data, label, "memory_bus_bits")
+        if "memory_bus_bits" in data
         else (base.memory_bus_bits if base else 0),
-        "identity_source": _string(data, "identity_source", label) if "identity_source" in data
+        "identity_source": _string(data, "identity_source", label)
+        if "identity_source" in data
         else (base.identity_source if base else ""),
     }
 

@@ -65,7 +65,9 @@ def resolve_identified(
     ident, user_keys = _pick_device(launches, device_id, device_file, hints)
     device, lines = ident.device, [ident.line()]
     scaled = scale_to_clock(device, median_clock(launches))
-    foreign = None if trust_measured else foreign_measurement(device, measured or {}, measured_source)
+    foreign = (
+        None if trust_measured else foreign_measurement(device, measured or {}, measured_source)
+    )
     if foreign:
         lines.append(foreign)
         measured = {}
@@ -90,9 +92,11 @@ def foreign_measurement(device: Device, measured: dict[str, float], source: str)
         if key in measured and listed is not None and _usable(measured[key]):
             ratio = measured[key] / listed.value
             if not MEASURED_RANGE[0] <= ratio <= MEASURED_RANGE[1]:
-                return (f"ignored measured ceilings ({source or 'measured'}): their {key} roof is "
-                        f"{ratio:.0%} of the {device.name}'s, so they were measured on another GPU; "
-                        "pass the right roofline.csv with --device-file")
+                return (
+                    f"ignored measured ceilings ({source or 'measured'}): their {key} roof is "
+                    f"{ratio:.0%} of the {device.name}'s, so they were measured on another GPU; "
+                    "pass the right roofline.csv with --device-file"
+                )
             return None
     return None
 
@@ -114,8 +118,9 @@ def _pick_device(launches, device_id, device_file, hints) -> tuple[Identificatio
     ident = identify(launches, hints)
     names = _counts(launches, "device_name")
     if len(names) > 1:
-        ident.evidence += (f"; the profile names {len(names)} devices ({', '.join(names)}), "
-                           "used the most common")
+        ident.evidence += (
+            f"; the profile names {len(names)} devices ({', '.join(names)}), used the most common"
+        )
     return ident, set()
 
 
@@ -126,7 +131,11 @@ def _apply(device: Device, ceilings: dict[str, Ceiling]) -> Device:
 
 
 def _measured(measured: dict[str, float], source: str) -> tuple[dict[str, Ceiling], list[str]]:
-    label = (source if source.startswith("measured") else f"measured: {source}") if source else "measured ceilings"
+    label = (
+        (source if source.startswith("measured") else f"measured: {source}")
+        if source
+        else "measured ceilings"
+    )
     found, ignored = {}, []
     for key, value in measured.items():
         if key not in COMPUTE_CLASSES and key not in MEMORY_LEVELS:

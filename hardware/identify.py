@@ -141,7 +141,11 @@ class _Clue:
         return text + (" (ncu locks clocks to base)" if self.label == "SM clock" else "")
 
     def ignored(self, clues: Clues) -> str:
-        shown = f"{self.value(clues)} SMs" if self.unit == "SM" else f"{self.label} {_mhz(self.value(clues))}"
+        shown = (
+            f"{self.value(clues)} SMs"
+            if self.unit == "SM"
+            else f"{self.label} {_mhz(self.value(clues))}"
+        )
         return f"{shown} fits no catalogued {clues.arch} part (ignored)"
 
     @property
@@ -152,7 +156,9 @@ class _Clue:
 _CLUES = (
     _Clue("SM count", lambda c: c.sm_count, lambda d: d.sm_count, None, "SM"),
     _Clue("SM clock", lambda c: c.sm_clock_hz, lambda d: d.base_clock_hz, SM_CLOCK_RANGE, "Hz"),
-    _Clue("DRAM clock", lambda c: c.dram_clock_hz, lambda d: d.memory_clock_hz, DRAM_CLOCK_RANGE, "Hz"),
+    _Clue(
+        "DRAM clock", lambda c: c.dram_clock_hz, lambda d: d.memory_clock_hz, DRAM_CLOCK_RANGE, "Hz"
+    ),
 )
 
 
@@ -170,10 +176,13 @@ def _decide(pool: list[Device], pick: Device, said: list[str]) -> Identification
 
 def _preferred(pool: list[Device], clues: Clues) -> Device:
     """The nearest in measured clocks, else the architecture's usual part, else the first id."""
+
     def distance(device: Device) -> float:
         total = 0.0
-        for measured, listed in ((clues.sm_clock_hz, device.base_clock_hz),
-                                 (clues.dram_clock_hz, device.memory_clock_hz)):
+        for measured, listed in (
+            (clues.sm_clock_hz, device.base_clock_hz),
+            (clues.dram_clock_hz, device.memory_clock_hz),
+        ):
             if measured:
                 total += abs(measured / listed - 1) if listed else 1.0
         return total
@@ -192,8 +201,10 @@ def _amd_twins(device: Device, how: str, clues: Clues) -> Identification:
         return Identification(device, how)
     others = [g[0].id for key, g in groups.items() if key != _ceiling_key(device)]
     cus = f"{clues.sm_count} CUs" if clues.sm_count else "no CU count"
-    evidence = (f"{clues.arch} ({cus}) fits {len(groups)} catalogued parts with different "
-                f"ceilings; chose {device.id}")
+    evidence = (
+        f"{clues.arch} ({cus}) fits {len(groups)} catalogued parts with different "
+        f"ceilings; chose {device.id}"
+    )
     return Identification(device, evidence, [device.id, *others], provisional=True)
 
 

@@ -14,7 +14,13 @@ from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
 # Each reader module offers `sniff(path, head) -> bool` and `read(path, **options) -> Profile`.
 # Order matters only where two formats could both claim a file: most specific first.
-READERS = [ncu_rep, kineto, ncu_csv, nvprof, rocprof]  # ncu_rep claims a report only with ncu_report
+READERS = [
+    ncu_rep,
+    kineto,
+    ncu_csv,
+    nvprof,
+    rocprof,
+]  # ncu_rep claims a report only with ncu_report
 
 
 def is_roofline_csv(path: str | os.PathLike) -> bool:
@@ -47,17 +53,22 @@ def max_input_bytes() -> int:
     if not text:
         return DEFAULT_MAX_INPUT_BYTES
     if not text.isdigit() or int(text) == 0:
-        raise UsageError(f"{MAX_INPUT_ENV}={text!r} is not a positive whole number of bytes; "
-                         f"set it like {MAX_INPUT_ENV}=8589934592 (8 GiB) or unset it")
+        raise UsageError(
+            f"{MAX_INPUT_ENV}={text!r} is not a positive whole number of bytes; "
+            f"set it like {MAX_INPUT_ENV}=8589934592 (8 GiB) or unset it"
+        )
     return int(text)
 
 
 def _check_size(path: Path) -> None:
     size, limit = path.stat().st_size, max_input_bytes()
     if size > limit:
-        raise InputError(f"file is {size:,} bytes, over the input limit of {limit:,} bytes; split the "
-                         "export into smaller files (e.g. ncu --launch-skip/--launch-count) or raise "
-                         f"{MAX_INPUT_ENV}", path=str(path))
+        raise InputError(
+            f"file is {size:,} bytes, over the input limit of {limit:,} bytes; split the "
+            "export into smaller files (e.g. ncu --launch-skip/--launch-count) or raise "
+            f"{MAX_INPUT_ENV}",
+            path=str(path),
+        )
 
 
 def read(path: str | os.PathLike, **options) -> Profile:
@@ -90,27 +101,43 @@ def detect(path: str | os.PathLike):
 
 def _unrecognised_hint(head: str) -> str:
     if head == NCU_REP:
-        return ("this is an Nsight Compute report (.ncu-rep); install `rooflint[ncu-rep]` to read it "
-                "directly, or export it with `ncu --import FILE.ncu-rep --csv --page raw --print-units base`")
+        return (
+            "this is an Nsight Compute report (.ncu-rep); install `rooflint[ncu-rep]` to read it "
+            "directly, or export it with `ncu --import FILE.ncu-rep --csv --page raw --print-units base`"
+        )
     if head in (BINARY, SQLITE):
-        return ("binary file that is not a profile rooflint reads; pass an Nsight Compute CSV export "
-                "(ncu --csv --page raw) or rocprof counter output")
+        return (
+            "binary file that is not a profile rooflint reads; pass an Nsight Compute CSV export "
+            "(ncu --csv --page raw) or rocprof counter output"
+        )
     head = head.lstrip("\ufeff")  # a byte-order mark alone is still empty
     first = head.splitlines()[0] if head.strip() else ""
     if re.match(r"^\[\d+\] .+@", first) or "----------- ------" in head:
-        return ("this is ncu's human-readable text output, not CSV; export again adding --csv, "
-                "e.g. `ncu --import R.ncu-rep --csv --page raw --print-units base`")
+        return (
+            "this is ncu's human-readable text output, not CSV; export again adding --csv, "
+            "e.g. `ncu --import R.ncu-rep --csv --page raw --print-units base`"
+        )
     if not head.strip():
-        return "file is empty; export the profile again (e.g. ncu --import R.ncu-rep --csv --page raw)"
+        return (
+            "file is empty; export the profile again (e.g. ncu --import R.ncu-rep --csv --page raw)"
+        )
     if '"Name","Start (ns)"' in head or "Time (%)" in head:
-        return ("this is an Nsight Systems export, which has no hardware counters; profile with "
-                "Nsight Compute and export `ncu --csv --page raw --print-units base`")
+        return (
+            "this is an Nsight Systems export, which has no hardware counters; profile with "
+            "Nsight Compute and export `ncu --csv --page raw --print-units base`"
+        )
     if "Self CPU" in first or "Self CUDA" in first:
-        return ("this is a PyTorch profiler table (operator times, no hardware counters); profile the "
-                "model under Nsight Compute and pass its export (`ncu --csv --page raw --print-units base`)")
+        return (
+            "this is a PyTorch profiler table (operator times, no hardware counters); profile the "
+            "model under Nsight Compute and pass its export (`ncu --csv --page raw --print-units base`)"
+        )
     if first.lstrip()[:1] in ("{", "["):
-        return ("JSON that is neither a PyTorch profiler trace (no traceEvents) nor a profile rooflint "
-                "reads; pass a torch.profiler trace (export_chrome_trace) or an Nsight Compute CSV export")
+        return (
+            "JSON that is neither a PyTorch profiler trace (no traceEvents) nor a profile rooflint "
+            "reads; pass a torch.profiler trace (export_chrome_trace) or an Nsight Compute CSV export"
+        )
     shown = first[:60] + ("..." if len(first) > 60 else "")
-    return ("not a profile rooflint reads (first line: " + repr(shown) + "); expected an Nsight "
-            "Compute CSV export (ncu --csv --page raw) or rocprof/rocprofv3 counter CSV")
+    return (
+        "not a profile rooflint reads (first line: " + repr(shown) + "); expected an Nsight "
+        "Compute CSV export (ncu --csv --page raw) or rocprof/rocprofv3 counter CSV"
+    )

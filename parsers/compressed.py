@@ -43,8 +43,11 @@ class _Checked:
         try:
             return self._inner.read(size)
         except (EOFError, OSError, zlib.error) as exc:
-            raise InputError(f"gzip stream is damaged ({exc}); copy the file again or decompress "
-                             "it with gunzip to see how much survives", path=self._source) from None
+            raise InputError(
+                f"gzip stream is damaged ({exc}); copy the file again or decompress "
+                "it with gunzip to see how much survives",
+                path=self._source,
+            ) from None
 
     def close(self) -> None:
         self._inner.close()

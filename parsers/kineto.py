@@ -22,10 +22,14 @@ from .kineto_stream import TraceStream
 FORMAT = "pytorch-trace"
 _TRACE_HEAD = re.compile(r'"traceEvents"|"ph"\s*:\s*"[XBEisfM]"')
 AMBIGUOUS_NAMES = {"AMD Radeon Graphics": "ROCm names the GPU only 'AMD Radeon Graphics'"}
-RANGE_NO_TIME = ("CUPTI range-profiler ranges carry counters but no kernel time (the trace spaces "
-                 "them evenly); pair the trace with an ncu export or a plain trace for durations")
-NO_GPU = ("trace has no GPU activity (no kernel, gpu_memcpy or gpu_memset events): profile with "
-          "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
+RANGE_NO_TIME = (
+    "CUPTI range-profiler ranges carry counters but no kernel time (the trace spaces "
+    "them evenly); pair the trace with an ncu export or a plain trace for durations"
+)
+NO_GPU = (
+    "trace has no GPU activity (no kernel, gpu_memcpy or gpu_memset events): profile with "
+    "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"
+)
 
 
 def sniff(path: Path, head: str) -> bool:
@@ -48,11 +52,19 @@ def _read(source: str) -> Profile:
         raise InputError(NO_GPU, path=source)
     devices = _devices(stream.header)
     notes: list[str] = []
-    launches = _counter_ranges(events, devices, source, notes) if not len(events.gpu) else \
-        _activities(events, devices, source, notes)
+    launches = (
+        _counter_ranges(events, devices, source, notes)
+        if not len(events.gpu)
+        else _activities(events, devices, source, notes)
+    )
     launches = kineto_models.apply(launches, _vendor(devices), notes, events.ops)
-    return Profile(source=source, format=FORMAT, launches=launches, notes=notes,
-                   device_hints=_hints(devices, notes))
+    return Profile(
+        source=source,
+        format=FORMAT,
+        launches=launches,
+        notes=notes,
+        device_hints=_hints(devices, notes),
+    )
 
 
 @contextlib.contextmanager
@@ -86,8 +98,10 @@ def _hints(devices: dict[int, dict], notes: list[str]) -> dict:
     for device in devices.values():
         why = AMBIGUOUS_NAMES.get(str(device.get("name", "")).strip())
         if why:
-            notes.append(f"{why}, which fits several GPUs: pass --device ID (e.g. mi250, mi300x; "
-                         "see `rooflint devices`)")
+            notes.append(
+                f"{why}, which fits several GPUs: pass --device ID (e.g. mi250, mi300x; "
+                "see `rooflint devices`)"
+            )
             break
     return {k: v for k, v in hints.items() if v}
 
@@ -126,13 +140,18 @@ def _activities(events: TraceEvents, devices, source: str, notes: list[str]) -> 
     gpu = events.gpu
     links = link(events)
     device = pd.Series(pd.to_numeric(pd.Series(gpu.get("device"), dtype=object), errors="coerce"))
-    frame = pd.DataFrame({
-        "source": source, "launch_id": np.arange(len(gpu)), "kernel": pd.array(gpu.get("name"), dtype="string"),
-        "grid": _dim3(gpu.get("grid")), "block": _dim3(gpu.get("block")),
-        **_device_columns(device, devices),
-        "duration_s": gpu.get("dur") * 1e-6,
-        "range": pd.array([r or None for r in links.range], dtype="string"),
-    })
+    frame = pd.DataFrame(
+        {
+            "source": source,
+            "launch_id": np.arange(len(gpu)),
+            "kernel": pd.array(gpu.get("name"), dtype="string"),
+            "grid": _dim3(gpu.get("grid")),
+            "block": _dim3(gpu.get("block")),
+            **_device_columns(device, devices),
+            "duration_s": gpu.get("dur") * 1e-6,
+            "range": pd.array([r or None for r in links.range], dtype="string"),
+        }
+    )
     trace = _trace_columns(events, links, device)
     frame = schema.conform(frame)
     for name, values in trace.items():
@@ -157,7 +176,9 @@ def _trace_columns(events: TraceEvents, links, device: pd.Series) -> dict[str, o
         "op_input_types": pd.array(np.append(types, None)[_pos(used, links.owner)], dtype="string"),
         "module": pd.array([m or None for m in links.module], dtype="string"),
         "activity": pd.array(gpu.get("cat"), dtype="string"),
-        "stream": pd.array(np.where(gpu.get("stream") == NO_ID, None, gpu.get("stream")), dtype="Int64"),
+        "stream": pd.array(
+            np.where(gpu.get("stream") == NO_ID, None, gpu.get("stream")), dtype="Int64"
+        ),
         "device_index": pd.array(device, dtype="Int64"),
         "graph_replay": pd.array(links.graph, dtype="boolean"),
         "_op_index": links.owner,
@@ -176,12 +197,16 @@ def _pos(used: np.ndarray, owner: np.ndarray) -> np.ndarray:
 def _note_unlinked(frame: pd.DataFrame, notes: list[str]) -> None:
     unlinked = frame["op"].isna()
     if unlinked.any():
-        notes.append(f"{int(unlinked.sum())} GPU activities have no CPU operator in the trace (launched "
-                     "outside any recorded operator, or their runtime call was not recorded)")
+        notes.append(
+            f"{int(unlinked.sum())} GPU activities have no CPU operator in the trace (launched "
+            "outside any recorded operator, or their runtime call was not recorded)"
+        )
     graph = frame["graph_replay"].to_numpy()
     if graph.any():
-        notes.append(f"{int(graph.sum())} kernels were replayed from CUDA graphs: attributed to the graph "
-                     "launch and its range; no per-kernel operator shapes, so no model")
+        notes.append(
+            f"{int(graph.sum())} kernels were replayed from CUDA graphs: attributed to the graph "
+            "launch and its range; no per-kernel operator shapes, so no model"
+        )
 
 
 def _counter_ranges(events: TraceEvents, devices, source: str, notes: list[str]) -> pd.DataFrame:
@@ -192,17 +217,33 @@ def _counter_ranges(events: TraceEvents, devices, source: str, notes: list[str])
     ranges = events.ranges
     wide = pd.DataFrame.from_records(ranges.get("args")).apply(pd.to_numeric, errors="coerce")
     names = pd.Series(ranges.get("name"), dtype="string").replace("__missing__", pd.NA)
-    quantities, _ = ncu_metrics.quantities(wide, names.fillna(""), pd.Series(pd.NA, index=wide.index))
+    quantities, _ = ncu_metrics.quantities(
+        wide, names.fillna(""), pd.Series(pd.NA, index=wide.index)
+    )
     quantities["duration_s"] = pd.Series(np.nan, index=wide.index)
     device = pd.Series(np.zeros(len(wide)))
-    frame = pd.DataFrame({"source": source, "launch_id": np.arange(len(wide)), "kernel": names,
-                          **_device_columns(device, devices), **quantities})
+    frame = pd.DataFrame(
+        {
+            "source": source,
+            "launch_id": np.arange(len(wide)),
+            "kernel": names,
+            **_device_columns(device, devices),
+            **quantities,
+        }
+    )
     frame = schema.conform(frame)
-    schema.mark_missing(frame, {"duration_s": RANGE_NO_TIME,
-                                "bytes_dram": "the trace's counter ranges have no dram__bytes counters"})
+    schema.mark_missing(
+        frame,
+        {
+            "duration_s": RANGE_NO_TIME,
+            "bytes_dram": "the trace's counter ranges have no dram__bytes counters",
+        },
+    )
     notes.append(RANGE_NO_TIME)
     _link_ranges(events, frame, notes)
-    frame["flops_source"] = pd.array(np.where(schema.flops(frame).notna(), "counters", None), dtype="string")
+    frame["flops_source"] = pd.array(
+        np.where(schema.flops(frame).notna(), "counters", None), dtype="string"
+    )
     return frame
 
 
@@ -217,8 +258,10 @@ def _link_ranges(events: TraceEvents, frame: pd.DataFrame, notes: list[str]) -> 
         events.gpu.replace(correlation=correlations, external=[None] * len(order))
         owner = link(events).owner
     else:
-        notes.append(f"{len(frame)} counter ranges but {len(order)} kernel launch calls: ranges not "
-                     "linked to operators")
+        notes.append(
+            f"{len(frame)} counter ranges but {len(order)} kernel launch calls: ranges not "
+            "linked to operators"
+        )
     names = np.array(events.ops.get("name") + [None], dtype=object)
     frame["op"] = pd.array(names[owner], dtype="string")
     frame["_op_index"] = owner

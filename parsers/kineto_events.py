@@ -35,8 +35,11 @@ class Columns:
     def get(self, key: str):
         column = self.columns[key]
         if isinstance(column, array):
-            return np.frombuffer(column, dtype=np.float64 if column.typecode == "d" else np.int64) \
-                if len(column) else np.zeros(0, dtype=np.float64 if column.typecode == "d" else np.int64)
+            return (
+                np.frombuffer(column, dtype=np.float64 if column.typecode == "d" else np.int64)
+                if len(column)
+                else np.zeros(0, dtype=np.float64 if column.typecode == "d" else np.int64)
+            )
         return column
 
     def replace(self, **columns) -> None:
@@ -54,16 +57,29 @@ NO_ID = -1  # an absent correlation, External id or stream in an int column
 class TraceEvents:
     """GPU activities, counter ranges, CPU operators, annotations, modules and runtime calls."""
 
-    gpu: Columns = field(default_factory=lambda: Columns(
-        ("ts", "dur", "bytes"), ("correlation", "external", "stream"),
-        ("name", "cat", "grid", "block", "device")))
+    gpu: Columns = field(
+        default_factory=lambda: Columns(
+            ("ts", "dur", "bytes"),
+            ("correlation", "external", "stream"),
+            ("name", "cat", "grid", "block", "device"),
+        )
+    )
     ranges: Columns = field(default_factory=lambda: Columns(objects=("name", "ts", "dur", "args")))
-    ops: Columns = field(default_factory=lambda: Columns(
-        ("ts", "dur"), ("external",), ("name", "pid", "tid", "arguments", "module")))
-    spans: Columns = field(default_factory=lambda: Columns(  # user_annotation (kind 0), nn.Module (1)
-        ("ts", "dur"), ("kind",), ("name", "pid", "tid")))
-    runtime: Columns = field(default_factory=lambda: Columns(
-        ("ts",), ("correlation", "external"), ("name", "pid", "tid")))
+    ops: Columns = field(
+        default_factory=lambda: Columns(
+            ("ts", "dur"), ("external",), ("name", "pid", "tid", "arguments", "module")
+        )
+    )
+    spans: Columns = field(
+        default_factory=lambda: Columns(  # user_annotation (kind 0), nn.Module (1)
+            ("ts", "dur"), ("kind",), ("name", "pid", "tid")
+        )
+    )
+    runtime: Columns = field(
+        default_factory=lambda: Columns(
+            ("ts",), ("correlation", "external"), ("name", "pid", "tid")
+        )
+    )
     strings: dict = field(default_factory=dict)
 
     def take(self, batch: list[dict]) -> None:
@@ -74,7 +90,9 @@ class TraceEvents:
             if cat == "python_function":
                 name = event.get("name", "")
                 if name.startswith(MODULE_PREFIX):
-                    self._span(event, 1, shared(name[len(MODULE_PREFIX):], name[len(MODULE_PREFIX):]))
+                    self._span(
+                        event, 1, shared(name[len(MODULE_PREFIX) :], name[len(MODULE_PREFIX) :])
+                    )
             elif cat == "cpu_op":
                 self._op(event, event.get("args") or {}, shared)
             elif cat in RUNTIME:
@@ -86,8 +104,12 @@ class TraceEvents:
                 self._span(event, 0, shared(name, name))
             elif cat == COUNTER_RANGE:
                 c = self.ranges.columns
-                for key, value in (("name", event.get("name", "")), ("ts", event.get("ts")),
-                                   ("dur", event.get("dur")), ("args", event.get("args") or {})):
+                for key, value in (
+                    ("name", event.get("name", "")),
+                    ("ts", event.get("ts")),
+                    ("dur", event.get("dur")),
+                    ("args", event.get("args") or {}),
+                ):
                     c[key].append(value)
 
     def _gpu(self, event: dict, cat: str, a: dict, shared) -> None:
@@ -153,6 +175,7 @@ def _int(value) -> int:
 def _dim(value):
     """A grid or block [x, y, z] as a tuple (hashable, so one object per distinct shape)."""
     return tuple(value) if isinstance(value, list) else None
+
 
 def arguments(packed: bytes) -> tuple[list | None, list | None, list | None]:
     """(Input Dims, Input type, Concrete Inputs) of an operator from its packed `arguments`."""

@@ -40,20 +40,33 @@ def sweep(events: TraceEvents) -> tuple[Enclosing, Enclosing]:
     """One pass over every thread's intervals in time order, keeping a stack of what is open:
     (what encloses each operator, what encloses each runtime call)."""
     spans, ops, calls = events.spans, events.ops, events.runtime
-    kind = np.concatenate([spans.get("kind"), np.full(len(ops), _OP), np.full(len(calls), _CALL)]).astype(int)
-    own = np.concatenate([np.arange(len(spans)), np.arange(len(ops)), np.arange(len(calls))]).astype(int)
+    kind = np.concatenate(
+        [spans.get("kind"), np.full(len(ops), _OP), np.full(len(calls), _CALL)]
+    ).astype(int)
+    own = np.concatenate(
+        [np.arange(len(spans)), np.arange(len(ops)), np.arange(len(calls))]
+    ).astype(int)
     names = spans.get("name") + ops.get("name") + [""] * len(calls)
     ts = np.concatenate([spans.get("ts"), ops.get("ts"), calls.get("ts")])
     dur = np.nan_to_num(np.concatenate([spans.get("dur"), ops.get("dur"), np.zeros(len(calls))]))
-    thread = pd.Series(list(zip(spans.get("pid") + ops.get("pid") + calls.get("pid"),
-                                spans.get("tid") + ops.get("tid") + calls.get("tid"), strict=True)),
-                       dtype=object)
+    thread = pd.Series(
+        list(
+            zip(
+                spans.get("pid") + ops.get("pid") + calls.get("pid"),
+                spans.get("tid") + ops.get("tid") + calls.get("tid"),
+                strict=True,
+            )
+        ),
+        dtype=object,
+    )
     codes = pd.factorize(thread)[0] if len(thread) else np.zeros(0, dtype=int)
     end = ts + dur
     order = np.lexsort((kind, -end, ts, codes))
     result = {_OP: _blank(len(ops)), _CALL: _blank(len(calls))}
     _walk(order, codes, ts, end, kind, own, names, result)
-    return tuple(Enclosing(np.asarray(r[0], dtype=int), r[1], r[2]) for r in (result[_OP], result[_CALL]))
+    return tuple(
+        Enclosing(np.asarray(r[0], dtype=int), r[1], r[2]) for r in (result[_OP], result[_CALL])
+    )
 
 
 def _blank(n: int) -> tuple[list, list, list]:
@@ -78,10 +91,14 @@ def _walk(order, codes, ts, end, kind, own, names, result) -> None:
         if k == _CALL:
             continue
         name = names[i]
-        stack.append((end[i],
-                      own[i] if k == _OP else top[1],
-                      (top[2] + "/" + name if top[2] else name) if k == _SPAN else top[2],
-                      (top[3] + "." + name if top[3] else name) if k == _MODULE else top[3]))
+        stack.append(
+            (
+                end[i],
+                own[i] if k == _OP else top[1],
+                (top[2] + "/" + name if top[2] else name) if k == _SPAN else top[2],
+                (top[3] + "." + name if top[3] else name) if k == _MODULE else top[3],
+            )
+        )
 
 
 def link(events: TraceEvents) -> Links:
@@ -121,11 +138,19 @@ def _index(keys) -> dict:
 def _modules(events: TraceEvents, around_ops: Enclosing) -> list[str]:
     """An operator's module: its `Module Hierarchy` (TorchScript traces), else its nn.Module path."""
     recorded = events.ops.get("module")
-    return [r if isinstance(r, str) and r else m for r, m in zip(recorded, around_ops.module, strict=True)]
+    return [
+        r if isinstance(r, str) and r else m
+        for r, m in zip(recorded, around_ops.module, strict=True)
+    ]
 
 
-def _pick(use_first: np.ndarray, first: list[str], at_first: np.ndarray,
-          second: list[str], at_second: np.ndarray) -> list[str]:
+def _pick(
+    use_first: np.ndarray,
+    first: list[str],
+    at_first: np.ndarray,
+    second: list[str],
+    at_second: np.ndarray,
+) -> list[str]:
     a = np.array(first + [""], dtype=object)[at_first]
     b = np.array(second + [""], dtype=object)[at_second]
     return np.where(use_first, a, b).tolist()

@@ -10,11 +10,13 @@ from rooflint.core import opmodels, schema
 
 from .kineto_events import Columns, arguments
 
-MODEL_BYTES_NOTE = ("modelled launches have no measured DRAM bytes: their memory term uses the "
-                    "operator's minimum traffic from its shapes (a lower bound of the real traffic), "
-                    "so each verdict compares the kernel with an ideal one that moves only those "
-                    "bytes and any excess traffic counts as headroom; pass an ncu/rocprof export "
-                    "of the same run for measured traffic")
+MODEL_BYTES_NOTE = (
+    "modelled launches have no measured DRAM bytes: their memory term uses the "
+    "operator's minimum traffic from its shapes (a lower bound of the real traffic), "
+    "so each verdict compares the kernel with an ideal one that moves only those "
+    "bytes and any excess traffic counts as headroom; pass an ncu/rocprof export "
+    "of the same run for measured traffic"
+)
 HOST_COPY = "host transfer (bounded by the host link, not by device roofs)"
 NO_MODEL = "no operator model"
 AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operator's main kernel)"
@@ -35,7 +37,9 @@ def _json(value) -> str | None:
     return orjson.dumps(value).decode() if value is not None else None
 
 
-def apply(launches: pd.DataFrame, vendor: str, notes: list[str], ops: Columns | None = None) -> pd.DataFrame:
+def apply(
+    launches: pd.DataFrame, vendor: str, notes: list[str], ops: Columns | None = None
+) -> pd.DataFrame:
     """Fill modelled FLOPs and bytes into `launches` (trace columns `op`, `_op_index`, ...)."""
     n = len(launches)
     flops = np.full(n, np.nan)
@@ -50,7 +54,11 @@ def apply(launches: pd.DataFrame, vendor: str, notes: list[str], ops: Columns | 
 
 def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) -> None:
     owner = launches["_op_index"].to_numpy()
-    kernel = (launches["activity"] == "kernel").to_numpy() & ~launches["graph_replay"].to_numpy() & (owner >= 0)
+    kernel = (
+        (launches["activity"] == "kernel").to_numpy()
+        & ~launches["graph_replay"].to_numpy()
+        & (owner >= 0)
+    )
     if not kernel.any():
         return
     main = _main_kernels(launches, owner, kernel)
@@ -69,7 +77,9 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
         if work is None:
             reason[row] = NO_MODEL
             continue
-        allow_tf32 = names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
+        allow_tf32 = (
+            names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
+        )
         klass[row] = opmodels.compute_class(work, vendor, kernels[row], allow_tf32)
         flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
         tf32_note |= work.unit == "matrix" and work.precision == "fp32"
@@ -80,17 +90,26 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
 def _fp32_note(vendor: str) -> str:
     if vendor == "AMD":
         return "FP32 GEMMs and convolutions are counted against the FP32 matrix (MFMA) roof"
-    return ("FP32 GEMMs are counted against the FP32 vector roof (PyTorch's default, "
-            "torch.backends.cuda.matmul.allow_tf32=False) unless the kernel name says tf32; cuDNN "
-            "convolutions follow their allow_tf32 argument (TF32 roof when True)")
+    return (
+        "FP32 GEMMs are counted against the FP32 vector roof (PyTorch's default, "
+        "torch.backends.cuda.matmul.allow_tf32=False) unless the kernel name says tf32; cuDNN "
+        "convolutions follow their allow_tf32 argument (TF32 roof when True)"
+    )
 
 
 def _main_kernels(launches: pd.DataFrame, owner: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     """Per operator instance, its longest kernel: the one that does the work (a memset or split-K
     reduce beside a GEMM stays linked to the operator, with no FLOPs of its own)."""
-    frame = pd.DataFrame({"owner": owner[kernel], "t": launches["duration_s"].to_numpy()[kernel],
-                          "row": np.flatnonzero(kernel)})
-    frame = frame.sort_values(["owner", "t", "row"], ascending=[True, False, True], kind="mergesort")
+    frame = pd.DataFrame(
+        {
+            "owner": owner[kernel],
+            "t": launches["duration_s"].to_numpy()[kernel],
+            "row": np.flatnonzero(kernel),
+        }
+    )
+    frame = frame.sort_values(
+        ["owner", "t", "row"], ascending=[True, False, True], kind="mergesort"
+    )
     main = np.zeros(len(launches), dtype=bool)
     main[frame.drop_duplicates("owner")["row"].to_numpy()] = True
     return main
@@ -126,10 +145,12 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
     use_model = ~np.isnan(bytes_min) & ~measured_bytes
     out["bytes_dram"] = np.where(use_model, bytes_min, out["bytes_dram"].to_numpy())
     out["bytes_model_min"] = bytes_min
-    out["flops_source"] = pd.array(np.where(measured_ops, "counters", np.where(modelled, "model", None)),
-                                   dtype="string")
-    out["bytes_source"] = pd.array(np.where(measured_bytes, "counters", np.where(use_model, "model", None)),
-                                   dtype="string")
+    out["flops_source"] = pd.array(
+        np.where(measured_ops, "counters", np.where(modelled, "model", None)), dtype="string"
+    )
+    out["bytes_source"] = pd.array(
+        np.where(measured_bytes, "counters", np.where(use_model, "model", None)), dtype="string"
+    )
     out["excess_traffic"] = np.full(len(out), np.nan)
     if use_model.any():
         schema.add_note(out, "DRAM bytes = operator minimum from shapes", use_model)
@@ -141,9 +162,19 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
 def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
     """`missing` says why a launch has no FLOPs/bytes: no model for its operator, auxiliary, host."""
     need = schema.flops(out).isna().to_numpy() & (reason != "")
-    op = out["op"].fillna("(no operator)").to_numpy(dtype=object) if "op" in out else np.full(len(out), "")
-    text = np.where(reason == NO_MODEL, "ops: no operator model for " + op.astype(str), "ops: " + reason.astype(str))
-    text = text + np.where(out["bytes_dram"].isna().to_numpy(), "; bytes_dram: no counters and no model", "")
+    op = (
+        out["op"].fillna("(no operator)").to_numpy(dtype=object)
+        if "op" in out
+        else np.full(len(out), "")
+    )
+    text = np.where(
+        reason == NO_MODEL,
+        "ops: no operator model for " + op.astype(str),
+        "ops: " + reason.astype(str),
+    )
+    text = text + np.where(
+        out["bytes_dram"].isna().to_numpy(), "; bytes_dram: no counters and no model", ""
+    )
     missing = out["missing"].fillna("").to_numpy(dtype=object)
     merged = np.where(missing == "", text, missing + "; " + text)
     out["missing"] = pd.array(np.where(need, merged, missing), dtype="string")

@@ -21,8 +21,10 @@ GZIP_MAGIC = b"\x1f\x8b"
 _BETWEEN = re.compile(rb"\}\s*,\s*\{\s*\"")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _TRIES = 8  # candidate splits tried (last first) before reading more
-TRUNCATED = ("truncated or malformed JSON (the trace ends inside its event list); export the "
-             "trace again and check the copy is complete (gzip -t for .gz files)")
+TRUNCATED = (
+    "truncated or malformed JSON (the trace ends inside its event list); export the "
+    "trace again and check the copy is complete (gzip -t for .gz files)"
+)
 
 
 def open_bytes(path: Path):
@@ -47,7 +49,9 @@ class TraceStream:
             with open_bytes(self.path) as fh:
                 yield from self._batches(fh)
         except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"cannot read the trace ({exc}); export it again", path=str(self.path)) from None
+            raise InputError(
+                f"cannot read the trace ({exc}); export it again", path=str(self.path)
+            ) from None
 
     def _batches(self, fh) -> Iterator[list[dict]]:
         buf = self._skip_to_events(fh)
@@ -73,12 +77,15 @@ class TraceStream:
                 return stripped[1:]
             found = _EVENTS_KEY.search(head)
             if found:
-                self._prefix = head[:found.end() - 1]
-                return head[found.end():]
+                self._prefix = head[: found.end() - 1]
+                return head[found.end() :]
             if not chunk:
-                raise InputError("JSON without a traceEvents list: not a PyTorch profiler trace; pass "
-                                 "a torch.profiler export (prof.export_chrome_trace or "
-                                 "tensorboard_trace_handler)", path=str(self.path))
+                raise InputError(
+                    "JSON without a traceEvents list: not a PyTorch profiler trace; pass "
+                    "a torch.profiler export (prof.export_chrome_trace or "
+                    "tensorboard_trace_handler)",
+                    path=str(self.path),
+                )
 
     def _split(self, buf: bytes) -> tuple[list[dict], bytes]:
         """Parse the complete events at the front of `buf`; return them and the rest."""
@@ -109,6 +116,8 @@ class TraceStream:
         try:
             header = orjson.loads(self._prefix + b"[]" + suffix.encode())
         except orjson.JSONDecodeError:
-            raise InputError(TRUNCATED.replace("inside its event list", "after its event list"),
-                             path=str(self.path)) from None
+            raise InputError(
+                TRUNCATED.replace("inside its event list", "after its event list"),
+                path=str(self.path),
+            ) from None
         return header if isinstance(header, dict) else {}

@@ -59,8 +59,11 @@ def _read(path, encoding: str, locale: str | None, progress) -> Profile:
     if lacking:
         raise InputError(f"header line without the {lacking} column(s); {EXPORT_HINT}", path=source)
     parsed = parse(rows, header, source)
-    empty = (f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
-             if rows.cut else f"header but no launches; the export is empty, {EXPORT_HINT}")
+    empty = (
+        f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
+        if rows.cut
+        else f"header but no launches; the export is empty, {EXPORT_HINT}"
+    )
     rows_read = parsed.table.num_rows
     if rows_read == 0:
         raise InputError(empty, path=source)
@@ -74,16 +77,27 @@ def _read(path, encoding: str, locale: str | None, progress) -> Profile:
     name_devices(launches, parsed.ragged, notes)
     invalid = schema.invalid_rows(launches)
     if invalid:
-        repairs.append(f"{invalid} launch(es) with a negative or infinite value, read as missing "
-                       "(each launch's notes name the quantity)")
-    return Profile(source=source, format="ncu-details" if details else "ncu-raw", launches=launches,
-                   notes=notes, repairs=repairs)
+        repairs.append(
+            f"{invalid} launch(es) with a negative or infinite value, read as missing "
+            "(each launch's notes name the quantity)"
+        )
+    return Profile(
+        source=source,
+        format="ncu-details" if details else "ncu-raw",
+        launches=launches,
+        notes=notes,
+        repairs=repairs,
+    )
 
 
 def _refuse_aggregates(header: list[str], source: str) -> None:
     if header[:2] == ["Launch Attribute", "Value"]:
-        raise InputError(f"this is the ncu session page (no kernel launches); {EXPORT_HINT}",
-                         path=source)
+        raise InputError(
+            f"this is the ncu session page (no kernel launches); {EXPORT_HINT}", path=source
+        )
     if "Invocations" in header and "ID" not in header:
-        raise InputError("this is an ncu --print-summary page (per-kernel aggregates, no "
-                         f"per-launch data); {EXPORT_HINT}", path=source)
+        raise InputError(
+            "this is an ncu --print-summary page (per-kernel aggregates, no "
+            f"per-launch data); {EXPORT_HINT}",
+            path=source,
+        )

@@ -105,7 +105,7 @@ class Rows:
             found = piece.rfind(b'\n"', 0, start) + 1 if start else 0
             if piece.startswith(b'"') and not found:
                 found = 0 if piece.find(b"\n") < start else -1
-            last = piece[found:piece.find(b"\n", found)] if found >= 0 else b""
+            last = piece[found : piece.find(b"\n", found)] if found >= 0 else b""
             if not last.startswith(b'"') or not line.endswith(last):
                 return piece + b"\n"
             start, line = found, last
@@ -125,7 +125,7 @@ class Rows:
             while True:
                 block = fh.read(PIECE_BYTES)
                 if first and block.startswith(BOM):
-                    block = block[len(BOM):]
+                    block = block[len(BOM) :]
                 first = False
                 if self.progress and block:
                     self.progress(len(block))
@@ -173,7 +173,7 @@ def _find_header(data: bytes) -> tuple[int, str] | None:
     """(end after its line break, text) of the header line among the whole lines of `data`."""
     pos = 0
     while True:
-        if data[pos:pos + 1] != b'"':
+        if data[pos : pos + 1] != b'"':
             pos = data.find(b'\n"', pos)
             if pos < 0:
                 return None
@@ -213,19 +213,28 @@ def no_profile_message(lines: list[str]) -> str:
     """Why a file with no header line holds no profile, and what to do."""
     errors = [line for line in lines if line.startswith("==ERROR==")]
     if errors:
-        return (f"no profile data, ncu reported an error ({errors[0][:120].strip()}); "
-                "fix the run and export again with `ncu --csv --page raw --print-units base`")
+        return (
+            f"no profile data, ncu reported an error ({errors[0][:120].strip()}); "
+            "fix the run and export again with `ncu --csv --page raw --print-units base`"
+        )
     if prof_only(lines):
-        return ("no profile data: only ==PROF== messages, ncu profiled no kernel; check the "
-                "--kernel-name/--launch-skip filters and that the application launched kernels")
-    return ("not an ncu CSV export (no header line with \"ID\" and \"Kernel Name\"); export "
-            "per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`")
+        return (
+            "no profile data: only ==PROF== messages, ncu profiled no kernel; check the "
+            "--kernel-name/--launch-skip filters and that the application launched kernels"
+        )
+    return (
+        'not an ncu CSV export (no header line with "ID" and "Kernel Name"); export '
+        "per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`"
+    )
 
 
 def prof_only(lines: list[str]) -> bool:
     """ncu's own messages and nothing else: a run that profiled no kernel (or failed)."""
-    return bool(lines) and any(line.startswith("==PROF==") for line in lines) and not any(
-        line.startswith('"') for line in lines)
+    return (
+        bool(lines)
+        and any(line.startswith("==PROF==") for line in lines)
+        and not any(line.startswith('"') for line in lines)
+    )
 
 
 def check_readable(path: Path) -> None:

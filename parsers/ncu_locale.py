@@ -19,8 +19,10 @@ from rooflint.core.errors import InputError
 
 from .values import _AMBIGUOUS_COMMA, _DE, _EN, LOCALES, to_float
 
-_PATTERNS = {name: "(?m)" + rx.pattern for name, rx in
-             (("de", _DE), ("en", _EN), ("ambiguous", _AMBIGUOUS_COMMA))}
+_PATTERNS = {
+    name: "(?m)" + rx.pattern
+    for name, rx in (("de", _DE), ("en", _EN), ("ambiguous", _AMBIGUOUS_COMMA))
+}
 _REFERENCE = {"de": _DE, "en": _EN, "ambiguous": _AMBIGUOUS_COMMA}
 _CONTROL = bytes(range(32)) + b"\x7f"
 _PLAIN_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
@@ -33,8 +35,9 @@ def choose_locale(columns: list, forced: str | None, source: str) -> str:
     """The locale to read `columns` (Arrow string arrays) with: `forced`, else detected."""
     if forced:
         if forced not in LOCALES:
-            raise InputError(f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}",
-                             path=source)
+            raise InputError(
+                f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}", path=source
+            )
         return forced
     cells = [c for c in (_combined(column) for column in columns) if _has_separator(c)]
     de, en = _any_match(cells, "de"), _any_match(cells, "en")
@@ -44,9 +47,11 @@ def choose_locale(columns: list, forced: str | None, source: str) -> str:
         return "en_US"  # C and en_US read numbers alike: commas dropped
     if not de and not _any_match(cells, "ambiguous"):
         return "C"
-    raise InputError("number format is ambiguous (e.g. \"84,480\" could be en_US 84480 or de_DE "
-                     "84.48); pass --locale en_US or --locale de_DE, or export with LC_ALL=C",
-                     path=source)
+    raise InputError(
+        'number format is ambiguous (e.g. "84,480" could be en_US 84480 or de_DE '
+        "84.48); pass --locale en_US or --locale de_DE, or export with LC_ALL=C",
+        path=source,
+    )
 
 
 def _combined(column) -> pa.Array:
@@ -70,8 +75,8 @@ def _data(cells: pa.Array) -> bytes:
     if len(cells) == 0:
         return b""
     offsets = np.frombuffer(cells.buffers()[1], dtype=np.int32)
-    offsets = offsets[cells.offset:cells.offset + len(cells) + 1]
-    return memoryview(cells.buffers()[2])[offsets[0]:offsets[-1]].tobytes()
+    offsets = offsets[cells.offset : cells.offset + len(cells) + 1]
+    return memoryview(cells.buffers()[2])[offsets[0] : offsets[-1]].tobytes()
 
 
 def _any_match(columns: list[pa.Array], name: str) -> bool:
@@ -118,8 +123,10 @@ def _floats(cells: pa.Array, locale: str) -> tuple[np.ndarray, bool]:
     data = _data(cells)
     odd = None
     if not data.isascii() or len(data.translate(None, _CONTROL)) != len(data):
-        odd = pc.or_(pc.invert(pc.string_is_ascii(cells)),
-                     pc.match_substring_regex(cells, "[\\x00-\\x1f\\x7f]"))
+        odd = pc.or_(
+            pc.invert(pc.string_is_ascii(cells)),
+            pc.match_substring_regex(cells, "[\\x00-\\x1f\\x7f]"),
+        )
     text = cells
     if b" " in data:
         text = pc.ascii_trim(text, " ")
@@ -142,8 +149,12 @@ def _floats(cells: pa.Array, locale: str) -> tuple[np.ndarray, bool]:
     if len(rest):
         original = pd.Series(cells.take(pa.array(rest)).to_pandas(), dtype="string")
         values[rest] = to_float(original, locale)
-        odd_zero = odd_zero or bool(((values[rest] == 0) & original.str.contains("-", regex=False)
-                                     .to_numpy(dtype=bool, na_value=False)).any())
+        odd_zero = odd_zero or bool(
+            (
+                (values[rest] == 0)
+                & original.str.contains("-", regex=False).to_numpy(dtype=bool, na_value=False)
+            ).any()
+        )
     return values, odd_zero
 
 
@@ -182,5 +193,7 @@ def not_numbers_message(count: int, metric: str, value: str, launch) -> list[str
         return []
     value = value.strip()
     shown = value[:40] + ("..." if len(value) > 40 else "")
-    return [f"{count} metric value(s) that are not numbers read as missing (first: {metric} = "
-            f"{shown!r} for launch ID {launch})"]
+    return [
+        f"{count} metric value(s) that are not numbers read as missing (first: {metric} = "
+        f"{shown!r} for launch ID {launch})"
+    ]

@@ -39,11 +39,25 @@ DISPLAY_NAMES = {
 
 _PRECISIONS = {"d": "fp64", "f": "fp32", "h": "fp16"}
 _UNITS = ("sm", "smsp")
-_TENSOR_SRC = re.compile(r"^sm__ops_path_tensor_src_([a-z0-9]+?)(?:_dst_[a-z0-9]+)?(?:_sparsity_(on|off))?\.sum$")
+_TENSOR_SRC = re.compile(
+    r"^sm__ops_path_tensor_src_([a-z0-9]+?)(?:_dst_[a-z0-9]+)?(?:_sparsity_(on|off))?\.sum$"
+)
 _TENSOR_TYPES = {
-    "fp16": "fp16", "bf16": "bf16", "tf32": "tf32", "fp64": "fp64", "fp8": "fp8", "e4m3": "fp8",
-    "e5m2": "fp8", "fp6": "fp4", "fp4": "fp4", "e2m1": "fp4", "int8": "int8", "int4": "int8",
-    "int1": "int8", "u8": "int8", "s8": "int8",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "tf32": "tf32",
+    "fp64": "fp64",
+    "fp8": "fp8",
+    "e4m3": "fp8",
+    "e5m2": "fp8",
+    "fp6": "fp4",
+    "fp4": "fp4",
+    "e2m1": "fp4",
+    "int8": "int8",
+    "int4": "int8",
+    "int1": "int8",
+    "u8": "int8",
+    "s8": "int8",
 }
 
 MISSING_REASONS = {
@@ -65,21 +79,42 @@ def wanted(metric: str) -> bool:
 
 
 def _wanted_names() -> set[str]:
-    names = {DURATION, "launch__grid_size", "launch__block_size",
-             "device__attribute_display_name", "device__attribute_compute_capability_major",
-             "device__attribute_compute_capability_minor", "gpc__cycles_elapsed.avg.per_second",
-             "dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-             "dram__sectors_read.sum", "dram__sectors_write.sum", "dram__sectors.sum",
-             "dram__bytes.sum.per_second", "dram__bytes_read.sum.per_second",
-             "dram__bytes_write.sum.per_second", "dram__bytes.sum.peak_sustained",
-             "dram__cycles_elapsed.avg.per_second", *SM_COUNT,
-             "lts__t_bytes.sum", "lts__t_sectors.sum", "lts__t_bytes.sum.per_second",
-             "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second",
-             "l1tex__t_bytes.sum", "l1tex__t_bytes.sum.per_second",
-             "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"}
+    names = {
+        DURATION,
+        "launch__grid_size",
+        "launch__block_size",
+        "device__attribute_display_name",
+        "device__attribute_compute_capability_major",
+        "device__attribute_compute_capability_minor",
+        "gpc__cycles_elapsed.avg.per_second",
+        "dram__bytes.sum",
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
+        "dram__sectors_read.sum",
+        "dram__sectors_write.sum",
+        "dram__sectors.sum",
+        "dram__bytes.sum.per_second",
+        "dram__bytes_read.sum.per_second",
+        "dram__bytes_write.sum.per_second",
+        "dram__bytes.sum.peak_sustained",
+        "dram__cycles_elapsed.avg.per_second",
+        *SM_COUNT,
+        "lts__t_bytes.sum",
+        "lts__t_sectors.sum",
+        "lts__t_bytes.sum.per_second",
+        "lts__t_bytes.sum.peak_sustained",
+        "lts__cycles_elapsed.avg.per_second",
+        "l1tex__t_bytes.sum",
+        "l1tex__t_bytes.sum.per_second",
+        "l1tex__t_bytes.sum.peak_sustained",
+        "l1tex__cycles_elapsed.avg.per_second",
+    }
     for unit in _UNITS:
-        names |= {f"{unit}__cycles_elapsed.avg", f"{unit}__cycles_elapsed.avg.per_second",
-                  f"{unit}__inst_executed_pipe_tensor.sum"}
+        names |= {
+            f"{unit}__cycles_elapsed.avg",
+            f"{unit}__cycles_elapsed.avg.per_second",
+            f"{unit}__inst_executed_pipe_tensor.sum",
+        }
         for p in _PRECISIONS:
             for op in ("add", "mul", "fma"):
                 base = f"{unit}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum"
@@ -110,7 +145,11 @@ def launch_table(wide: pd.DataFrame, identity: dict, source: str, notes: list[st
     quantities_, row_notes = quantities(wide, identity["kernel"].fillna(""), identity["arch"])
     table = pd.DataFrame({**identity, **quantities_}, copy=False)  # no copy into 2-D blocks
     del quantities_  # the frame holds its own copy; conform makes another
-    for column in ("kernel_mangled", "missing", "notes"):  # all NA: typed here, cheaply, not in conform
+    for column in (
+        "kernel_mangled",
+        "missing",
+        "notes",
+    ):  # all NA: typed here, cheaply, not in conform
         if column not in table:
             table[column] = schema.repeated(None, len(table))
     table["source"] = schema.repeated(source, len(table))
@@ -128,13 +167,21 @@ def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[d
     """
     notes: list[tuple] = []
     duration = _duration(wide, notes)
-    out = {"duration_s": duration, "sm_clock_hz": _sm_clock(wide),
-           "dram_clock_hz": col(wide, "dram__cycles_elapsed.avg.per_second"),
-           "sm_count": first(*(col(wide, name) for name in SM_COUNT))}
+    out = {
+        "duration_s": duration,
+        "sm_clock_hz": _sm_clock(wide),
+        "dram_clock_hz": col(wide, "dram__cycles_elapsed.avg.per_second"),
+        "sm_count": first(*(col(wide, name) for name in SM_COUNT)),
+    }
     out["bytes_dram"] = _dram_bytes(wide, duration, notes)
-    out["bytes_l2"] = first(col(wide, "lts__t_bytes.sum"), col(wide, "lts__t_sectors.sum") * SECTOR_BYTES,
-                            col(wide, "lts__t_bytes.sum.per_second") * duration)
-    out["bytes_l1"] = first(col(wide, "l1tex__t_bytes.sum"), col(wide, "l1tex__t_bytes.sum.per_second") * duration)
+    out["bytes_l2"] = first(
+        col(wide, "lts__t_bytes.sum"),
+        col(wide, "lts__t_sectors.sum") * SECTOR_BYTES,
+        col(wide, "lts__t_bytes.sum.per_second") * duration,
+    )
+    out["bytes_l1"] = first(
+        col(wide, "l1tex__t_bytes.sum"), col(wide, "l1tex__t_bytes.sum.per_second") * duration
+    )
     out.update(_vector_ops(wide, duration, notes))
     out.update(_tensor_ops(wide, names, arch, notes))
     out.update(_peaks(wide, out["sm_clock_hz"]))
@@ -143,17 +190,26 @@ def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[d
 
 def _duration(wide, notes):
     direct = col(wide, DURATION)
-    from_cycles = first(*(col(wide, f"{u}__cycles_elapsed.avg") / col(wide, f"{u}__cycles_elapsed.avg.per_second")
-                          for u in _UNITS))
+    from_cycles = first(
+        *(
+            col(wide, f"{u}__cycles_elapsed.avg") / col(wide, f"{u}__cycles_elapsed.avg.per_second")
+            for u in _UNITS
+        )
+    )
     used = direct.isna() & from_cycles.notna()
     if used.any():
-        notes.append(("duration from sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second", used))
+        notes.append(
+            ("duration from sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second", used)
+        )
     return direct.fillna(from_cycles)
 
 
 def _sm_clock(wide):
-    return first(col(wide, "sm__cycles_elapsed.avg.per_second"), col(wide, "smsp__cycles_elapsed.avg.per_second"),
-                 col(wide, "gpc__cycles_elapsed.avg.per_second"))
+    return first(
+        col(wide, "sm__cycles_elapsed.avg.per_second"),
+        col(wide, "smsp__cycles_elapsed.avg.per_second"),
+        col(wide, "gpc__cycles_elapsed.avg.per_second"),
+    )
 
 
 def _dram_bytes(wide, duration, notes):
@@ -163,8 +219,11 @@ def _dram_bytes(wide, duration, notes):
         (col(wide, "dram__sectors_read.sum") + col(wide, "dram__sectors_write.sum")) * SECTOR_BYTES,
         col(wide, "dram__sectors.sum") * SECTOR_BYTES,
     )
-    rate = first(col(wide, "dram__bytes.sum.per_second"),
-                 col(wide, "dram__bytes_read.sum.per_second") + col(wide, "dram__bytes_write.sum.per_second"))
+    rate = first(
+        col(wide, "dram__bytes.sum.per_second"),
+        col(wide, "dram__bytes_read.sum.per_second")
+        + col(wide, "dram__bytes_write.sum.per_second"),
+    )
     estimated = exact.isna() & (rate * duration).notna()
     if estimated.any():
         notes.append(("DRAM bytes = DRAM throughput x duration", estimated))
@@ -176,7 +235,10 @@ def _vector_ops(wide, duration, notes):
     for p, precision in _PRECISIONS.items():
         counts = _fma_weighted(wide, p, "")
         rates = _fma_weighted(wide, p, ".per_cycle_elapsed")
-        cycles = first(col(wide, "smsp__cycles_elapsed.avg"), col(wide, "smsp__cycles_elapsed.avg.per_second") * duration)
+        cycles = first(
+            col(wide, "smsp__cycles_elapsed.avg"),
+            col(wide, "smsp__cycles_elapsed.avg.per_second") * duration,
+        )
         from_rate = counts.isna() & (rates * cycles).notna()
         if from_rate.any():
             notes.append((f"{precision} FLOPs = per-cycle rate x elapsed cycles", from_rate))
@@ -187,7 +249,10 @@ def _vector_ops(wide, duration, notes):
 def _fma_weighted(wide, p, suffix):
     """add + mul + 2*fma for precision letter p, from sm__ or else smsp__ counters."""
     for unit in _UNITS:
-        parts = [col(wide, f"{unit}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum{suffix}") for op in ("add", "mul", "fma")]
+        parts = [
+            col(wide, f"{unit}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum{suffix}")
+            for op in ("add", "mul", "fma")
+        ]
         if any(part.notna().any() for part in parts):
             frame = pd.concat([parts[0], parts[1], 2 * parts[2]], axis=1)
             return frame.sum(axis=1, min_count=1)
@@ -198,15 +263,27 @@ def _tensor_ops(wide, names, arch, notes):
     exact = _tensor_by_source(wide)
     if exact:
         return exact
-    inst = first(col(wide, "sm__inst_executed_pipe_tensor.sum"), col(wide, "smsp__inst_executed_pipe_tensor.sum"))
+    inst = first(
+        col(wide, "sm__inst_executed_pipe_tensor.sum"),
+        col(wide, "smsp__inst_executed_pipe_tensor.sum"),
+    )
     if inst.isna().all():
         return {}
-    k = pd.Series([mma_ops_per_instruction(n, a) for n, a in zip(names, arch, strict=True)], index=wide.index, dtype="float64")
+    k = pd.Series(
+        [mma_ops_per_instruction(n, a) for n, a in zip(names, arch, strict=True)],
+        index=wide.index,
+        dtype="float64",
+    )
     used = inst > 0
     for value in sorted(set(k[used])):
-        notes.append((f"matrix ops estimated as sm__inst_executed_pipe_tensor x {int(value)} (MMA shape "
-                      "guessed from the kernel name and architecture; precision assumed FP16); collect "
-                      "sm__ops_path_tensor_* for exact counts", used & (k == value)))
+        notes.append(
+            (
+                f"matrix ops estimated as sm__inst_executed_pipe_tensor x {int(value)} (MMA shape "
+                "guessed from the kernel name and architecture; precision assumed FP16); collect "
+                "sm__ops_path_tensor_* for exact counts",
+                used & (k == value),
+            )
+        )
     return {"ops_matrix_fp16": inst * k}
 
 
@@ -216,7 +293,9 @@ def _tensor_by_source(wide):
     for name in wide.columns:
         m = _TENSOR_SRC.match(name)
         if m and m.group(1) in _TENSOR_TYPES:
-            stem = name[: m.start(2) - len("_sparsity_")] if m.group(2) else name.removesuffix(".sum")
+            stem = (
+                name[: m.start(2) - len("_sparsity_")] if m.group(2) else name.removesuffix(".sum")
+            )
             groups.setdefault(_TENSOR_TYPES[m.group(1)], {}).setdefault(stem, []).append(name)
     out = {}
     for kind, stems in groups.items():
@@ -231,7 +310,9 @@ def _tensor_by_source(wide):
 
 _CUBLAS_SHAPE = re.compile(r"[a-z](16816|1688|884|8816|16832|16864)(?:gemm|_)")
 _CUBLAS_K = {"884": 512, "1688": 2048, "16816": 4096, "8816": 2048, "16832": 8192, "16864": 16384}
-_CUTLASS_INSTRUCTION = re.compile(r"arch::Mma<\s*cutlass::gemm::GemmShape<\(?int\)?\s*(\d+),\s*\(?int\)?\s*(\d+),\s*\(?int\)?\s*(\d+)>")
+_CUTLASS_INSTRUCTION = re.compile(
+    r"arch::Mma<\s*cutlass::gemm::GemmShape<\(?int\)?\s*(\d+),\s*\(?int\)?\s*(\d+),\s*\(?int\)?\s*(\d+)>"
+)
 
 
 def mma_ops_per_instruction(name, arch) -> float:
@@ -271,10 +352,19 @@ def _peaks(wide, sm_clock):
         per_cycle = col(wide, f"sm__sass_thread_inst_executed_op_{p}fma_pred_on.sum.peak_sustained")
         out[f"peak_vector_{precision}"] = 2 * per_cycle * sm_clock
     for name in wide.columns:
-        m = _TENSOR_SRC.match(name.removesuffix(".peak_sustained")) if name.endswith(".peak_sustained") else None
+        m = (
+            _TENSOR_SRC.match(name.removesuffix(".peak_sustained"))
+            if name.endswith(".peak_sustained")
+            else None
+        )
         if m and m.group(1) in _TENSOR_TYPES and not m.group(2) == "on":
             out[f"peak_matrix_{_TENSOR_TYPES[m.group(1)]}"] = col(wide, name) * sm_clock
     for level, unit in (("dram", "dram"), ("l2", "lts"), ("l1", "l1tex")):
-        per_cycle = col(wide, f"{unit}__t_bytes.sum.peak_sustained" if unit != "dram" else "dram__bytes.sum.peak_sustained")
+        per_cycle = col(
+            wide,
+            f"{unit}__t_bytes.sum.peak_sustained"
+            if unit != "dram"
+            else "dram__bytes.sum.peak_sustained",
+        )
         out[f"peak_bytes_{level}"] = per_cycle * col(wide, f"{unit}__cycles_elapsed.avg.per_second")
     return out

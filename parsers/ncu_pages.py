@@ -67,8 +67,10 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
         unit, unit_names = np.zeros(table.num_rows, dtype=np.int64), [""]
     display = [metrics.DISPLAY_NAMES.get(m, m) for m in metric_names]
     # "Memory Throughput" is a % on one section and a byte/s rate on another: only the rate
-    percent = np.array([m == "Memory Throughput" for m in metric_names], dtype=bool)[metric] & \
-        ~np.array(["/" in u for u in unit_names], dtype=bool)[unit]
+    percent = (
+        np.array([m == "Memory Throughput" for m in metric_names], dtype=bool)[metric]
+        & ~np.array(["/" in u for u in unit_names], dtype=bool)[unit]
+    )
     kept = np.array([bool(metrics.wanted(d)) for d in display], dtype=bool)[metric] & ~percent
     text = np.array([d in TEXT_METRICS for d in display], dtype=bool)[metric]
     num_rows = np.flatnonzero(kept & ~text)
@@ -131,5 +133,9 @@ def _unreadable_details(cells, values, rows: np.ndarray, table: pa.Table) -> lis
         return []
     where = int(np.argmax(bad))
     row = int(rows[where])
-    return not_numbers_message(int(bad.sum()), table.column("Metric Name")[row].as_py(),
-                               cells[where].as_py(), table.column("ID")[row].as_py())
+    return not_numbers_message(
+        int(bad.sum()),
+        table.column("Metric Name")[row].as_py(),
+        cells[where].as_py(),
+        table.column("ID")[row].as_py(),
+    )

@@ -18,8 +18,10 @@ from . import ncu_metrics as metrics
 from .sniff import NCU_REP, NCU_REP_MAGIC
 from .values import unit_scale
 
-INSTALL_HINT = ("this is an Nsight Compute report (.ncu-rep); install `rooflint[ncu-rep]` to read it "
-                "directly, or export it with `ncu --import FILE.ncu-rep --csv --page raw --print-units base`")
+INSTALL_HINT = (
+    "this is an Nsight Compute report (.ncu-rep); install `rooflint[ncu-rep]` to read it "
+    "directly, or export it with `ncu --import FILE.ncu-rep --csv --page raw --print-units base`"
+)
 # ncu-report 2025.3.1 crashes (SIGSEGV in IMetric.unit) once pandas is loaded; 2026.2.0 on work.
 MIN_VERSION = (2026, 2)
 _TEXT = "device__attribute_display_name"
@@ -51,7 +53,9 @@ def read(path, **_options) -> Profile:
     if not actions:
         raise InputError(_empty_message(Path(path)), path=source)
     records = [_record(action) for action in actions]
-    wide = pd.DataFrame([r.pop("metrics") for r in records], index=pd.RangeIndex(len(records)), dtype="float64")
+    wide = pd.DataFrame(
+        [r.pop("metrics") for r in records], index=pd.RangeIndex(len(records)), dtype="float64"
+    )
     identity = pd.DataFrame(records)
     identity["launch_id"] = np.arange(len(records))
     notes: list[str] = []
@@ -71,13 +75,18 @@ def _load(path, source: str):
     except ImportError:
         raise UnsupportedFormatError(INSTALL_HINT, path=source) from None
     if too_old():
-        raise UnsupportedFormatError(f"ncu-report {importlib.metadata.version('ncu-report')} is too old to "
-                                     "read reports safely; upgrade it: pip install -U "
-                                     f"'ncu-report>={'.'.join(map(str, MIN_VERSION))}'", path=source)
+        raise UnsupportedFormatError(
+            f"ncu-report {importlib.metadata.version('ncu-report')} is too old to "
+            "read reports safely; upgrade it: pip install -U "
+            f"'ncu-report>={'.'.join(map(str, MIN_VERSION))}'",
+            path=source,
+        )
     try:
         return ncu_report.load_report(str(path))
     except (OSError, RuntimeError, ValueError) as exc:
-        raise InputError(f"ncu_report cannot load the report ({exc}); re-export it with ncu", path=source) from None
+        raise InputError(
+            f"ncu_report cannot load the report ({exc}); re-export it with ncu", path=source
+        ) from None
 
 
 def too_old() -> bool:
@@ -98,8 +107,10 @@ def _actions(context) -> tuple[list, list]:
 def _empty_message(path: Path) -> str:
     if result_process_ids(path) is None:
         return "report is truncated or damaged (it ends inside a block); copy or save it again"
-    return ("report holds no profiled kernels; check the ncu --kernel-name/--launch-skip filters and "
-            "that the application launched kernels")
+    return (
+        "report holds no profiled kernels; check the ncu --kernel-name/--launch-skip filters and "
+        "that the application launched kernels"
+    )
 
 
 def _record(action) -> dict:
@@ -155,11 +166,15 @@ def _nvtx(state):
     if state is None:
         return pd.NA
     domains = [state.domain_by_id(d) for d in state.domains()]
-    names = [n for d in domains for n in d.push_pop_ranges()] + [n for d in domains for n in d.start_end_ranges()]
+    names = [n for d in domains for n in d.push_pop_ranges()] + [
+        n for d in domains for n in d.start_end_ranges()
+    ]
     return "/".join(names) or pd.NA
 
 
-def _table(wide: pd.DataFrame, identity: pd.DataFrame, source: str, notes: list[str]) -> pd.DataFrame:
+def _table(
+    wide: pd.DataFrame, identity: pd.DataFrame, source: str, notes: list[str]
+) -> pd.DataFrame:
     return metrics.launch_table(wide, {c: identity[c] for c in identity.columns}, source, notes)
 
 
@@ -215,10 +230,10 @@ def _protobuf_fields(data: bytes) -> dict[int, int | bytes]:
             value, i = _varint(data, i)
         elif kind == 2:
             length, i = _varint(data, i)
-            value, i = data[i:i + length], i + length
+            value, i = data[i : i + length], i + length
         elif kind in (1, 5):
             width = 8 if kind == 1 else 4
-            value, i = data[i:i + width], i + width
+            value, i = data[i : i + width], i + width
         else:
             raise ValueError(f"protobuf wire type {kind}")
         out[key >> 3] = value

@@ -15,8 +15,9 @@ from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
 
-EXPORT_HINT = ("export per-launch data with "
-               "`ncu --import R.ncu-rep --csv --page raw --print-units base`")
+EXPORT_HINT = (
+    "export per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`"
+)
 NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
 IDENTITY = {"ID", "Process ID", "Kernel Name", "Block Size", "Grid Size", "Device", "CC"}
 TEXT_METRICS = {"device__attribute_display_name"}
@@ -35,8 +36,12 @@ def unique_names(header: list[str]) -> list[str]:
 
 
 def keep_column(name: str) -> bool:
-    return (name in IDENTITY or name in VALUE_COLUMNS or any(m in name for m in NVTX_MARKERS)
-            or metrics.wanted(name))
+    return (
+        name in IDENTITY
+        or name in VALUE_COLUMNS
+        or any(m in name for m in NVTX_MARKERS)
+        or metrics.wanted(name)
+    )
 
 
 class Parsed:
@@ -56,10 +61,15 @@ def parse(pieces, header: list[str], source: str) -> Parsed:
         ragged.append(row.text)
         return "skip"
 
-    options = (pacsv.ReadOptions(column_names=names, block_size=1 << 22),
-               pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
-               pacsv.ConvertOptions(column_types={n: pa.string() for n in keep},
-                                    include_columns=keep, strings_can_be_null=False))
+    options = (
+        pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+        pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
+        pacsv.ConvertOptions(
+            column_types={n: pa.string() for n in keep},
+            include_columns=keep,
+            strings_can_be_null=False,
+        ),
+    )
     tables = []
     for piece in pieces:
         if not piece:
@@ -75,8 +85,10 @@ def parse(pieces, header: list[str], source: str) -> Parsed:
     if ragged:
         table, skipped = _with_ragged(table, ragged, names, keep)
         if skipped:
-            repairs.append(f"{skipped} line(s) that are not launch rows (an embedded table such as "
-                           "NUMA affinity, or a row cut short) skipped")
+            repairs.append(
+                f"{skipped} line(s) that are not launch rows (an embedded table such as "
+                "NUMA affinity, or a row cut short) skipped"
+            )
     return Parsed(table, ragged, repairs)
 
 
@@ -97,6 +109,7 @@ def _with_ragged(table: pa.Table, rows: list[str], names: list[str], keep: list[
 
 def identity(frame: pd.DataFrame) -> dict:
     """The canonical identity columns from a page's text columns (one row per launch)."""
+
     def text(name):
         return frame[name] if name in frame else pd.Series(pd.NA, index=frame.index, dtype="string")
 
@@ -123,9 +136,13 @@ def numbers(cells: pd.Series) -> pd.Series:
         arrow = pa.array(cells, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         arrow = None
-    if (arrow is not None and len(arrow) and arrow.null_count == 0
-            and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type))
-            and pc.all(pc.match_substring_regex(arrow, r"^[0-9]{1,18}$")).as_py()):
+    if (
+        arrow is not None
+        and len(arrow)
+        and arrow.null_count == 0
+        and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type))
+        and pc.all(pc.match_substring_regex(arrow, r"^[0-9]{1,18}$")).as_py()
+    ):
         return pd.Series(pc.cast(arrow, pa.int64()).to_numpy(), index=cells.index)
     return pd.to_numeric(cells, errors="coerce")
 
@@ -158,8 +175,10 @@ def duplicate_ids(ids: pd.Series) -> list[str]:
     order = pd.unique(repeated)
     shown = ", ".join(f"{i} ({counts[i]} rows)" for i in order[:5])
     shown += ", ..." if len(order) > 5 else ""
-    return [f"{len(repeated)} rows share {len(order)} launch ID(s): {shown}; all rows kept "
-            "(two exports joined into one file?)"]
+    return [
+        f"{len(repeated)} rows share {len(order)} launch ID(s): {shown}; all rows kept "
+        "(two exports joined into one file?)"
+    ]
 
 
 def name_devices(launches: pd.DataFrame, ragged: list[str], notes: list[str]) -> None:
@@ -172,7 +191,7 @@ def name_devices(launches: pd.DataFrame, ragged: list[str], notes: list[str]) ->
     start = next(numa, None)
     if start is None:
         return
-    rows = [r for r in csv.reader(ragged[start + 1:]) if len(r) == 5 and r[0].isdigit()]
+    rows = [r for r in csv.reader(ragged[start + 1 :]) if len(r) == 5 and r[0].isdigit()]
     models = {r[1] for r in rows}
     if len(models) == 1:
         launches["device_name"] = pd.array([models.pop()] * len(launches), dtype="string")

@@ -25,9 +25,13 @@ METRICS = {
     "l2_read_transactions": ("bytes_l2", 32.0),
     "l2_write_transactions": ("bytes_l2", 32.0),
 }
-AGGREGATE_NOTE = ("nvprof metrics export: per-kernel averages repeated for each invocation; "
-                  "nvprof --metrics records no kernel time (profile with Nsight Compute instead)")
-EXPORT_AGAIN = "export again with `nvprof --csv --metrics flop_count_sp,dram_read_bytes,dram_write_bytes`"
+AGGREGATE_NOTE = (
+    "nvprof metrics export: per-kernel averages repeated for each invocation; "
+    "nvprof --metrics records no kernel time (profile with Nsight Compute instead)"
+)
+EXPORT_AGAIN = (
+    "export again with `nvprof --csv --metrics flop_count_sp,dram_read_bytes,dram_write_bytes`"
+)
 _HEADER = '"Device","Kernel","Invocations","Metric Name"'
 
 
@@ -40,14 +44,22 @@ def read(path, **_options) -> Profile:
     lines = read_all(path).decode("utf-8", errors="replace").splitlines()  # gzip too
     body = [line for line in lines if line.startswith('"')]
     if len(body) < 2:
-        raise InputError(f"nvprof export has a header but no metric rows; {EXPORT_AGAIN}", path=source)
+        raise InputError(
+            f"nvprof export has a header but no metric rows; {EXPORT_AGAIN}", path=source
+        )
     try:
         rows = pd.read_csv(io.StringIO("\n".join(body)), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, ValueError) as exc:
-        raise InputError(f"malformed nvprof CSV ({str(exc).splitlines()[0]}); {EXPORT_AGAIN}", path=source) from None
-    lacking = [c for c in ("Device", "Kernel", "Invocations", "Metric Name", "Avg") if c not in rows]
+        raise InputError(
+            f"malformed nvprof CSV ({str(exc).splitlines()[0]}); {EXPORT_AGAIN}", path=source
+        ) from None
+    lacking = [
+        c for c in ("Device", "Kernel", "Invocations", "Metric Name", "Avg") if c not in rows
+    ]
     if lacking:
-        raise InputError(f"nvprof export without column(s) {', '.join(lacking)}; {EXPORT_AGAIN}", path=source)
+        raise InputError(
+            f"nvprof export without column(s) {', '.join(lacking)}; {EXPORT_AGAIN}", path=source
+        )
     avg = to_float(rows["Avg"].str.rstrip("%"), "C")
     rows = rows.assign(value=avg)
     kernels = rows.drop_duplicates(["Device", "Kernel"])[["Device", "Kernel", "Invocations"]]
@@ -57,16 +69,25 @@ def read(path, **_options) -> Profile:
     launches["source"] = source
     launches = schema.conform(launches)
     schema.add_note(launches, AGGREGATE_NOTE)
-    schema.mark_missing(launches, {"duration_s": "nvprof --metrics exports carry no kernel time",
-                                   "bytes_dram": "no dram_read_bytes/dram_write_bytes metrics",
-                                   "ops": "no flop_count_* metrics"})
-    return Profile(source=source, format="nvprof-metrics", launches=launches, notes=[AGGREGATE_NOTE])
+    schema.mark_missing(
+        launches,
+        {
+            "duration_s": "nvprof --metrics exports carry no kernel time",
+            "bytes_dram": "no dram_read_bytes/dram_write_bytes metrics",
+            "ops": "no flop_count_* metrics",
+        },
+    )
+    return Profile(
+        source=source, format="nvprof-metrics", launches=launches, notes=[AGGREGATE_NOTE]
+    )
 
 
 def _per_kernel(rows: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
     out = kernels.rename(columns={"Kernel": "kernel"}).reset_index(drop=True)
     out["device_name"] = out["Device"].str.replace(r"\s*\(\d+\)$", "", regex=True)
-    out["invocations"] = pd.to_numeric(out["Invocations"], errors="coerce").fillna(1).astype(int).clip(lower=1)
+    out["invocations"] = (
+        pd.to_numeric(out["Invocations"], errors="coerce").fillna(1).astype(int).clip(lower=1)
+    )
     key = rows.set_index(["Device", "Kernel"])
     for metric, (column, factor) in METRICS.items():
         picked = key[key["Metric Name"] == metric]["value"] * factor

@@ -65,12 +65,17 @@ def _workload_table(folder: Path) -> Path | None:
 
 def _v3_runs(files: list[tuple[Path, str]]) -> list[Path]:
     """Counter collections and kernel traces that have their run's agent_info.csv beside them."""
-    agents = {(p.parent, p.name.removesuffix("agent_info.csv")) for p, k in files if k == cols.AGENT_INFO}
+    agents = {
+        (p.parent, p.name.removesuffix("agent_info.csv")) for p, k in files if k == cols.AGENT_INFO
+    }
     runs = []
     for path, kind in files:
         for suffix in ("counter_collection.csv", "kernel_trace.csv"):
-            if kind in (cols.PMC_LONG, cols.KERNEL_TRACE) and path.name.endswith(suffix) and (
-                    path.parent, path.name.removesuffix(suffix)) in agents:
+            if (
+                kind in (cols.PMC_LONG, cols.KERNEL_TRACE)
+                and path.name.endswith(suffix)
+                and (path.parent, path.name.removesuffix(suffix)) in agents
+            ):
                 runs.append(path)
     return runs
 
@@ -326,10 +331,16 @@ def _read_folder(folder: Path, source: str, arch: str | None) -> Profile:
             path=source,
         )
     profile = _merged(chosen, device, notes, arch, source, fmt)
-    used = {*chosen, *_companions(chosen), *by_kind.get(cols.AGENT_INFO, [])[:1],
-            *by_kind.get(cols.SYSINFO, [])[:1]}
+    used = {
+        *chosen,
+        *_companions(chosen),
+        *by_kind.get(cols.AGENT_INFO, [])[:1],
+        *by_kind.get(cols.SYSINFO, [])[:1],
+    }
     profile.files = [str(p) for p in sorted(used)]
-    profile.skipped = _unread(folder, used, "not part of the rocprofv3 run(s) read from this folder")
+    profile.skipped = _unread(
+        folder, used, "not part of the rocprofv3 run(s) read from this folder"
+    )
     return profile
 
 
@@ -347,8 +358,12 @@ def _read_workload(folder: Path, pmc: Path, source: str, arch: str | None) -> Pr
         _attach_ceilings(profile, roofline)
         used.append(roofline)
     profile.files = [str(p) for p in used]
-    profile.skipped = _unread(folder, set(used), "not read: a rocprof-compute workload is read from "
-                                                 "its pmc_perf.csv, sysinfo.csv and roofline.csv")
+    profile.skipped = _unread(
+        folder,
+        set(used),
+        "not read: a rocprof-compute workload is read from "
+        "its pmc_perf.csv, sysinfo.csv and roofline.csv",
+    )
     return profile
 
 
@@ -371,7 +386,9 @@ def _companions(chosen: list[Path]) -> list[Path]:
     out = []
     for path in chosen:
         if path.name.endswith("counter_collection.csv"):
-            trace = path.with_name(path.name.removesuffix("counter_collection.csv") + "kernel_trace.csv")
+            trace = path.with_name(
+                path.name.removesuffix("counter_collection.csv") + "kernel_trace.csv"
+            )
             if trace.is_file():
                 out.append(trace)
     return out

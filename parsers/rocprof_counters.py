@@ -186,8 +186,15 @@ class Derived:
 
 # Counters that exist from an architecture on: the newest whose markers a file has is its arch.
 ARCH_MARKERS = (
-    ("gfx950", ("SQ_INSTS_VALU_MFMA_MOPS_F6F4", "SQ_INSTS_VALU_MFMA_F6F4", "TCC_EA0_RDREQ_DRAM_32B",
-                "TCC_READ_SECTORS")),
+    (
+        "gfx950",
+        (
+            "SQ_INSTS_VALU_MFMA_MOPS_F6F4",
+            "SQ_INSTS_VALU_MFMA_F6F4",
+            "TCC_EA0_RDREQ_DRAM_32B",
+            "TCC_READ_SECTORS",
+        ),
+    ),
     ("gfx942", ("TCC_EA0_RDREQ", "TCC_EA0_WRREQ", "TCC_BUBBLE", "SQ_INSTS_VALU_MFMA_MOPS_F8")),
     ("gfx90a", ("SQ_INSTS_VALU_MFMA_MOPS_F16", "SQ_INSTS_VALU_ADD_F32")),
 )

@@ -45,8 +45,9 @@ class DeviceInfo:
 
 def _read_small_csv(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False,
-                           compression="gzip" if is_gzip(path) else None)
+        return pd.read_csv(
+            path, dtype=str, keep_default_na=False, compression="gzip" if is_gzip(path) else None
+        )
     except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
         raise InputError(f"cannot parse ({exc}); export it again", path=str(path)) from None
 

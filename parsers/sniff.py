@@ -28,7 +28,9 @@ def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
         with open_binary(path) as fh:  # a gzip stream: its decompressed head
             return fh.read(size)
     except PermissionError:
-        raise InputError("permission denied; make the file readable (chmod +r)", path=str(path)) from None
+        raise InputError(
+            "permission denied; make the file readable (chmod +r)", path=str(path)
+        ) from None
     except IsADirectoryError:
         raise InputError("is a folder, not a file", path=str(path)) from None
     except OSError as exc:
@@ -43,8 +45,11 @@ def head_text(path: Path) -> str:
         if raw.startswith(magic):
             raise InputError(f"this is {what}", path=str(path))
     if raw.startswith((NCU_REP_MAGIC, SQLITE_MAGIC, GZIP_MAGIC)) and _gzipped(path):
-        raise InputError("this is a gzip-compressed binary file (rooflint streams only compressed "
-                         "text exports); decompress it first (gunzip)", path=str(path))
+        raise InputError(
+            "this is a gzip-compressed binary file (rooflint streams only compressed "
+            "text exports); decompress it first (gunzip)",
+            path=str(path),
+        )
     if raw.startswith(NCU_REP_MAGIC):
         return NCU_REP
     if raw.startswith(SQLITE_MAGIC):

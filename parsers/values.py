@@ -10,8 +10,12 @@ import pandas as pd
 
 LOCALES = ("C", "en_US", "de_DE")
 
-_DE = re.compile(r"^-?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^-?\d{1,3}(\.\d{3})+,\d+$|^-?\d+,(\d{1,2}|\d{4,})$")
-_EN = re.compile(r"^-?\d{1,3}(,\d{3}){2,}(\.\d+)?$|^-?\d{1,3}(,\d{3})+\.\d+$|^-?\d+\.(\d{1,2}|\d{4,})$")
+_DE = re.compile(
+    r"^-?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^-?\d{1,3}(\.\d{3})+,\d+$|^-?\d+,(\d{1,2}|\d{4,})$"
+)
+_EN = re.compile(
+    r"^-?\d{1,3}(,\d{3}){2,}(\.\d+)?$|^-?\d{1,3}(,\d{3})+\.\d+$|^-?\d+\.(\d{1,2}|\d{4,})$"
+)
 _AMBIGUOUS_COMMA = re.compile(r"^-?\d{1,3},\d{3}$")
 
 
@@ -50,12 +54,40 @@ def to_float(cells: pd.Series, locale: str) -> np.ndarray:
     return pd.to_numeric(text, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
 
 
-_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
-           "Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3, "Ti": 1024.0**4}
-_TIME = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3, "ms": 1e-3,
-         "second": 1.0, "s": 1.0, "sec": 1.0}
-_PER_TIME = {"nsecond": 1e9, "ns": 1e9, "usecond": 1e6, "us": 1e6, "msecond": 1e3, "ms": 1e3,
-             "second": 1.0, "s": 1.0, "sec": 1.0}
+_PREFIX = {
+    "": 1.0,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "Ki": 1024.0,
+    "Mi": 1024.0**2,
+    "Gi": 1024.0**3,
+    "Ti": 1024.0**4,
+}
+_TIME = {
+    "nsecond": 1e-9,
+    "ns": 1e-9,
+    "usecond": 1e-6,
+    "us": 1e-6,
+    "msecond": 1e-3,
+    "ms": 1e-3,
+    "second": 1.0,
+    "s": 1.0,
+    "sec": 1.0,
+}
+_PER_TIME = {
+    "nsecond": 1e9,
+    "ns": 1e9,
+    "usecond": 1e6,
+    "us": 1e6,
+    "msecond": 1e3,
+    "ms": 1e3,
+    "second": 1.0,
+    "s": 1.0,
+    "sec": 1.0,
+}
 _HZ = re.compile(r"^(K|M|G|T)?hz$", re.IGNORECASE)
 
 
@@ -85,7 +117,7 @@ def _counted(unit: str) -> float:
     if unit in _TIME:
         return _TIME[unit]
     for prefix in ("Ki", "Mi", "Gi", "Ti", "K", "M", "G", "T", "P"):
-        rest = unit[len(prefix):]
+        rest = unit[len(prefix) :]
         binary = len(prefix) == 2
         if unit.startswith(prefix) and rest[:1].islower() and (rest == "byte" or not binary):
             return _PREFIX[prefix]

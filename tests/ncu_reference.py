@@ -26,14 +26,20 @@ from rooflint.parsers.values import (
     unit_scale,
 )
 
-EXPORT_HINT = "export per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`"
+EXPORT_HINT = (
+    "export per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`"
+)
 NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
 _IDENTITY = {"ID", "Process ID", "Kernel Name", "Block Size", "Grid Size", "Device", "CC"}
 
 
 def _header_index(lines: list[str]) -> int | None:
     for i, line in enumerate(lines):
-        if line.startswith('"') and '"Kernel Name"' in line and ('"ID"' in line or '"Invocations"' in line):
+        if (
+            line.startswith('"')
+            and '"Kernel Name"' in line
+            and ('"ID"' in line or '"Invocations"' in line)
+        ):
             return i
         if line.startswith('"Launch Attribute","Value"'):
             return i
@@ -42,8 +48,11 @@ def _header_index(lines: list[str]) -> int | None:
 
 def _prof_only(lines: list[str]) -> bool:
     """ncu's own messages and nothing else: a run that profiled no kernel (or failed)."""
-    return bool(lines) and any(line.startswith("==PROF==") for line in lines) and not any(
-        line.startswith('"') for line in lines)
+    return (
+        bool(lines)
+        and any(line.startswith("==PROF==") for line in lines)
+        and not any(line.startswith('"') for line in lines)
+    )
 
 
 def read(path, locale: str | None = None, **_options) -> Profile:
@@ -56,17 +65,25 @@ def read(path, locale: str | None = None, **_options) -> Profile:
         raise InputError(_no_profile_message(lines), path=source)
     header = next(csv.reader([lines[start]]))
     _refuse_aggregates(header, source)
-    lacking = [c for c in ("ID", "Kernel Name", *(["Metric Value"] if "Metric Name" in header else []))
-               if c not in header]
+    lacking = [
+        c
+        for c in ("ID", "Kernel Name", *(["Metric Value"] if "Metric Name" in header else []))
+        if c not in header
+    ]
     if lacking:
-        raise InputError(f"header line without the {', '.join(map(repr, lacking))} column(s); {EXPORT_HINT}",
-                         path=source)
+        raise InputError(
+            f"header line without the {', '.join(map(repr, lacking))} column(s); {EXPORT_HINT}",
+            path=source,
+        )
     body = [line for line in lines[start:] if line.startswith('"')]
     cut = _cut_short(text, body, len(header))
     if cut:
         body = body[:-1]
-    empty = (f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}" if cut
-             else f"header but no launches; the export is empty, {EXPORT_HINT}")
+    empty = (
+        f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
+        if cut
+        else f"header but no launches; the export is empty, {EXPORT_HINT}"
+    )
     if len(body) < 2:
         raise InputError(empty, path=source)
     table, repairs = _parse(body, header, source)
@@ -88,8 +105,10 @@ def read(path, locale: str | None = None, **_options) -> Profile:
     _name_devices(launches, body, notes)
     invalid = schema.invalid_rows(launches)
     if invalid:
-        repairs.append(f"{invalid} launch(es) with a negative or infinite value, read as missing "
-                       "(each launch's notes name the quantity)")
+        repairs.append(
+            f"{invalid} launch(es) with a negative or infinite value, read as missing "
+            "(each launch's notes name the quantity)"
+        )
     return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
 
 
@@ -101,7 +120,7 @@ def _name_devices(launches: pd.DataFrame, body: list[str], notes: list[str]) -> 
     start = next((i for i, line in enumerate(body) if line.startswith('"GPU ID","GPU Name"')), None)
     if start is None:
         return
-    rows = [r for r in csv.reader(body[start + 1:]) if len(r) == 5 and r[0].isdigit()]
+    rows = [r for r in csv.reader(body[start + 1 :]) if len(r) == 5 and r[0].isdigit()]
     models = {r[1] for r in rows}
     if len(models) == 1:
         launches["device_name"] = pd.array([models.pop()] * len(launches), dtype="string")
@@ -116,9 +135,13 @@ def _duplicate_ids(ids: pd.Series) -> list[str]:
         return []
     counts = repeated.value_counts()
     order = pd.unique(repeated)
-    shown = ", ".join(f"{i} ({counts[i]} rows)" for i in order[:5]) + (", ..." if len(order) > 5 else "")
-    return [f"{len(repeated)} rows share {len(order)} launch ID(s): {shown}; all rows kept "
-            "(two exports joined into one file?)"]
+    shown = ", ".join(f"{i} ({counts[i]} rows)" for i in order[:5]) + (
+        ", ..." if len(order) > 5 else ""
+    )
+    return [
+        f"{len(repeated)} rows share {len(order)} launch ID(s): {shown}; all rows kept "
+        "(two exports joined into one file?)"
+    ]
 
 
 def _cut_short(text: str, body: list[str], width: int) -> bool:
@@ -143,20 +166,29 @@ def _read_text(path: Path) -> str:
 def _no_profile_message(lines: list[str]) -> str:
     errors = [line for line in lines if line.startswith("==ERROR==")]
     if errors:
-        return (f"no profile data, ncu reported an error ({errors[0][:120].strip()}); "
-                "fix the run and export again with `ncu --csv --page raw --print-units base`")
+        return (
+            f"no profile data, ncu reported an error ({errors[0][:120].strip()}); "
+            "fix the run and export again with `ncu --csv --page raw --print-units base`"
+        )
     if _prof_only(lines):
-        return ("no profile data: only ==PROF== messages, ncu profiled no kernel; check the "
-                "--kernel-name/--launch-skip filters and that the application launched kernels")
-    return f"not an ncu CSV export (no header line with \"ID\" and \"Kernel Name\"); {EXPORT_HINT}"
+        return (
+            "no profile data: only ==PROF== messages, ncu profiled no kernel; check the "
+            "--kernel-name/--launch-skip filters and that the application launched kernels"
+        )
+    return f'not an ncu CSV export (no header line with "ID" and "Kernel Name"); {EXPORT_HINT}'
 
 
 def _refuse_aggregates(header: list[str], source: str) -> None:
     if header[:2] == ["Launch Attribute", "Value"]:
-        raise InputError(f"this is the ncu session page (no kernel launches); {EXPORT_HINT}", path=source)
+        raise InputError(
+            f"this is the ncu session page (no kernel launches); {EXPORT_HINT}", path=source
+        )
     if "Invocations" in header and "ID" not in header:
-        raise InputError("this is an ncu --print-summary page (per-kernel aggregates, no per-launch "
-                         f"data); {EXPORT_HINT}", path=source)
+        raise InputError(
+            "this is an ncu --print-summary page (per-kernel aggregates, no per-launch "
+            f"data); {EXPORT_HINT}",
+            path=source,
+        )
 
 
 def _parse(body: list[str], header: list[str], source: str) -> tuple[pa.Table, list[str]]:
@@ -174,18 +206,27 @@ def _parse(body: list[str], header: list[str], source: str) -> tuple[pa.Table, l
         table = pacsv.read_csv(
             io.BytesIO(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
-            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in keep},
-                                                 include_columns=keep, strings_can_be_null=False),
+            parse_options=pacsv.ParseOptions(
+                invalid_row_handler=on_invalid, newlines_in_values=False
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in keep},
+                include_columns=keep,
+                strings_can_be_null=False,
+            ),
         )
     except pa.ArrowInvalid as exc:
-        raise InputError(f"malformed CSV ({str(exc).splitlines()[0]}); {EXPORT_HINT}", path=source) from None
+        raise InputError(
+            f"malformed CSV ({str(exc).splitlines()[0]}); {EXPORT_HINT}", path=source
+        ) from None
     repairs = []
     if ragged:
         table, skipped = _with_ragged(table, ragged, names, keep)
         if skipped:
-            repairs.append(f"{skipped} line(s) that are not launch rows (an embedded table such as "
-                           "NUMA affinity, or a row cut short) skipped")
+            repairs.append(
+                f"{skipped} line(s) that are not launch rows (an embedded table such as "
+                "NUMA affinity, or a row cut short) skipped"
+            )
     return table, repairs
 
 
@@ -200,8 +241,12 @@ def _unique(header: list[str]) -> list[str]:
 
 
 def _keep_column(name: str) -> bool:
-    return (name in _IDENTITY or name in ("Metric Name", "Metric Unit", "Metric Value")
-            or any(m in name for m in NVTX_MARKERS) or metrics.wanted(name))
+    return (
+        name in _IDENTITY
+        or name in ("Metric Name", "Metric Unit", "Metric Value")
+        or any(m in name for m in NVTX_MARKERS)
+        or metrics.wanted(name)
+    )
 
 
 def _with_ragged(table: pa.Table, rows: list[str], names: list[str], keep: list[str]):
@@ -224,11 +269,15 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
         frame = frame.iloc[1:].reset_index(drop=True)
     else:  # ncu's base units are SI except time, which it counts in nanoseconds
         units = {metrics.DURATION: "ns"}
-        notes.append("no units row after the header: values read as ncu base units (durations in ns)")
+        notes.append(
+            "no units row after the header: values read as ncu base units (durations in ns)"
+        )
     metric_cols = [c for c in frame.columns if metrics.wanted(c) and c not in _TEXT_METRICS]
     locale = _choose_locale(frame[metric_cols], locale, source)
-    wide = pd.DataFrame({c: to_float(frame[c], locale) * unit_scale(units.get(c, "")) for c in metric_cols},
-                        index=frame.index)
+    wide = pd.DataFrame(
+        {c: to_float(frame[c], locale) * unit_scale(units.get(c, "")) for c in metric_cols},
+        index=frame.index,
+    )
     unreadable = _not_numbers(frame[metric_cols], wide, frame["ID"])
     identity = _identity(frame)
     return metrics.launch_table(wide, identity, source, notes), notes, unreadable
@@ -241,7 +290,9 @@ def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
     notes: list[str] = []
     name = frame["Metric Name"].map(lambda n: metrics.DISPLAY_NAMES.get(n, n))
     unit = frame["Metric Unit"] if "Metric Unit" in frame else pd.Series("", index=frame.index)
-    rate_ok = ~((frame["Metric Name"] == "Memory Throughput") & ~unit.str.contains("/", regex=False))
+    rate_ok = ~(
+        (frame["Metric Name"] == "Memory Throughput") & ~unit.str.contains("/", regex=False)
+    )
     keep = name.map(metrics.wanted).astype(bool) & rate_ok
     rows = frame[keep]
     order = pd.unique(frame["ID"])
@@ -251,13 +302,32 @@ def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
     locale = _choose_locale(num_rows[["Metric Value"]], locale, source)
     scales = unit[num_rows.index].map(unit_scale).to_numpy(dtype="float64")
     values = to_float(num_rows["Metric Value"], locale) * scales
-    unreadable = _not_numbers(num_rows[["Metric Value"]], pd.DataFrame({"Metric Value": values}, index=num_rows.index),
-                              num_rows["ID"], num_rows["Metric Name"])
-    long = pd.DataFrame({"ID": num_rows["ID"].to_numpy(), "metric": name[num_rows.index].to_numpy(), "value": values})
+    unreadable = _not_numbers(
+        num_rows[["Metric Value"]],
+        pd.DataFrame({"Metric Value": values}, index=num_rows.index),
+        num_rows["ID"],
+        num_rows["Metric Name"],
+    )
+    long = pd.DataFrame(
+        {
+            "ID": num_rows["ID"].to_numpy(),
+            "metric": name[num_rows.index].to_numpy(),
+            "value": values,
+        }
+    )
     long = long.drop_duplicates(["ID", "metric"])
-    wide = long.pivot(index="ID", columns="metric", values="value").reindex(order).reset_index(drop=True)
+    wide = (
+        long.pivot(index="ID", columns="metric", values="value")
+        .reindex(order)
+        .reset_index(drop=True)
+    )
     wide.columns.name = None
-    texts = text_rows.drop_duplicates("ID").set_index("ID")["Metric Value"].reindex(order).reset_index(drop=True)
+    texts = (
+        text_rows.drop_duplicates("ID")
+        .set_index("ID")["Metric Value"]
+        .reindex(order)
+        .reset_index(drop=True)
+    )
     launches_frame["device__attribute_display_name"] = texts.to_numpy() if len(texts) else np.nan
     identity = _identity(launches_frame)
     return metrics.launch_table(wide, identity, source, notes), notes, unreadable
@@ -266,13 +336,18 @@ def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
 _NO_VALUE = {"", "n/a", "nan", "-"}
 
 
-def _not_numbers(cells: pd.DataFrame, parsed: pd.DataFrame, ids: pd.Series, names: pd.Series | None = None) -> list[str]:
+def _not_numbers(
+    cells: pd.DataFrame, parsed: pd.DataFrame, ids: pd.Series, names: pd.Series | None = None
+) -> list[str]:
     """Metric cells holding text instead of a number (read as missing), counted and the first named."""
     count, first = 0, None
     for j, col in enumerate(cells.columns):
         text = cells[col].astype("string").str.strip()
-        bad = (np.isnan(parsed[col].to_numpy(dtype="float64")) & text.notna().to_numpy(dtype=bool)
-               & ~text.str.lower().isin(_NO_VALUE).to_numpy(dtype=bool))
+        bad = (
+            np.isnan(parsed[col].to_numpy(dtype="float64"))
+            & text.notna().to_numpy(dtype=bool)
+            & ~text.str.lower().isin(_NO_VALUE).to_numpy(dtype=bool)
+        )
         if bad.any():
             count += int(bad.sum())
             row = int(np.argmax(bad))
@@ -283,20 +358,31 @@ def _not_numbers(cells: pd.DataFrame, parsed: pd.DataFrame, ids: pd.Series, name
     metric = names.iloc[row] if names is not None else cells.columns[j]
     value = str(cells.iat[row, j]).strip()
     shown = value[:40] + ("..." if len(value) > 40 else "")
-    return [f"{count} metric value(s) that are not numbers read as missing (first: {metric} = {shown!r} "
-            f"for launch ID {ids.iloc[row]})"]
+    return [
+        f"{count} metric value(s) that are not numbers read as missing (first: {metric} = {shown!r} "
+        f"for launch ID {ids.iloc[row]})"
+    ]
 
 
 def _choose_locale(values: pd.DataFrame, forced: str | None, source: str) -> str:
     if forced:
         if forced not in LOCALES:
-            raise InputError(f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}", path=source)
+            raise InputError(
+                f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}", path=source
+            )
         return forced
-    cells = pd.concat([values[c] for c in values.columns], ignore_index=True) if len(values.columns) else pd.Series([], dtype="string")
+    cells = (
+        pd.concat([values[c] for c in values.columns], ignore_index=True)
+        if len(values.columns)
+        else pd.Series([], dtype="string")
+    )
     found = detect_locale(cells)
     if found is None:
-        raise InputError("number format is ambiguous (e.g. \"84,480\" could be en_US 84480 or de_DE "
-                         "84.48); pass --locale en_US or --locale de_DE, or export with LC_ALL=C", path=source)
+        raise InputError(
+            'number format is ambiguous (e.g. "84,480" could be en_US 84480 or de_DE '
+            "84.48); pass --locale en_US or --locale de_DE, or export with LC_ALL=C",
+            path=source,
+        )
     return found
 
 
@@ -307,7 +393,11 @@ def _identity(frame: pd.DataFrame) -> dict:
     cc = text("CC")
     if "device__attribute_compute_capability_major" in frame:
         major = frame["device__attribute_compute_capability_major"]
-        minor = frame["device__attribute_compute_capability_minor"] if "device__attribute_compute_capability_minor" in frame else "0"
+        minor = (
+            frame["device__attribute_compute_capability_minor"]
+            if "device__attribute_compute_capability_minor" in frame
+            else "0"
+        )
         cc = cc.where(cc.fillna("") != "", major + "." + minor)
     return {
         "launch_id": _numbers(frame["ID"]),
@@ -327,9 +417,13 @@ def _numbers(cells: pd.Series) -> pd.Series:
         arrow = pa.array(cells, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         arrow = None
-    if (arrow is not None and len(arrow) and arrow.null_count == 0
-            and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type))
-            and pc.all(pc.match_substring_regex(arrow, r"^[0-9]{1,18}$")).as_py()):
+    if (
+        arrow is not None
+        and len(arrow)
+        and arrow.null_count == 0
+        and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type))
+        and pc.all(pc.match_substring_regex(arrow, r"^[0-9]{1,18}$")).as_py()
+    ):
         return pd.Series(pc.cast(arrow, pa.int64()).to_numpy(), index=cells.index)
     return pd.to_numeric(cells, errors="coerce")
 

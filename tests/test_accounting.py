@@ -17,7 +17,9 @@ from tests.conftest import FIXTURES, SHARED, with_launches
 
 def _candidates() -> list[Path]:
     folders = [FIXTURES / "ncu", FIXTURES / "rocprof", SHARED / "ncu", SHARED / "rocprof"]
-    return sorted(p for folder in folders if folder.is_dir() for p in folder.rglob("*") if p.is_file())
+    return sorted(
+        p for folder in folders if folder.is_dir() for p in folder.rglob("*") if p.is_file()
+    )
 
 
 LOADABLE = with_launches(_candidates())
@@ -37,7 +39,9 @@ def check_books(doc: dict) -> dict:
     assert acc["launches_read"] == acc["analysed"] + acc["not_analysable"]
     assert acc["not_analysable"] == verdicts.count("not-analysable")
     assert sum(acc["not_analysable_reasons"].values()) == acc["not_analysable"]
-    reasons = [launch["reason"] for launch in doc["launches"] if launch["verdict"] == "not-analysable"]
+    reasons = [
+        launch["reason"] for launch in doc["launches"] if launch["verdict"] == "not-analysable"
+    ]
     assert all(reasons), "a launch is not analysable without a reason"
     assert {r: reasons.count(r) for r in set(reasons)} == acc["not_analysable_reasons"]
     return acc
@@ -71,7 +75,11 @@ def _launches_in_ncu_csv(path: Path) -> int | None:
         return None
     id_col = header.index("ID")
     least = header.index("Metric Value") + 1 if "Metric Value" in header else len(header)
-    ids = {r[id_col] for r in rows if r is not header and len(r) >= least and r[id_col].strip().isdigit()}
+    ids = {
+        r[id_col]
+        for r in rows
+        if r is not header and len(r) >= least and r[id_col].strip().isdigit()
+    }
     return len(ids)
 
 

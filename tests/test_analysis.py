@@ -10,8 +10,14 @@ from rooflint.hardware import Ceiling, Device
 
 # A round device: 10 TFLOP/s FP32 vector, 100 TFLOP/s FP16 tensor, 1 TB/s DRAM, 4 TB/s L2.
 DEVICE = Device(
-    id="round", name="Round GPU", vendor="nvidia", arch="9.9", profiler_names=(), sm_count=1,
-    boost_clock_hz=1e9, source="test",
+    id="round",
+    name="Round GPU",
+    vendor="nvidia",
+    arch="9.9",
+    profiler_names=(),
+    sm_count=1,
+    boost_clock_hz=1e9,
+    source="test",
     compute={"vector_fp32": Ceiling(10e12, "test"), "matrix_fp16": Ceiling(100e12, "test")},
     memory={"dram": Ceiling(1e12, "test"), "l2": Ceiling(4e12, "test")},
 )
@@ -81,7 +87,15 @@ def test_latency_bound_tiny_kernel():
 
 
 def test_threshold_is_configurable():
-    row = launches({"kernel": "k", "launch_id": 0, "duration_s": 10e-3, "bytes_dram": 5e9, "ops_vector_fp32": 0.0})
+    row = launches(
+        {
+            "kernel": "k",
+            "launch_id": 0,
+            "duration_s": 10e-3,
+            "bytes_dram": 5e9,
+            "ops_vector_fp32": 0.0,
+        }
+    )
     assert analysis.analyze(row, DEVICE).iloc[0]["verdict"] == analysis.LATENCY_BOUND  # 50 % < 60 %
     assert analysis.analyze(row, DEVICE, 0.4).iloc[0]["verdict"] == analysis.MEMORY_BOUND
 
@@ -105,19 +119,30 @@ def test_precision_without_a_ceiling_is_not_analysable():
     assert pd.isna(r["efficiency"])
 
 
-@pytest.mark.parametrize("row, reason", [
-    ({"bytes_dram": 1e6, "ops_vector_fp32": 1.0}, "missing duration"),
-    ({"duration_s": 0.0, "bytes_dram": 1e6, "ops_vector_fp32": 1.0}, "zero duration"),
-    ({"duration_s": 1e-3, "ops_vector_fp32": 1.0}, "missing DRAM bytes"),
-    ({"duration_s": 1e-3, "bytes_dram": 1e6}, "missing FLOP counters"),
-])
+@pytest.mark.parametrize(
+    "row, reason",
+    [
+        ({"bytes_dram": 1e6, "ops_vector_fp32": 1.0}, "missing duration"),
+        ({"duration_s": 0.0, "bytes_dram": 1e6, "ops_vector_fp32": 1.0}, "zero duration"),
+        ({"duration_s": 1e-3, "ops_vector_fp32": 1.0}, "missing DRAM bytes"),
+        ({"duration_s": 1e-3, "bytes_dram": 1e6}, "missing FLOP counters"),
+    ],
+)
 def test_not_analysable_reasons(row, reason):
     r = one(**row)
     assert r["verdict"] == analysis.NOT_ANALYSABLE and r["reason"] == reason
 
 
 def test_no_device_means_not_analysable_with_the_fix():
-    frame = launches({"kernel": "k", "launch_id": 0, "duration_s": 1e-3, "bytes_dram": 1e6, "ops_vector_fp32": 1.0})
+    frame = launches(
+        {
+            "kernel": "k",
+            "launch_id": 0,
+            "duration_s": 1e-3,
+            "bytes_dram": 1e6,
+            "ops_vector_fp32": 1.0,
+        }
+    )
     r = analysis.analyze(frame, None).iloc[0]
     assert r["verdict"] == analysis.NOT_ANALYSABLE and "--device" in r["reason"]
 
@@ -125,9 +150,27 @@ def test_no_device_means_not_analysable_with_the_fix():
 def test_ranking_by_headroom_not_by_efficiency():
     # A: 50 % efficient, 40 ms total -> 20 ms headroom; B: 5 % efficient, 0.1 ms -> 0.095 ms
     frame = launches(
-        {"kernel": "A", "launch_id": 0, "duration_s": 20e-3, "bytes_dram": 10e9, "ops_vector_fp32": 0.0},
-        {"kernel": "A", "launch_id": 1, "duration_s": 20e-3, "bytes_dram": 10e9, "ops_vector_fp32": 0.0},
-        {"kernel": "B", "launch_id": 2, "duration_s": 0.1e-3, "bytes_dram": 5e6, "ops_vector_fp32": 0.0},
+        {
+            "kernel": "A",
+            "launch_id": 0,
+            "duration_s": 20e-3,
+            "bytes_dram": 10e9,
+            "ops_vector_fp32": 0.0,
+        },
+        {
+            "kernel": "A",
+            "launch_id": 1,
+            "duration_s": 20e-3,
+            "bytes_dram": 10e9,
+            "ops_vector_fp32": 0.0,
+        },
+        {
+            "kernel": "B",
+            "launch_id": 2,
+            "duration_s": 0.1e-3,
+            "bytes_dram": 5e6,
+            "ops_vector_fp32": 0.0,
+        },
     )
     ranked = ranking.rank(analysis.analyze(frame, DEVICE))
     assert list(ranked["kernel"]) == ["A", "B"]
@@ -139,8 +182,22 @@ def test_ranking_by_headroom_not_by_efficiency():
 
 def test_group_by_name_merges_launch_configurations():
     frame = launches(
-        {"kernel": "A", "launch_id": 0, "grid": "(1, 1, 1)", "duration_s": 1e-3, "bytes_dram": 5e8, "ops_vector_fp32": 0.0},
-        {"kernel": "A", "launch_id": 1, "grid": "(2, 1, 1)", "duration_s": 1e-3, "bytes_dram": 5e8, "ops_vector_fp32": 0.0},
+        {
+            "kernel": "A",
+            "launch_id": 0,
+            "grid": "(1, 1, 1)",
+            "duration_s": 1e-3,
+            "bytes_dram": 5e8,
+            "ops_vector_fp32": 0.0,
+        },
+        {
+            "kernel": "A",
+            "launch_id": 1,
+            "grid": "(2, 1, 1)",
+            "duration_s": 1e-3,
+            "bytes_dram": 5e8,
+            "ops_vector_fp32": 0.0,
+        },
     )
     analysed = analysis.analyze(frame, DEVICE)
     assert len(ranking.rank(analysed, "kernel")) == 2

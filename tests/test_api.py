@@ -14,9 +14,11 @@ import rooflint
 from rooflint.cli import main
 from tests.conftest import ROOT, shared
 
-CASES = [("fixtures/ncu/a100-gemm-details.csv", "a100-pcie-40gb"),
-         ("fixtures/ncu/rtx2080ti-sgemm-raw-base.csv", "rtx-2080-ti"),
-         ("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv", "a100-pcie-40gb")]
+CASES = [
+    ("fixtures/ncu/a100-gemm-details.csv", "a100-pcie-40gb"),
+    ("fixtures/ncu/rtx2080ti-sgemm-raw-base.csv", "rtx-2080-ti"),
+    ("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv", "a100-pcie-40gb"),
+]
 
 
 def _path(relative: str):
@@ -24,8 +26,9 @@ def _path(relative: str):
 
 
 def _cli_launches(path, device) -> list[dict]:
-    result = CliRunner().invoke(main, ["report", str(path), "--device", device, "--format", "csv",
-                                       "--per", "launch", "-q"])
+    result = CliRunner().invoke(
+        main, ["report", str(path), "--device", device, "--format", "csv", "--per", "launch", "-q"]
+    )
     assert result.exit_code == 0, result.output
     return list(csv.DictReader(io.StringIO(result.output)))
 
@@ -43,8 +46,9 @@ def test_analyze_gives_the_clis_verdicts(relative, device):
     cli = _cli_launches(path, device)
     assert len(cli) == len(api) > 0
     assert [row["verdict"] for row in cli] == api["verdict"].tolist()
-    assert all(_same(row["efficiency"], value) for row, value in zip(cli, api["efficiency"],
-                                                                      strict=True))
+    assert all(
+        _same(row["efficiency"], value) for row, value in zip(cli, api["efficiency"], strict=True)
+    )
 
 
 def test_report_takes_device_and_shows_itself_briefly(monkeypatch):

@@ -24,11 +24,21 @@ RAW = NCU / "rtx2080ti-sgemm-raw-base.csv"  # header, units row, one launch
 DETAILS = NCU / "a100-gemm-details.csv"  # details page, app output mixed in, 11 launches
 DURATION = "gpu__time_duration.sum"
 # Numbers that must survive a change of encoding, line endings or width unchanged.
-COMPARED = ["launch_id", "kernel", "duration_s", "bytes_dram", "bytes_l2", "ops_vector_fp32", "flops",
-            "efficiency", "verdict"]
+COMPARED = [
+    "launch_id",
+    "kernel",
+    "duration_s",
+    "bytes_dram",
+    "bytes_l2",
+    "ops_vector_fp32",
+    "flops",
+    "efficiency",
+    "verdict",
+]
 
 
 # ---------------------------------------------------------------- building inputs from real exports
+
 
 def raw_rows() -> tuple[list[str], list[str], list[str]]:
     """Header, units row and the launch row of the real sgemm raw export."""
@@ -59,6 +69,7 @@ def to_csv(rows: list[list[str]]) -> str:
 def set_cell(row: int, column: str, value: str):
     def edit(rows, header):
         rows[row][header.index(column)] = value
+
     return edit
 
 
@@ -69,6 +80,7 @@ def write(folder: Path, name: str, data: str | bytes) -> Path:
 
 
 # ---------------------------------------------------------------- running the CLI
+
 
 def report(tmp_path: Path, *inputs, extra=(), env=None):
     """`rooflint report INPUTS -q -o out.json`; returns (result, out path)."""
@@ -168,11 +180,14 @@ def test_refused_with_one_clear_line(tmp_path, name):
     assert_refused(result, out, path, *REFUSED[name][1])
 
 
-@pytest.mark.parametrize("name, words", [
-    ("prof-lines-only.csv", ["==PROF==", "--kernel-name"]),
-    ("nsys-cuda-gpu-kern-sum.csv", ["Nsight Systems", "Nsight Compute"]),
-    ("pytorch-key-averages.csv", ["PyTorch profiler", "Nsight Compute"]),
-])
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("prof-lines-only.csv", ["==PROF==", "--kernel-name"]),
+        ("nsys-cuda-gpu-kern-sum.csv", ["Nsight Systems", "Nsight Compute"]),
+        ("pytorch-key-averages.csv", ["PyTorch profiler", "Nsight Compute"]),
+    ],
+)
 def test_other_tools_exports_are_named(tmp_path, name, words):
     path = BAD / name
     result, out = report(tmp_path, path)
@@ -226,6 +241,7 @@ def test_output_folder_that_does_not_exist(tmp_path):
 
 # ---------------------------------------------------------------- damaged profiles that still load
 
+
 @pytest.mark.parametrize("where", ["mid-row", "mid-quote"])
 def test_truncated_last_row_is_dropped_and_counted(tmp_path, where):
     text = raw_page(3)
@@ -235,8 +251,9 @@ def test_truncated_last_row_is_dropped_and_counted(tmp_path, where):
     doc = loaded(result, out)
     assert doc["accounting"]["launches_read"] == 2
     assert [launch["launch_id"] for launch in doc["launches"]] == [0, 1]
-    assert doc["accounting"]["repairs"] == [f"{path}: last line cut short (the file ends mid-row: a "
-                                            "truncated copy?) skipped"]
+    assert doc["accounting"]["repairs"] == [
+        f"{path}: last line cut short (the file ends mid-row: a truncated copy?) skipped"
+    ]
 
 
 def test_truncated_details_page(tmp_path):
@@ -254,7 +271,10 @@ def test_units_row_missing_loads_with_a_note(tmp_path):
     expected_s = float(launch[column]) * 1e-9  # ncu's base unit of time is the nanosecond
     path = write(tmp_path, "no-units.csv", raw_page(2, units=False))
     doc = loaded(*report(tmp_path, path))
-    assert f"{path}: no units row after the header: values read as ncu base units (durations in ns)" in doc["notes"]
+    assert (
+        f"{path}: no units row after the header: values read as ncu base units (durations in ns)"
+        in doc["notes"]
+    )
     assert [launch["duration_s"] for launch in doc["launches"]] == [pytest.approx(expected_s)] * 2
 
 
@@ -262,8 +282,10 @@ def test_duplicate_launch_ids_are_counted_and_named(tmp_path):
     path = write(tmp_path, "dup.csv", raw_page(3, edit=set_cell(2, "ID", "0")))
     doc = loaded(*report(tmp_path, path))
     assert doc["accounting"]["launches_read"] == 3  # every row kept: none is known to be a copy
-    assert doc["accounting"]["repairs"] == [f"{path}: 2 rows share 1 launch ID(s): 0 (2 rows); all rows "
-                                            "kept (two exports joined into one file?)"]
+    assert doc["accounting"]["repairs"] == [
+        f"{path}: 2 rows share 1 launch ID(s): 0 (2 rows); all rows "
+        "kept (two exports joined into one file?)"
+    ]
 
 
 def test_text_in_a_metric_column(tmp_path):
@@ -272,8 +294,10 @@ def test_text_in_a_metric_column(tmp_path):
     acc = doc["accounting"]
     assert acc["not_analysable_reasons"] == {"missing duration": 1}
     assert doc["launches"][1]["reason"] == "missing duration"
-    assert acc["repairs"] == [f"{path}: 1 metric value(s) that are not numbers read as missing (first: "
-                              f"{DURATION} = 'fast' for launch ID 1)"]
+    assert acc["repairs"] == [
+        f"{path}: 1 metric value(s) that are not numbers read as missing (first: "
+        f"{DURATION} = 'fast' for launch ID 1)"
+    ]
 
 
 def test_text_in_a_details_metric_value(tmp_path):
@@ -283,8 +307,10 @@ def test_text_in_a_details_metric_value(tmp_path):
     path = write(tmp_path, "details-text.csv", text.replace(old, '"dram__bytes.sum","byte","lots"'))
     doc = loaded(*report(tmp_path, path))
     assert doc["accounting"]["not_analysable_reasons"] == {"missing DRAM bytes": 1}
-    assert doc["accounting"]["repairs"] == [f"{path}: 1 metric value(s) that are not numbers read as "
-                                            "missing (first: dram__bytes.sum = 'lots' for launch ID 0)"]
+    assert doc["accounting"]["repairs"] == [
+        f"{path}: 1 metric value(s) that are not numbers read as "
+        "missing (first: dram__bytes.sum = 'lots' for launch ID 0)"
+    ]
 
 
 def test_negative_nan_and_infinite_values(tmp_path):
@@ -293,14 +319,22 @@ def test_negative_nan_and_infinite_values(tmp_path):
         rows[1][header.index(DURATION)] = "nan"
         rows[2][header.index(DURATION)] = "inf"
         rows[3][header.index("dram__bytes_read.sum")] = "-100"
+
     path = write(tmp_path, "signs.csv", raw_page(5, edit=edit))
     doc = loaded(*report(tmp_path, path))
     acc = doc["accounting"]
     assert acc["launches_read"] == 5
     assert [launch["reason"] for launch in doc["launches"]] == [
-        "missing duration", "missing duration", "missing duration", "missing DRAM bytes", ""]
-    assert acc["repairs"] == [f"{path}: 3 launch(es) with a negative or infinite value, read as missing "
-                              "(each launch's notes name the quantity)"]
+        "missing duration",
+        "missing duration",
+        "missing duration",
+        "missing DRAM bytes",
+        "",
+    ]
+    assert acc["repairs"] == [
+        f"{path}: 3 launch(es) with a negative or infinite value, read as missing "
+        "(each launch's notes name the quantity)"
+    ]
     assert "duration_s negative or infinite" in doc["launches"][0]["notes"]
     assert "bytes_dram negative or infinite" in doc["launches"][3]["notes"]
     for launch in doc["launches"]:
@@ -312,13 +346,16 @@ def test_zero_and_missing_durations_are_listed_not_analysable(tmp_path):
     def edit(rows, header):
         rows[0][header.index(DURATION)] = "0"
         rows[1][header.index(DURATION)] = ""
+
     path = write(tmp_path, "durations.csv", raw_page(3, edit=edit))
     doc = loaded(*report(tmp_path, path))
     acc = doc["accounting"]
     assert (acc["launches_read"], acc["analysed"], acc["not_analysable"]) == (3, 1, 2)
     assert acc["not_analysable_reasons"] == {"missing duration": 1, "zero duration": 1}
     assert [(launch["verdict"], launch["reason"]) for launch in doc["launches"][:2]] == [
-        ("not-analysable", "zero duration"), ("not-analysable", "missing duration")]
+        ("not-analysable", "zero duration"),
+        ("not-analysable", "missing duration"),
+    ]
 
 
 def test_latin1_bytes_in_a_kernel_name(tmp_path):
@@ -327,7 +364,10 @@ def test_latin1_bytes_in_a_kernel_name(tmp_path):
     with pytest.raises(UnicodeDecodeError):
         path.read_bytes().decode("utf-8")
     doc = loaded(*report(tmp_path, path))
-    assert [launch["kernel"] for launch in doc["launches"]] == ["sgemm_\xe9tape_\xb5", "volta_sgemm_32x128_nn"]
+    assert [launch["kernel"] for launch in doc["launches"]] == [
+        "sgemm_\xe9tape_\xb5",
+        "volta_sgemm_32x128_nn",
+    ]
 
 
 def test_one_megabyte_kernel_name(tmp_path):
@@ -370,9 +410,13 @@ def test_one_bad_file_among_good_ones_is_skipped_and_named(tmp_path):
     doc = loaded(*report(tmp_path, good, bad))
     assert doc["accounting"]["launches_read"] == 2
     assert doc["accounting"]["inputs_skipped"] == [
-        {"path": str(bad), "reason": "gzip stream is damaged (Compressed file ended before the "
-         "end-of-stream marker was reached); copy the file again or decompress it with gunzip "
-         "to see how much survives"}]
+        {
+            "path": str(bad),
+            "reason": "gzip stream is damaged (Compressed file ended before the "
+            "end-of-stream marker was reached); copy the file again or decompress it with gunzip "
+            "to see how much survives",
+        }
+    ]
 
 
 def test_strict_turns_a_skipped_file_into_an_error(tmp_path):
@@ -384,12 +428,22 @@ def test_strict_turns_a_skipped_file_into_an_error(tmp_path):
 
 # ---------------------------------------------------------------- device files
 
-@pytest.mark.parametrize("name, words", [
-    ("device-missing-key.toml", ["missing key 'bandwidth_gbps'", "add a [bandwidth_gbps] table"]),
-    ("device-wrong-type.toml", ["compute_tflops.vector_fp32", "positive number", "fix the value"]),
-    ("device-negative-bandwidth.toml", ["bandwidth_gbps.dram", "-616", "fix the value"]),
-    ("device-bad-syntax.toml", ["not valid TOML", "line 3", "fix the syntax"]),
-])
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        (
+            "device-missing-key.toml",
+            ["missing key 'bandwidth_gbps'", "add a [bandwidth_gbps] table"],
+        ),
+        (
+            "device-wrong-type.toml",
+            ["compute_tflops.vector_fp32", "positive number", "fix the value"],
+        ),
+        ("device-negative-bandwidth.toml", ["bandwidth_gbps.dram", "-616", "fix the value"]),
+        ("device-bad-syntax.toml", ["not valid TOML", "line 3", "fix the syntax"]),
+    ],
+)
 def test_bad_device_file(tmp_path, name, words):
     device = BAD / name
     result, out = report(tmp_path, RAW, extra=["--device-file", str(device)])
@@ -397,6 +451,7 @@ def test_bad_device_file(tmp_path, name, words):
 
 
 # ---------------------------------------------------------------- saved reports
+
 
 def test_json_report_from_a_future_format_version(tmp_path):
     result, saved = report(tmp_path, RAW)
@@ -410,22 +465,33 @@ def test_json_report_from_a_future_format_version(tmp_path):
 
 # ---------------------------------------------------------------- limits
 
+
 def test_input_larger_than_the_limit_is_refused_before_reading(tmp_path):
     size = RAW.stat().st_size
     for limit in (1024, size - 1):
         result, out = report(tmp_path, RAW, env={"ROOFLINT_MAX_INPUT_BYTES": str(limit)})
-        assert_refused(result, out, RAW, f"file is {size:,} bytes", f"limit of {limit:,} bytes",
-                       "split the export", "ROOFLINT_MAX_INPUT_BYTES")
+        assert_refused(
+            result,
+            out,
+            RAW,
+            f"file is {size:,} bytes",
+            f"limit of {limit:,} bytes",
+            "split the export",
+            "ROOFLINT_MAX_INPUT_BYTES",
+        )
     loaded(*report(tmp_path, RAW, env={"ROOFLINT_MAX_INPUT_BYTES": str(size)}))
 
 
 @pytest.mark.parametrize("value", ["lots", "-5", "0"])
 def test_bad_limit_value_is_a_usage_error(tmp_path, value):
     result, out = report(tmp_path, RAW, env={"ROOFLINT_MAX_INPUT_BYTES": value})
-    assert_refused(result, out, f"ROOFLINT_MAX_INPUT_BYTES='{value}'", "whole number of bytes", "unset it")
+    assert_refused(
+        result, out, f"ROOFLINT_MAX_INPUT_BYTES='{value}'", "whole number of bytes", "unset it"
+    )
 
 
 # ---------------------------------------------------------------- the real process
+
 
 @pytest.mark.parametrize("make", ["empty", "missing"])
 def test_real_process_prints_one_line_and_exits_2(tmp_path, make):
@@ -433,8 +499,12 @@ def test_real_process_prints_one_line_and_exits_2(tmp_path, make):
     if make == "empty":
         path.write_bytes(b"")
     out = tmp_path / "out.json"
-    proc = subprocess.run([sys.executable, "-m", "rooflint", "report", str(path), "-o", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rooflint", "report", str(path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
@@ -457,11 +527,15 @@ def _trace_with(old: bytes, new: bytes) -> bytes:
 def test_rocprof_trace_with_an_impossible_grid_size(tmp_path, size):
     path = write(tmp_path, TRACE.name, _trace_with(b",233472,1,1\n", f",{size},1,1\n".encode()))
     result, out = report(tmp_path, path)
-    assert result.exit_code in (0, 2) and isinstance(result.exception, SystemExit | None), result.exception
+    assert result.exit_code in (0, 2) and isinstance(result.exception, SystemExit | None), (
+        result.exception
+    )
 
 
 def test_rocprof_latin1_bytes_in_a_kernel_name(tmp_path):
-    path = write(tmp_path, TRACE.name, _trace_with(b"__omp_offloading_32_2f3c6", b"__omp_\xe9offloading"))
+    path = write(
+        tmp_path, TRACE.name, _trace_with(b"__omp_offloading_32_2f3c6", b"__omp_\xe9offloading")
+    )
     doc = loaded(*report(tmp_path, path))
     assert doc["launches"][0]["kernel"].startswith("__omp_\xe9offloading")
 
@@ -472,7 +546,9 @@ def test_rocprof_latin1_bytes_in_a_counter_name(tmp_path):
     assert b'"SQ_WAVES"' in data
     path = write(tmp_path, source.name, data.replace(b'"SQ_WAVES"', b'"SQ_\xe9WAVES"', 1))
     result, out = report(tmp_path, path)
-    assert result.exit_code in (0, 2) and isinstance(result.exception, SystemExit | None), result.exception
+    assert result.exit_code in (0, 2) and isinstance(result.exception, SystemExit | None), (
+        result.exception
+    )
 
 
 # ---------------------------------------------------------------- reading is inert, writing atomic
@@ -497,8 +573,11 @@ def test_no_code_path_evaluates_input():
         for path in sorted((ROOT / folder).rglob("*.py")):
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 code = line.split("#", 1)[0]
-                found += [f"{path.relative_to(ROOT)}:{number}: {what}" for pattern, what in FORBIDDEN.items()
-                          if re.search(pattern, code)]
+                found += [
+                    f"{path.relative_to(ROOT)}:{number}: {what}"
+                    for pattern, what in FORBIDDEN.items()
+                    if re.search(pattern, code)
+                ]
     assert found == []
 
 
@@ -517,7 +596,9 @@ def test_a_reporter_that_crashes_leaves_the_previous_file(tmp_path, monkeypatch)
     from rooflint.reporters import json_report
 
     def crash(result, **_options):
-        yield from list(json_report.chunks(result))[:2]  # the report is part written, then the crash
+        yield from list(json_report.chunks(result))[
+            :2
+        ]  # the report is part written, then the crash
         raise RuntimeError("reporter bug")
 
     monkeypatch.setattr(json_report, "chunks", crash)
@@ -563,8 +644,10 @@ def test_a_write_that_fails_halfway_leaves_no_partial_file(tmp_path, monkeypatch
     assert len(seen["partial"]) == 1 and seen["partial"][0][1] > 0  # the output had started
     if failure == "disk-full":
         assert result.exit_code == 2
-        assert result.stderr == (f"rooflint: error: {out}: cannot write (No space left on device); nothing "
-                                 "was written; choose another -o path (or free some space)\n")
+        assert result.stderr == (
+            f"rooflint: error: {out}: cannot write (No space left on device); nothing "
+            "was written; choose another -o path (or free some space)\n"
+        )
     else:
         assert result.exit_code != 0
     assert out.read_bytes() == PREVIOUS
@@ -576,6 +659,10 @@ def test_an_unwritable_target_is_one_line(tmp_path):
     folder.mkdir()
     result = CliRunner().invoke(main, ["report", str(RAW), "-q", "-f", "json", "-o", str(folder)])
     assert result.exit_code == 2, result.exception
-    assert result.stderr.splitlines() == [f"rooflint: error: {folder}: cannot write (Is a directory); nothing was "
-                                          "written; choose another -o path (or free some space)"]
-    assert list(folder.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["a-folder"]
+    assert result.stderr.splitlines() == [
+        f"rooflint: error: {folder}: cannot write (Is a directory); nothing was "
+        "written; choose another -o path (or free some space)"
+    ]
+    assert list(folder.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == [
+        "a-folder"
+    ]

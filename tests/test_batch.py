@@ -35,8 +35,13 @@ def mixed(tmp_path) -> Path:
     return tmp_path
 
 
-PROFILES = ["amd/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv", "amd/v3_docs_2025_counter_collection.csv",
-            "nv/a100-gemm-details.csv", "nv/rtx2080ti-sgemm-raw-base.csv", "roofline-analysis-b200-ncu2025.x-raw.csv"]
+PROFILES = [
+    "amd/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
+    "amd/v3_docs_2025_counter_collection.csv",
+    "nv/a100-gemm-details.csv",
+    "nv/rtx2080ti-sgemm-raw-base.csv",
+    "roofline-analysis-b200-ncu2025.x-raw.csv",
+]
 
 
 def _json(args) -> dict:
@@ -52,7 +57,10 @@ def test_folder_of_mixed_inputs_reports_every_profile_and_accounts_for_the_rest(
     assert acc["inputs_read"] == len(PROFILES)
     assert acc["launches_read"] == sum(singles.values())
     assert acc["launches_read"] == acc["analysed"] + acc["not_analysable"]
-    assert [s["path"] for s in acc["inputs_skipped"]] == [str(mixed / ".DS_Store"), str(mixed / "notes.txt")]
+    assert [s["path"] for s in acc["inputs_skipped"]] == [
+        str(mixed / ".DS_Store"),
+        str(mixed / "notes.txt"),
+    ]
     assert acc["inputs_skipped"][0]["reason"] == "hidden file"  # listed, not even tried
     assert acc["inputs_skipped"][1]["reason"].startswith("not a profile rooflint reads")
     per_source = {row["source"]: row for row in doc["per_source"]}
@@ -67,11 +75,13 @@ def test_one_combined_ranking_across_files_and_vendors(mixed):
     assert [k["rank"] for k in kernels] == list(range(1, len(kernels) + 1))
     headroom = [k["headroom_s"] for k in kernels if k["headroom_s"] is not None]
     assert headroom == sorted(headroom, reverse=True)
-    assert all(k["headroom_s"] is None for k in kernels[len(headroom):])  # not analysable: last
+    assert all(k["headroom_s"] is None for k in kernels[len(headroom) :])  # not analysable: last
     assert sum(k["time_share"] for k in kernels) == pytest.approx(1.0)
     assert sum(k["launches"] for k in kernels) == doc["accounting"]["launches_read"]
     names = " ".join(k["group"] for k in kernels)
-    assert "cutlass::Kernel" in names and "vecCopy" in names and "volta_sgemm" in names  # NVIDIA and AMD
+    assert (
+        "cutlass::Kernel" in names and "vecCopy" in names and "volta_sgemm" in names
+    )  # NVIDIA and AMD
 
 
 def test_combined_numbers_are_the_single_file_numbers(mixed):
@@ -89,12 +99,16 @@ def test_per_source_summary_adds_up(mixed):
     assert table["launches"].sum() == len(res.launches)
     assert table["duration_s"].sum() == pytest.approx(res.launches["duration_s"].sum())
     assert table["headroom_s"].sum() == pytest.approx(res.launches["headroom_s"].sum())
-    verdicts = table[["compute-bound", "memory-bound", "latency-bound", "above-roof", "not-analysable"]].sum(axis=1)
+    verdicts = table[
+        ["compute-bound", "memory-bound", "latency-bound", "above-roof", "not-analysable"]
+    ].sum(axis=1)
     assert (verdicts == table["launches"]).all()
 
 
 def test_files_and_folders_mixed_on_the_command_line(mixed):
-    doc = _json([str(mixed / "nv" / "a100-gemm-details.csv"), str(mixed / "amd"), str(mixed / "notes.txt")])
+    doc = _json(
+        [str(mixed / "nv" / "a100-gemm-details.csv"), str(mixed / "amd"), str(mixed / "notes.txt")]
+    )
     assert doc["accounting"]["inputs_read"] == 3
     assert [s["path"] for s in doc["accounting"]["inputs_skipped"]] == [str(mixed / "notes.txt")]
 
@@ -102,7 +116,9 @@ def test_files_and_folders_mixed_on_the_command_line(mixed):
 def test_group_by_source_ranks_the_files(mixed):
     doc = _json([str(mixed), "--group-by", "source"])
     assert {k["group"] for k in doc["kernels"]} == {str(mixed / p) for p in PROFILES}
-    assert doc["kernels"][0]["group"] == str(mixed / "nv" / "a100-gemm-details.csv")  # most headroom
+    assert doc["kernels"][0]["group"] == str(
+        mixed / "nv" / "a100-gemm-details.csv"
+    )  # most headroom
 
 
 def test_table_lists_the_skipped_file(mixed):
@@ -131,9 +147,11 @@ def test_strict_fails_listing_every_file_not_read(mixed, tmp_path):
     target = tmp_path / "report.json"
     out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "-o", str(target)])
     assert out.exit_code == 2
-    assert out.stderr.startswith(f"rooflint: error: {mixed}: --strict: 2 file(s) not read: "
-                                 f"{mixed / '.DS_Store'} (hidden file); {mixed / 'notes.txt'} "
-                                 "(not a profile rooflint reads")
+    assert out.stderr.startswith(
+        f"rooflint: error: {mixed}: --strict: 2 file(s) not read: "
+        f"{mixed / '.DS_Store'} (hidden file); {mixed / 'notes.txt'} "
+        "(not a profile rooflint reads"
+    )
     assert len(out.stderr.strip().splitlines()) == 1
     assert not target.exists()
 
@@ -141,7 +159,9 @@ def test_strict_fails_listing_every_file_not_read(mixed, tmp_path):
 def test_strict_passes_when_every_input_is_a_profile(mixed):
     (mixed / "notes.txt").unlink()
     (mixed / ".DS_Store").unlink()
-    (mixed / "amd" / "v3_docs_2025_counter_collection.csv").unlink()  # names no device: an error under --strict
+    (
+        mixed / "amd" / "v3_docs_2025_counter_collection.csv"
+    ).unlink()  # names no device: an error under --strict
     out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "--quiet", "-f", "json"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["accounting"]["inputs_skipped"] == []
@@ -149,13 +169,16 @@ def test_strict_passes_when_every_input_is_a_profile(mixed):
 
 # --- the reader gives exactly what the per-cell reference reader (tests/ncu_reference.py) gives --
 
+
 def _generator():
     import importlib.util
     import sys
 
     from tests.conftest import ROOT
 
-    spec = importlib.util.spec_from_file_location("rooflint_bench_generate", ROOT / "benchmarks" / "generate.py")
+    spec = importlib.util.spec_from_file_location(
+        "rooflint_bench_generate", ROOT / "benchmarks" / "generate.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -203,14 +226,20 @@ VARIANTS = {
     "negative count": lambda d: _cell(d, 2, DRAM, "-5"),
     "en_US grouping": lambda d: _cell(d, 1, DRAM, "1,234,567"),
     "spaces around a number": lambda d: _cell(d, 1, DRAM, " 42 "),
-    "compute capability text": lambda d: _cell(d, 0, "device__attribute_compute_capability_major", "9a"),
+    "compute capability text": lambda d: _cell(
+        d, 0, "device__attribute_compute_capability_major", "9a"
+    ),
     "CRLF line ends": lambda d: d.replace(b"\n", b"\r\n"),
     "lone CR inside a row": lambda d: _name(d, b"kernel\rname"),
     "no final newline": lambda d: d.rstrip(b"\n"),
     "cut off mid-row": lambda d: d[: d.rindex(b'","') + 2],
     "ragged row": lambda d: d.replace(b'"0","0","0"\n', b'"0","0"\n', 1),
-    "ncu messages after the header": lambda d: d.replace(b"\n", b"\n==PROF== Disconnected from process 1\n", 3),
-    "ncu messages before the header": lambda d: b"==PROF== Connected to process 1\nsome app output\n" + d,
+    "ncu messages after the header": lambda d: d.replace(
+        b"\n", b"\n==PROF== Disconnected from process 1\n", 3
+    ),
+    "ncu messages before the header": lambda d: (
+        b"==PROF== Connected to process 1\nsome app output\n" + d
+    ),
     "blank line": lambda d: d.replace(b"\n", b"\n\n", 5),
     "UTF-8 kernel name and BOM": lambda d: b"\xef\xbb\xbf" + _name(d, "café_kernel".encode()),
     "latin-1 byte": lambda d: _name(d, b"caf\xe9_kernel"),
@@ -232,9 +261,14 @@ def _stdout(data: bytes) -> bytes:
     last row, the application's prints (some with quotes and commas) among the rows."""
     lines = data.split(b"\n")
     for at in (40, 25, 9, 3):
-        lines.insert(at, b'step 3: loss 2.25, "lr" 0.001' if at % 2 else b"==PROF== Profiling kernel")
-    return (b"==PROF== Connected to process 1 (/usr/bin/python3)\nwarming up\n" + b"\n".join(lines)
-            + b"==PROF== Disconnected from process 1\n")
+        lines.insert(
+            at, b'step 3: loss 2.25, "lr" 0.001' if at % 2 else b"==PROF== Profiling kernel"
+        )
+    return (
+        b"==PROF== Connected to process 1 (/usr/bin/python3)\nwarming up\n"
+        + b"\n".join(lines)
+        + b"==PROF== Disconnected from process 1\n"
+    )
 
 
 def _grouped(data: bytes, mark: bytes) -> bytes:
@@ -258,29 +292,50 @@ def _value(data: bytes, metric: str, value: str, nth: int = 0) -> bytes:
 
 
 def _swap_separators(data: bytes) -> bytes:
-    return data.replace(b",", b"\x00").replace(b".", b",").replace(b"\x00", b".").replace(b'"."', b'","')
+    return (
+        data.replace(b",", b"\x00")
+        .replace(b".", b",")
+        .replace(b"\x00", b".")
+        .replace(b'"."', b'","')
+    )
 
 
 DETAILS = {
     "en_US grouping": lambda d: d,
     "de_DE grouping": _swap_separators,
-    "n/a and text values": lambda d: _value(_value(d, DRAM, "n/a"), "lts__t_bytes.sum", "(!) overflow", 2),
+    "n/a and text values": lambda d: _value(
+        _value(d, DRAM, "n/a"), "lts__t_bytes.sum", "(!) overflow", 2
+    ),
     "instance lists": lambda d: _value(d, DRAM, "1,024 (512; 512)", 1),
     "negative zero": lambda d: _value(d, DRAM, "-0"),
     "infinity": lambda d: _value(d, DRAM, "inf"),
     "ambiguous only": lambda d: _value(d, DRAM, "84,480"),
-    "display names": lambda d: d.replace(b'"gpu__time_duration.sum","nsecond"', b'"Duration","usecond"'),
-    "memory throughput as a percentage": lambda d: d.replace(b'"dram__bytes.sum","byte"', b'"Memory Throughput","%"', 1),
-    "a metric twice for one launch": lambda d: d.replace(b'"lts__t_bytes.sum","byte"', b'"dram__bytes.sum","byte"', 1),
+    "display names": lambda d: d.replace(
+        b'"gpu__time_duration.sum","nsecond"', b'"Duration","usecond"'
+    ),
+    "memory throughput as a percentage": lambda d: d.replace(
+        b'"dram__bytes.sum","byte"', b'"Memory Throughput","%"', 1
+    ),
+    "a metric twice for one launch": lambda d: d.replace(
+        b'"lts__t_bytes.sum","byte"', b'"dram__bytes.sum","byte"', 1
+    ),
     "non-ASCII value": lambda d: _value(d, DRAM, "１２"),
     "ncu stdout shape": lambda d: _stdout(d),
 }
 
 
-@pytest.mark.parametrize(("kind", "variant", "locale"), [("raw", v, None) for v in VARIANTS]
-                         + [("details", v, None) for v in DETAILS]
-                         + [("raw", "clean", "en_US"), ("raw", "clean", "de_DE"), ("details", "en_US grouping", "de_DE"),
-                            ("details", "en_US grouping", "C"), ("details", "ambiguous only", "en_US")])
+@pytest.mark.parametrize(
+    ("kind", "variant", "locale"),
+    [("raw", v, None) for v in VARIANTS]
+    + [("details", v, None) for v in DETAILS]
+    + [
+        ("raw", "clean", "en_US"),
+        ("raw", "clean", "de_DE"),
+        ("details", "en_US grouping", "de_DE"),
+        ("details", "en_US grouping", "C"),
+        ("details", "ambiguous only", "en_US"),
+    ],
+)
 def test_reader_matches_the_reference_reader(kind, variant, locale, tmp_path):
     from rooflint.parsers import ncu_csv
     from tests import ncu_reference
@@ -309,7 +364,11 @@ def _assert_same(reader, reference, path, reference_path, locale=None):
         assert got == expected
         return
     assert not isinstance(got, str), got
-    assert (got.format, got.notes, got.repairs) == (expected.format, expected.notes, expected.repairs)
+    assert (got.format, got.notes, got.repairs) == (
+        expected.format,
+        expected.notes,
+        expected.repairs,
+    )
     pd.testing.assert_frame_equal(got.launches, expected.launches, check_exact=True)
 
 
@@ -342,6 +401,7 @@ def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
 
 
 # --- the JSON report's launch list, written column by column, is what json.dumps writes -------
+
 
 def _json_dumps(res, top=None) -> str:
     """The report as json.dumps writes it: the head indented, then one launch a line."""
@@ -386,15 +446,23 @@ def test_json_report_byte_identical_on_awkward_values(tmp_path):
     path.write_bytes(_generated_raw(40))
     res = pipeline.build([str(path)])
     launches = res.launches
-    names = ['quote " and \\ backslash', "new\nline\ttab\x01ctl", "café µs …", "line\u2028sep 😀", ""]
-    launches["kernel"] = pd.array([names[i % len(names)] for i in range(len(launches))], dtype="string")
+    names = [
+        'quote " and \\ backslash',
+        "new\nline\ttab\x01ctl",
+        "café µs …",
+        "line\u2028sep 😀",
+        "",
+    ]
+    launches["kernel"] = pd.array(
+        [names[i % len(names)] for i in range(len(launches))], dtype="string"
+    )
     launches.loc[launches.index[:3], "kernel"] = pd.NA
     duration = launches["duration_s"].to_numpy().copy()
     duration[0], duration[1], duration[2], duration[3] = -0.0, 0.0, np.inf, np.nan
     duration[4], duration[5] = 1e16, 1e-5
     launches["duration_s"] = duration
     launches.loc[launches.index[:4], "launch_id"] = pd.NA
-    launches.loc[launches.index[5], "missing"] = "bytes_dram: no \"DRAM\" counter; ops: none"
+    launches.loc[launches.index[5], "missing"] = 'bytes_dram: no "DRAM" counter; ops: none'
     launches.loc[launches.index[6], "missing"] = pd.NA
     columns = [c for c in json_report.LAUNCH_FIELDS if c != "source"] + ["missing"]
     codes = np.zeros(len(launches), dtype="int64")
@@ -405,6 +473,7 @@ def test_json_report_byte_identical_on_awkward_values(tmp_path):
 
 
 # --- several large files are read by a pool of processes, with the same outcome --------------
+
 
 @pytest.fixture
 def pooled(monkeypatch):
@@ -419,10 +488,16 @@ def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
     assert pipeline._workers(candidates) >= 2 or os.cpu_count() == 1
     pooled_result = pipeline.build([str(mixed)])
     serial = [pipeline._rebuilt(pipeline._read_one(c, None)) for c in candidates]
-    assert [p.source for p in pooled_result.inputs] == [p.source for p in serial if not isinstance(p, Exception)]
-    assert pooled_result.skipped == [*hidden, (str(mixed / "notes.txt"),
-                                               next(p.problem for p in serial if isinstance(p, Exception)))]
-    for got, want in zip(pooled_result.inputs, [p for p in serial if not isinstance(p, Exception)], strict=True):
+    assert [p.source for p in pooled_result.inputs] == [
+        p.source for p in serial if not isinstance(p, Exception)
+    ]
+    assert pooled_result.skipped == [
+        *hidden,
+        (str(mixed / "notes.txt"), next(p.problem for p in serial if isinstance(p, Exception))),
+    ]
+    for got, want in zip(
+        pooled_result.inputs, [p for p in serial if not isinstance(p, Exception)], strict=True
+    ):
         pd.testing.assert_frame_equal(got.launches, want.launches, check_exact=True)
         assert (got.notes, got.repairs) == (want.notes, want.repairs)
 
@@ -430,7 +505,9 @@ def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
 def test_pool_keeps_strict_and_progress(mixed, pooled):
     with pytest.raises(Exception) as raised:
         pipeline.build([str(mixed)], pipeline.Options(strict=True))
-    assert str(raised.value).startswith(f"{mixed}: --strict: 2 file(s) not read: {mixed / '.DS_Store'}")
+    assert str(raised.value).startswith(
+        f"{mixed}: --strict: 2 file(s) not read: {mixed / '.DS_Store'}"
+    )
     seen = []
     pipeline.build([str(mixed)], progress=lambda path, n: seen.append(path))
     assert seen == [str(c) for c in pipeline.expand_folder(mixed)[0] if c.name != "notes.txt"]

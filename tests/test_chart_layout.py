@@ -33,14 +33,24 @@ def crowded(groups: int = 300):
     rows = []
     for i in range(groups):
         gemm = i % 3 == 0
-        rows.append({"launch_id": i, "kernel": f"kernel_{i:03d}<{'gemm' if gemm else 'ew'}>",
-                     "grid": "(1, 1, 1)", "block": "(256, 1, 1)", "duration_s": 1e-4 * (1 + (i * 37) % 50),
-                     "ops_vector_fp32": (4e10 if gemm else 2e7) * (1 + (i * 13) % 7),
-                     "bytes_dram": (1e8 if gemm else 8e7) * (1 + (i * 7) % 5)})
+        rows.append(
+            {
+                "launch_id": i,
+                "kernel": f"kernel_{i:03d}<{'gemm' if gemm else 'ew'}>",
+                "grid": "(1, 1, 1)",
+                "block": "(256, 1, 1)",
+                "duration_s": 1e-4 * (1 + (i * 37) % 50),
+                "ops_vector_fp32": (4e10 if gemm else 2e7) * (1 + (i * 13) % 7),
+                "bytes_dram": (1e8 if gemm else 8e7) * (1 + (i * 7) % 5),
+            }
+        )
     frame = schema.conform(pd.DataFrame(rows))
     frame["source"] = pd.array(["model.csv"] * len(frame), dtype="string")
-    return assemble([Profile(source="model.csv", format="synthetic", launches=frame)], [],
-                    Options(device_id="a100-sxm4-80gb"))
+    return assemble(
+        [Profile(source="model.csv", format="synthetic", launches=frame)],
+        [],
+        Options(device_id="a100-sxm4-80gb"),
+    )
 
 
 def text_boxes(figure):
@@ -51,8 +61,11 @@ def text_boxes(figure):
     renderer = figure.canvas.get_renderer()
     out = []
     for ax in figure.axes:
-        boxes = [(t.get_text(), Text.get_window_extent(t, renderer)) for t in ax.texts
-                 if t.get_visible() and t.get_text()]
+        boxes = [
+            (t.get_text(), Text.get_window_extent(t, renderer))
+            for t in ax.texts
+            if t.get_visible() and t.get_text()
+        ]
         if ax.get_legend() is not None:
             boxes.append(("legend", ax.get_legend().get_window_extent(renderer)))
         out.append(boxes)
@@ -96,7 +109,9 @@ def test_several_devices_draw_one_panel_each_with_its_own_title():
 
 @pytest.mark.parametrize("case", ["a100", "two-gpus", "crowded"])
 def test_no_two_labels_overlap(case):
-    res = {"a100": lambda: pipeline.build([str(A100)]), "two-gpus": two_gpus, "crowded": crowded}[case]()
+    res = {"a100": lambda: pipeline.build([str(A100)]), "two-gpus": two_gpus, "crowded": crowded}[
+        case
+    ]()
     top = 25 if case == "crowded" else None
     figure = chart_draw.draw_all(chart.charts(res, top=top))
     assert_no_overlap(figure)
@@ -118,7 +133,9 @@ def test_crowded_chart_labels_only_the_top_n_by_headroom():
 
 def test_titles_fit_the_figure():
     data = chart.chart_data(two_gpus())
-    long = dataclasses.replace(data, title="Roofline, DRAM: " + "; ".join(["NVIDIA GeForce RTX 2080 Ti"] * 12))
+    long = dataclasses.replace(
+        data, title="Roofline, DRAM: " + "; ".join(["NVIDIA GeForce RTX 2080 Ti"] * 12)
+    )
     figure = chart_draw.draw(long)
     renderer = figure.canvas.get_renderer()
     width = figure.bbox.width

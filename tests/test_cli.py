@@ -11,10 +11,16 @@ from rooflint.cli import main
 from tests.conftest import FIXTURES, SHARED, shared
 
 NOT_PROFILES = {  # files in shared/fixtures/ncu that hold no per-launch profile
-    "roofline-analysis-b200-ncu2025.x-failed-run.csv", "roofline-analysis-b200-ncu2025.x-prof-lines-only.csv",
-    "nvtx-details-nocsv.txt", "rtx2080ti-sgemm-details-all-nocsv.txt", "nvtx-session.csv",
-    "rtx2080ti-sgemm-session.csv", "nvtx-summary-per-gpu.csv", "nvtx-summary-per-kernel.csv",
-    "nvtx-summary-per-nvtx.csv", "rtx2080ti-sgemm-summary-per-kernel.csv",
+    "roofline-analysis-b200-ncu2025.x-failed-run.csv",
+    "roofline-analysis-b200-ncu2025.x-prof-lines-only.csv",
+    "nvtx-details-nocsv.txt",
+    "rtx2080ti-sgemm-details-all-nocsv.txt",
+    "nvtx-session.csv",
+    "rtx2080ti-sgemm-session.csv",
+    "nvtx-summary-per-gpu.csv",
+    "nvtx-summary-per-kernel.csv",
+    "nvtx-summary-per-nvtx.csv",
+    "rtx2080ti-sgemm-summary-per-kernel.csv",
 }
 
 
@@ -33,7 +39,9 @@ def ncu_fixtures():
     if not SHARED.is_dir():
         return []
     folder = SHARED / "ncu"
-    return sorted(p for p in list(folder.glob("*.csv")) + list((folder / "reexport-ncu2024.2").iterdir()))
+    return sorted(
+        p for p in list(folder.glob("*.csv")) + list((folder / "reexport-ncu2024.2").iterdir())
+    )
 
 
 @pytest.mark.parametrize("path", ncu_fixtures(), ids=lambda p: p.name)
@@ -60,7 +68,9 @@ def test_profile_derived_ceilings_of_the_2080ti_report():
 def test_gemm_fixtures_are_compute_bound_on_the_tensor_roof():
     doc = report_json(FIXTURES / "ncu" / "a100-gemm-details.csv")
     gemms = [k for k in doc["kernels"] if "gemm" in k["kernel"].lower() or "cutlass" in k["kernel"]]
-    assert gemms and all(k["verdict"] == "compute-bound" and k["limiter"] == "matrix_fp16" for k in gemms)
+    assert gemms and all(
+        k["verdict"] == "compute-bound" and k["limiter"] == "matrix_fp16" for k in gemms
+    )
     # the A100 ran at a capped 765 MHz: catalog compute peaks are scaled to the measured clock
     fp16 = {c["name"]: c for c in doc["device"]["ceilings"]}["matrix_fp16"]
     assert "scaled to measured SM clock" in fp16["source"]
@@ -70,8 +80,18 @@ def test_json_contract_for_launches_and_accounting():
     doc = report_json(FIXTURES / "ncu" / "a100-gemm-details.csv")
     assert doc["format_version"] == 2
     first = doc["launches"][0]
-    for key in ("source_index", "launch_id", "kernel", "duration_s", "flops", "bytes_dram", "efficiency",
-                "verdict", "limiter", "headroom_s"):
+    for key in (
+        "source_index",
+        "launch_id",
+        "kernel",
+        "duration_s",
+        "flops",
+        "bytes_dram",
+        "efficiency",
+        "verdict",
+        "limiter",
+        "headroom_s",
+    ):
         assert key in first
     assert doc["sources"][first["source_index"]].endswith("a100-gemm-details.csv")
     assert None not in first.values() and "source" not in first  # null fields are left out
@@ -106,14 +126,32 @@ def test_unknown_device_override_is_an_error_naming_close_matches():
 def test_device_override_changes_the_roof():
     doc = report_json(FIXTURES / "ncu" / "a100-gemm-details.csv", "--device", "a100-sxm4-80gb")
     assert doc["device"]["id"] == "a100-sxm4-80gb"
-    assert doc["device"]["ceilings"][-1] == {"name": "dram", "kind": "memory", "value": 2039e9, "unit": "byte/s",
-                                             "source": doc["device"]["ceilings"][-1]["source"]}
+    assert doc["device"]["ceilings"][-1] == {
+        "name": "dram",
+        "kind": "memory",
+        "value": 2039e9,
+        "unit": "byte/s",
+        "source": doc["device"]["ceilings"][-1]["source"],
+    }
 
 
 def test_bound_gemm_h100():
     # H100 SXM BF16 dense 989.4 TFLOP/s, 3.35 TB/s: 8192^3 GEMM moves 3 x 8192^2 x 2 B = 402.7 MB,
     # 2 x 8192^3 = 1.0995e12 FLOP -> intensity 2731 FLOP/B, compute-bound, t_min = 1.111 ms
-    result = run("bound", "gemm", "--m", 8192, "--n", 8192, "--k", 8192, "--dtype", "bf16", "--device", "h100-sxm")
+    result = run(
+        "bound",
+        "gemm",
+        "--m",
+        8192,
+        "--n",
+        8192,
+        "--k",
+        8192,
+        "--dtype",
+        "bf16",
+        "--device",
+        "h100-sxm",
+    )
     assert result.exit_code == 0, result.output
     assert "2.73e+03 FLOP/B" in result.output and "compute-bound" in result.output
     assert "1.11 ms" in result.output
@@ -123,7 +161,9 @@ def test_devices_lists_the_catalog_with_ridge_points():
     result = run("devices", "--format", "json")
     assert result.exit_code == 0
     catalog = {d["id"]: d for d in json.loads(result.output)}
-    assert catalog["h100-sxm"]["ridge_dram_flop_per_byte"]["vector_fp32"] == pytest.approx(20, rel=0.01)
+    assert catalog["h100-sxm"]["ridge_dram_flop_per_byte"]["vector_fp32"] == pytest.approx(
+        20, rel=0.01
+    )
 
 
 def test_single_missing_path_is_exit_2():
@@ -144,8 +184,12 @@ def test_mi200_fp64_benchmark_reaches_its_measured_roof():
     # 34,393,292,800 FLOP (counters) in 1.715511 ms: 34.393e9 / 1.715511e-3 / 20.272682e12 = 98.9 %
     results = shared("rocprof/v1_mi200_rocm513_multipass_results.csv")
     doc = report_json(results, "--device-file", shared("rocprof/omniperf2_mi200_roofline.csv"))
-    kernel = next(k for k in doc["kernels"] if "benchmark_func<double, 256, 8u, 512u>" in k["kernel"])
-    assert kernel["efficiency"] == pytest.approx(34_393_292_800 / 1.715511e-3 / 20_272.682e9, rel=1e-6)
+    kernel = next(
+        k for k in doc["kernels"] if "benchmark_func<double, 256, 8u, 512u>" in k["kernel"]
+    )
+    assert kernel["efficiency"] == pytest.approx(
+        34_393_292_800 / 1.715511e-3 / 20_272.682e9, rel=1e-6
+    )
     assert kernel["verdict"] == "compute-bound" and kernel["limiter"] == "vector_fp64"
     fp64 = {c["name"]: c for c in doc["device"]["ceilings"]}["vector_fp64"]
     assert fp64["source"].startswith("measured: rocprof-compute roofline.csv")

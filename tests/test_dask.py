@@ -20,7 +20,9 @@ from tests.conftest import FIXTURES, ROOT, shared  # noqa: E402
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("rooflint_bench_generate", ROOT / "benchmarks" / "generate.py")
+    spec = importlib.util.spec_from_file_location(
+        "rooflint_bench_generate", ROOT / "benchmarks" / "generate.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
@@ -43,7 +45,9 @@ def traces(tmp_path_factory):
 @pytest.fixture(scope="module")
 def dataset(traces, tmp_path_factory):
     out = tmp_path_factory.mktemp("parquet") / "launches"
-    res = CliRunner().invoke(main, ["report", str(traces), "--format", "parquet", "-o", f"{out}/", "--quiet"])
+    res = CliRunner().invoke(
+        main, ["report", str(traces), "--format", "parquet", "-o", f"{out}/", "--quiet"]
+    )
     assert res.exit_code == 0, res.output
     return out
 
@@ -54,11 +58,28 @@ def _same_ranking(got: pd.DataFrame, want: pd.DataFrame) -> None:
     assert got["rank"].tolist() == want["rank"].tolist()
     for column in ("launches", "analysed", "above_roof_launches"):
         assert got[column].tolist() == want[column].tolist(), column
-    for column in ("headroom_s", "duration_s", "t_bound_s", "efficiency", "time_share", "headroom_share", "flops"):
-        np.testing.assert_allclose(got[column].to_numpy(float), want[column].to_numpy(float, na_value=np.nan),
-                                   rtol=1e-12, atol=0, equal_nan=True, err_msg=column)
+    for column in (
+        "headroom_s",
+        "duration_s",
+        "t_bound_s",
+        "efficiency",
+        "time_share",
+        "headroom_share",
+        "flops",
+    ):
+        np.testing.assert_allclose(
+            got[column].to_numpy(float),
+            want[column].to_numpy(float, na_value=np.nan),
+            rtol=1e-12,
+            atol=0,
+            equal_nan=True,
+            err_msg=column,
+        )
     for column in ("verdict", "limiter", "device_id", "reason"):
-        assert got[column].astype("string").fillna("").tolist() == want[column].astype("string").fillna("").tolist()
+        assert (
+            got[column].astype("string").fillna("").tolist()
+            == want[column].astype("string").fillna("").tolist()
+        )
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +88,10 @@ def single(traces):
 
 
 def test_build_ranks_what_the_test_ranks(single):
-    assert single.kernels["group"].tolist() == ranking.rank(single.launches, "kernel")["group"].tolist()
+    assert (
+        single.kernels["group"].tolist()
+        == ranking.rank(single.launches, "kernel")["group"].tolist()
+    )
 
 
 @pytest.mark.parametrize("group_by", list(ranking.GROUPINGS))
@@ -86,7 +110,9 @@ def test_many_partitions_are_analysed_separately(dataset):
 
 def test_a_named_device_replaces_the_recorded_ceilings(single, dataset):
     device = hardware.get("h100-sxm")
-    again = analysis.analyze(schema.conform(single.launches), device)  # the catalog ceilings as they are
+    again = analysis.analyze(
+        schema.conform(single.launches), device
+    )  # the catalog ceilings as they are
     want = ranking.rank(again.assign(family=families.classify(again["kernel"])), "kernel")
     got = distributed.rank_dataset(dataset, device="h100-sxm", scheduler="synchronous")
     _same_ranking(got, want)
@@ -100,8 +126,12 @@ def test_devices_are_rebuilt_from_the_dataset_metadata(dataset):
     a100 = next(d for s, d in devices.items() if s.endswith("a100-gemm-details.csv"))
     catalog = hardware.get("a100-pcie-40gb")
     assert a100.id == catalog.id
-    assert a100.memory["dram"].value == catalog.memory["dram"].value  # datasheet bandwidth, not rescaled
-    assert a100.compute["matrix_fp16"].value < catalog.compute["matrix_fp16"].value  # at the run's clock
+    assert (
+        a100.memory["dram"].value == catalog.memory["dram"].value
+    )  # datasheet bandwidth, not rescaled
+    assert (
+        a100.compute["matrix_fp16"].value < catalog.compute["matrix_fp16"].value
+    )  # at the run's clock
 
 
 def test_a_partition_holding_two_sources_uses_each_ones_device(dataset):

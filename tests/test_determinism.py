@@ -27,13 +27,18 @@ for name, fmt, inputs in cases:
 """
 
 
-BUNDLED = with_launches(sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.parent.name in ("ncu", "rocprof")))
+BUNDLED = with_launches(
+    sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.parent.name in ("ncu", "rocprof"))
+)
 
 
 def _cases() -> list[tuple[str, str, list[str]]]:
     cases = [(f"{p.parent.name}-{p.stem}.{fmt}", fmt, [str(p)]) for p in BUNDLED for fmt in FORMATS]
     # Several inputs in one report, given as folders: file order and device grouping matter too.
-    cases += [(f"all-folders.{fmt}", fmt, [str(FIXTURES / "ncu"), str(FIXTURES / "rocprof")]) for fmt in FORMATS]
+    cases += [
+        (f"all-folders.{fmt}", fmt, [str(FIXTURES / "ncu"), str(FIXTURES / "rocprof")])
+        for fmt in FORMATS
+    ]
     return cases
 
 
@@ -46,8 +51,13 @@ def _env(seed: str) -> dict[str, str]:
 def _render(folder: Path, seed: str) -> dict[str, bytes]:
     folder.mkdir()
     cases = _cases()
-    subprocess.run([sys.executable, "-c", RENDER_ALL, str(folder), json.dumps(cases)], env=_env(seed),
-                   check=True, timeout=300, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", RENDER_ALL, str(folder), json.dumps(cases)],
+        env=_env(seed),
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
@@ -69,8 +79,15 @@ def test_reports_are_byte_identical_across_processes(tmp_path):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_stdout_of_the_real_command_is_byte_identical(tmp_path, fmt):
     raw = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
-    runs = [subprocess.run([sys.executable, "-m", "rooflint", "report", str(raw), "-q", "-f", fmt],
-                           env=_env(seed), capture_output=True, timeout=120) for seed in ("3", "4")]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-m", "rooflint", "report", str(raw), "-q", "-f", fmt],
+            env=_env(seed),
+            capture_output=True,
+            timeout=120,
+        )
+        for seed in ("3", "4")
+    ]
     assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
     assert runs[0].stdout == runs[1].stdout
     assert runs[0].stdout.strip()

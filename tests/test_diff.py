@@ -28,8 +28,10 @@ SHARED = ROOT.parent / "shared" / "fixtures" / "ncu"
 B200_RAW = "roofline-analysis-b200-ncu2025.x-raw.csv"
 LEAN = "lean_reduction_kernel"  # 8 launches, 3.8 % of the B200 trace
 SDPA = "sdpa_sm100_flash"  # 8 launches, 96 % of it
-LEAN_FULL = ("void cudnn::lean_reduction_kernel<0, 0, 0>(void *, float *, float *, float *, float *, const float *, "
-             "float *, float *, float *, float *, float *" + ", unsigned int" * 20 + ", bool)")
+LEAN_FULL = (
+    "void cudnn::lean_reduction_kernel<0, 0, 0>(void *, float *, float *, float *, float *, const float *, "
+    "float *, float *, float *, float *, float *" + ", unsigned int" * 20 + ", bool)"
+)
 INIT_FLOAT = "void InitializeMatrix_kernel<float, (bool)1>(T1 *, int, int, int)"
 
 
@@ -45,6 +47,7 @@ def run(*args, env=None):
 
 
 # --- building inputs from real exports ---------------------------------------------------------
+
 
 def raw_rows(path: Path) -> tuple[str, list[list[str]]]:
     """The text before the CSV (==PROF== lines) and the CSV rows of a raw-page export."""
@@ -82,7 +85,11 @@ def raw_durations(src: Path, kernel_part: str) -> list[float]:
 
 def details_without(src: Path, dest: Path, kernel_part: str) -> Path:
     """A copy of a details export without the rows of one kernel."""
-    kept = [line for line in src.read_text(encoding="utf-8").splitlines(keepends=True) if kernel_part not in line]
+    kept = [
+        line
+        for line in src.read_text(encoding="utf-8").splitlines(keepends=True)
+        if kernel_part not in line
+    ]
     dest.write_text("".join(kept), encoding="utf-8")
     return dest
 
@@ -101,8 +108,17 @@ DEVICE = "a100-sxm4-80gb"
 
 def synthetic(launches: list[dict], source: str = "synthetic.csv") -> diff.Side:
     """A Side analysed on the A100 SXM4 80GB catalog ceilings (no clock, so no scaling)."""
-    rows = [{"source": source, "launch_id": i, "grid": "(1, 1, 1)", "block": "(256, 1, 1)", "ops_vector_fp32": 0.0,
-             **launch} for i, launch in enumerate(launches)]
+    rows = [
+        {
+            "source": source,
+            "launch_id": i,
+            "grid": "(1, 1, 1)",
+            "block": "(256, 1, 1)",
+            "ops_vector_fp32": 0.0,
+            **launch,
+        }
+        for i, launch in enumerate(launches)
+    ]
     profile = Profile(source, "synthetic", schema.conform(pd.DataFrame(rows)))
     return diff.Side(source, pipeline.assemble([profile], [], pipeline.Options(device_id=DEVICE)))
 
@@ -114,10 +130,14 @@ def dram_bytes(seconds: float) -> float:
 
 def timed(kernel: str, durations: list[float], roof: float = 1e-3, **extra) -> list[dict]:
     """Launches of `kernel` whose DRAM traffic alone takes `roof` seconds."""
-    return [{"kernel": kernel, "duration_s": t, "bytes_dram": dram_bytes(roof), **extra} for t in durations]
+    return [
+        {"kernel": kernel, "duration_s": t, "bytes_dram": dram_bytes(roof), **extra}
+        for t in durations
+    ]
 
 
 # --- Markdown as a reader sees it ----------------------------------------------------------------
+
 
 class Tables(HTMLParser):
     """Every <table> in rendered HTML as rows of cell text."""
@@ -157,16 +177,31 @@ def as_dicts(table: list[list[str]]) -> list[dict]:
 
 # --- a profile against itself ------------------------------------------------------------------
 
+
 def test_profile_against_itself_shows_no_change_and_passes():
-    res = run("diff", A100, A100, "-f", "json", "--fail-on-regression", "10", "--fail-on-new-latency-bound")
+    res = run(
+        "diff",
+        A100,
+        A100,
+        "-f",
+        "json",
+        "--fail-on-regression",
+        "10",
+        "--fail-on-new-latency-bound",
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["verdict"] == "pass"
     assert doc["totals"]["delta_s"] == 0 and doc["totals"]["delta_pct"] == 0
-    assert len(doc["groups"]) == 4  # cutlass (6 launches), cuBLAS (1), two InitializeMatrix (2 each)
+    assert (
+        len(doc["groups"]) == 4
+    )  # cutlass (6 launches), cuBLAS (1), two InitializeMatrix (2 each)
     assert {g["match"] for g in doc["groups"]} == {"exact"}
     assert {g["status"] for g in doc["groups"]} == {"unchanged"}
-    assert all(g["delta_s"] == 0 and g["mean_delta_pct"] == 0 and g["headroom_delta_s"] == 0 for g in doc["groups"])
+    assert all(
+        g["delta_s"] == 0 and g["mean_delta_pct"] == 0 and g["headroom_delta_s"] == 0
+        for g in doc["groups"]
+    )
     assert not doc["device_changed"] and doc["ceiling_changes"] == [] and doc["warnings"] == []
 
 
@@ -174,11 +209,13 @@ def test_table_is_the_default_and_says_pass():
     res = run("diff", A100, A100)
     assert res.exit_code == 0
     assert res.stdout.startswith(
-        "rooflint diff: PASS (no gate set) — total time +0.0 % [+0.0, +0.0] (base 906 ms → head 906 ms)")
+        "rooflint diff: PASS (no gate set) — total time +0.0 % [+0.0, +0.0] (base 906 ms → head 906 ms)"
+    )
     assert "nothing was gated" in res.stdout.splitlines()[1]
 
 
 # --- one kernel 30 % slower --------------------------------------------------------------------
+
 
 def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path):
     base = shared(B200_RAW)
@@ -200,9 +237,11 @@ def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path
     assert first["change_high"] == pytest.approx(0.3, rel=1e-9)
     assert first["run_noise"] is None  # one run a side: not measured
     assert doc["groups"][1]["status"] == "unchanged"
-    assert f"gate failed: kernel {names.short_name(first['kernel'])} [{names.short_id(first['kernel'])}] " \
-           "time +30.0 % [+30.0, +30.0] paired, 8 launches (mean per launch 7.6 µs → 9.87 µs) " \
-           "exceeds --fail-on-regression 10 %" in res.stderr
+    assert (
+        f"gate failed: kernel {names.short_name(first['kernel'])} [{names.short_id(first['kernel'])}] "
+        "time +30.0 % [+30.0, +30.0] paired, 8 launches (mean per launch 7.6 µs → 9.87 µs) "
+        "exceeds --fail-on-regression 10 %" in res.stderr
+    )
     assert "total time" not in res.stderr  # +1.1 % in total is under the threshold
 
 
@@ -218,8 +257,9 @@ def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tm
     expected_total = f"+{0.3 * lean / total * 100:.1f} %"  # 18.2 µs more on 1.59 ms
     # the interval's brackets are escaped in Markdown
     assert first_line.startswith(f"### ❌ rooflint diff: FAIL — total time {expected_total} \\[")
-    assert first_line.endswith(f"\\] (base "
-                          f"{total * 1e3:.3g} ms → head {(total + 0.3 * lean) * 1e3:.3g} ms); 1 slower")
+    assert first_line.endswith(
+        f"\\] (base {total * 1e3:.3g} ms → head {(total + 0.3 * lean) * 1e3:.3g} ms); 1 slower"
+    )
     html, tables = rendered(md)
     top = as_dicts(tables[0])
     assert len(top) == 1  # the other kernel did not change
@@ -246,8 +286,9 @@ def test_total_time_gate_restates_the_numbers(tmp_path):
     message = next(line for line in res.stderr.splitlines() if "total time" in line)
     assert message.startswith(f"rooflint: gate failed: total time +{change * 100:.1f} % [")
     head_ms = (total + 0.3 * sdpa) * 1e3
-    assert message.endswith(f"] (base {total * 1e3:.3g} ms → head {head_ms:.3g} ms) exceeds "
-                            "--fail-on-regression 10 %")
+    assert message.endswith(
+        f"] (base {total * 1e3:.3g} ms → head {head_ms:.3g} ms) exceeds --fail-on-regression 10 %"
+    )
 
 
 def test_uniform_change_inside_the_spread_of_launches_is_a_regression(tmp_path):
@@ -266,7 +307,9 @@ def test_min_time_ignores_small_groups(tmp_path):
     base = shared(B200_RAW)
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     res = run("diff", base, head, "--fail-on-regression", "10", "--min-time", "5%", "-f", "json")
-    assert res.exit_code == 0, res.stderr  # 3.8 % of the time in base, 4.9 % in head: both under 5 %
+    assert res.exit_code == 0, (
+        res.stderr
+    )  # 3.8 % of the time in base, 4.9 % in head: both under 5 %
     first = json.loads(res.stdout)["groups"][0]
     assert first["ignored"] and first["status"] == "ignored"
 
@@ -276,12 +319,15 @@ def test_min_time_ignores_small_groups(tmp_path):
 BASE_MS = [1.0, 1.1, 0.9]
 
 
-@pytest.mark.parametrize(("factors", "status"), [
-    ([1.03, 1.05, 1.04], diff.UNCHANGED),  # +4 %: under the 10 % threshold
-    ([1.05, 1.35, 1.20], diff.NOISE),  # +19 %, but the interval reaches below +10 %
-    ([1.24, 1.26, 1.25], diff.SLOWER),  # +25 %, the whole interval above +10 %
-    ([0.74, 0.76, 0.75], diff.FASTER),
-])
+@pytest.mark.parametrize(
+    ("factors", "status"),
+    [
+        ([1.03, 1.05, 1.04], diff.UNCHANGED),  # +4 %: under the 10 % threshold
+        ([1.05, 1.35, 1.20], diff.NOISE),  # +19 %, but the interval reaches below +10 %
+        ([1.24, 1.26, 1.25], diff.SLOWER),  # +25 %, the whole interval above +10 %
+        ([0.74, 0.76, 0.75], diff.FASTER),
+    ],
+)
 def test_noise_rule_on_paired_launches(factors, status):
     head_ms = [b * f for b, f in zip(BASE_MS, factors, strict=True)]
     base = synthetic(timed("k", [t * 1e-3 for t in BASE_MS], roof=1e-4))
@@ -309,11 +355,20 @@ def test_too_few_launches_are_judged_on_the_threshold_alone():
 
 # --- matching ------------------------------------------------------------------------------------
 
+
 def test_matching_exact_then_name_then_base_name():
-    base = synthetic(timed("copy", [1e-3]) + timed("gemm<128, 64>", [2e-3]) + timed("old", [1e-3])
-                     + timed("scale", [1e-3], grid="(4, 1, 1)"))
-    head = synthetic(timed("copy", [1e-3]) + timed("gemm<256, 128>", [2e-3]) + timed("new", [1e-3])
-                     + timed("scale", [1e-3], grid="(8, 1, 1)"))
+    base = synthetic(
+        timed("copy", [1e-3])
+        + timed("gemm<128, 64>", [2e-3])
+        + timed("old", [1e-3])
+        + timed("scale", [1e-3], grid="(4, 1, 1)")
+    )
+    head = synthetic(
+        timed("copy", [1e-3])
+        + timed("gemm<256, 128>", [2e-3])
+        + timed("new", [1e-3])
+        + timed("scale", [1e-3], grid="(8, 1, 1)")
+    )
     rows = {r["kernel"]: r for r in diff.compare(base, head).groups.to_dict(orient="records")}
     assert rows["copy"]["match"] == diff.EXACT
     assert rows["scale"]["match"] == diff.NAME
@@ -349,13 +404,17 @@ def test_real_template_kernels_keep_their_exact_partner(tmp_path):
 
 # --- new latency-bound kernels ----------------------------------------------------------------
 
+
 def test_new_latency_bound_kernel_trips_the_gate(tmp_path):
     base = details_without(A100, tmp_path / "base.csv", "InitializeMatrix_kernel<float")
     ok = run("diff", base, A100, "--fail-on-regression", "50")
     assert ok.exit_code == 0, ok.stderr  # +1 % in total
     res = run("diff", base, A100, "--fail-on-new-latency-bound")
     assert res.exit_code == 1
-    assert f"gate failed: kernel {names.short_name(INIT_FLOAT)} [{names.short_id(INIT_FLOAT)}]" in res.stderr
+    assert (
+        f"gate failed: kernel {names.short_name(INIT_FLOAT)} [{names.short_id(INIT_FLOAT)}]"
+        in res.stderr
+    )
     assert "is latency-bound in head (efficiency 48 %" in res.stderr
     assert "did not exist in base; --fail-on-new-latency-bound" in res.stderr
     assert run("diff", A100, A100, "--fail-on-new-latency-bound").exit_code == 0
@@ -370,7 +429,9 @@ def test_kernel_turning_latency_bound_trips_the_gate():
     d = diff.compare(base, head)
     row = d.groups.iloc[0]
     assert (row["verdict_base"], row["verdict_head"]) == ("memory-bound", "latency-bound")
-    assert row["efficiency_base"] == pytest.approx(1 / 1.1) and row["efficiency_head"] == pytest.approx(1 / 3)
+    assert row["efficiency_base"] == pytest.approx(1 / 1.1) and row[
+        "efficiency_head"
+    ] == pytest.approx(1 / 3)
     failed = gates.failures(gates.diff_gates(d, fail_on_new_latency_bound=True))
     assert len(failed) == 1 and failed[0].startswith("gate failed: kernel stream [")
     assert "is latency-bound in head (efficiency 33 %, 3 ms) and was memory-bound" in failed[0]
@@ -378,13 +439,16 @@ def test_kernel_turning_latency_bound_trips_the_gate():
 
 # --- sanity: above the roof, other devices --------------------------------------------------------
 
+
 def test_speed_up_above_the_roof_is_a_measurement_problem_not_a_win():
     base = synthetic(timed("stream", [1.1e-3]))
     head = synthetic(timed("stream", [0.5e-3]))  # twice as fast as DRAM allows
     d = diff.compare(base, head)
     row = d.groups.iloc[0]
     assert row["verdict_head"] == "above-roof" and row["status"] == diff.ABOVE_ROOF
-    assert d.warnings[0].startswith("measurement problem: stream is above its roof in head (efficiency 200 %)")
+    assert d.warnings[0].startswith(
+        "measurement problem: stream is above its roof in head (efficiency 200 %)"
+    )
     md = diff_markdown.render(d, [])
     assert "faster" not in md.split("<details>")[0]
     assert "measurement problem (above roof)" in md
@@ -395,11 +459,15 @@ def test_other_device_is_shown_at_the_top(tmp_path):
     res = run("diff", A100, head)
     assert res.exit_code == 0
     lines = res.stdout.replace("\n    ", " ").splitlines()  # long lines wrap at 100 columns
-    assert lines[3].startswith("!! different devices: base ran on NVIDIA A100 PCIe 40GB (a100-pcie-40gb), head on "
-                               "NVIDIA A100 SXM4 80GB (a100-sxm4-80gb)")
+    assert lines[3].startswith(
+        "!! different devices: base ran on NVIDIA A100 PCIe 40GB (a100-pcie-40gb), head on "
+        "NVIDIA A100 SXM4 80GB (a100-sxm4-80gb)"
+    )
     sxm = hardware.get("a100-sxm4-80gb").memory["dram"].value
-    assert lines[4] == (f"!! ceilings changed: dram 1.55 TB/s → {sxm / 1e12:.3g} TB/s; efficiencies and verdicts "
-                        "are measured against different roofs")
+    assert lines[4] == (
+        f"!! ceilings changed: dram 1.55 TB/s → {sxm / 1e12:.3g} TB/s; efficiencies and verdicts "
+        "are measured against different roofs"
+    )
     md = run("diff", A100, head, "-f", "markdown").stdout.splitlines()
     assert md[2].startswith("> ⚠️ **different devices**:")
 
@@ -407,7 +475,9 @@ def test_other_device_is_shown_at_the_top(tmp_path):
 def test_head_above_roof_on_a_real_profile(tmp_path):
     from tests.test_gates import tiny_roofs
 
-    head = saved_report(tmp_path, A100, "tiny.json", "--device-file", tiny_roofs(tmp_path))  # far lower roofs
+    head = saved_report(
+        tmp_path, A100, "tiny.json", "--device-file", tiny_roofs(tmp_path)
+    )  # far lower roofs
     doc = json.loads(run("diff", A100, head, "-f", "json").stdout)
     assert doc["device_changed"]
     assert {g["status"] for g in doc["groups"]} == {"measurement problem"}
@@ -415,6 +485,7 @@ def test_head_above_roof_on_a_real_profile(tmp_path):
 
 
 # --- saved reports --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("profile", [A100, SHARED / B200_RAW], ids=["a100-details", "b200-raw"])
 def test_saved_report_diffs_like_the_profile(tmp_path, profile):
@@ -425,7 +496,9 @@ def test_saved_report_diffs_like_the_profile(tmp_path, profile):
         scaled_raw(profile, head, LEAN, 1.3)
     else:
         details_without(profile, head, "InitializeMatrix_kernel<float")
-    base_json = saved_report(tmp_path, profile, "base.json", "--top", "1")  # --top cuts kernels, not launches
+    base_json = saved_report(
+        tmp_path, profile, "base.json", "--top", "1"
+    )  # --top cuts kernels, not launches
     from_profile = json.loads(run("diff", profile, head, "-f", "json").stdout)
     from_saved = json.loads(run("diff", base_json, head, "-f", "json").stdout)
     assert from_saved["base"]["saved_report"].startswith("rooflint ")
@@ -443,8 +516,10 @@ def test_saved_report_reads_back_every_launch():
 
 # Reports saved by rooflint before format_version 2 (the golden files as that release wrote them):
 # every launch names its source and carries its null fields.
-V1 = {"a100": ROOT / "tests" / "golden" / "v1" / "a100-gemm-details.json",
-      "rtx": ROOT / "tests" / "golden" / "v1" / "rtx2080ti-sgemm-raw-base.json"}
+V1 = {
+    "a100": ROOT / "tests" / "golden" / "v1" / "a100-gemm-details.json",
+    "rtx": ROOT / "tests" / "golden" / "v1" / "rtx2080ti-sgemm-raw-base.json",
+}
 
 
 # The version-1 files were written by an earlier rooflint, which placed the A100 sample on the
@@ -458,11 +533,13 @@ def test_version_1_reports_still_read_back_every_launch(monkeypatch):
         doc = json.loads(V1[name].read_text())
         assert doc["format_version"] == 1
         old = saved.load(V1[name])
-        built = pipeline.build([str(profile.relative_to(ROOT))],
-                               pipeline.options(device=V1_DEVICE[name]))
+        built = pipeline.build(
+            [str(profile.relative_to(ROOT))], pipeline.options(device=V1_DEVICE[name])
+        )
         columns = [c for c in doc["launches"][0] if c in built.launches]
-        pd.testing.assert_frame_equal(old.launches[columns], built.launches[columns],
-                                      check_exact=True)
+        pd.testing.assert_frame_equal(
+            old.launches[columns], built.launches[columns], check_exact=True
+        )
 
 
 def test_version_1_and_version_2_reports_diff_alike(tmp_path):
@@ -492,8 +569,13 @@ def test_newer_format_version_is_a_clear_error(tmp_path):
     newer.write_text(json.dumps(doc))
     res = run("diff", newer, A100)
     assert res.exit_code == 2
-    assert res.stderr.startswith(f"rooflint: error: {newer}: written by a newer rooflint (rooflint ")
-    assert "format_version 99); this rooflint reads format_version 2 and older: upgrade rooflint" in res.stderr
+    assert res.stderr.startswith(
+        f"rooflint: error: {newer}: written by a newer rooflint (rooflint "
+    )
+    assert (
+        "format_version 99); this rooflint reads format_version 2 and older: upgrade rooflint"
+        in res.stderr
+    )
 
 
 def test_diff_json_is_not_taken_for_a_report(tmp_path):
@@ -512,10 +594,13 @@ def test_other_json_is_not_a_profile(tmp_path):
 
 # --- the same report exported two ways ------------------------------------------------------------
 
+
 def _two_exports() -> diff.Diff:
     folder = "reexport-ncu2024.2/"
-    sides = [diff.Side(p, pipeline.build([str(shared(folder + p))])) for p in
-             ("rtx2080ti-sgemm-details-all-names-base.csv", "rtx2080ti-sgemm-raw-base.csv")]
+    sides = [
+        diff.Side(p, pipeline.build([str(shared(folder + p))]))
+        for p in ("rtx2080ti-sgemm-details-all-names-base.csv", "rtx2080ti-sgemm-raw-base.csv")
+    ]
     return diff.compare(*sides)
 
 
@@ -573,7 +658,11 @@ class Text(HTMLParser):
 
 
 def test_markdown_stays_under_the_github_limit_and_says_what_was_cut():
-    long = "void very_long_kernel_name_{i}<" + ", ".join(f"cutlass::arch::Sm{n}" for n in range(60)) + ">()"
+    long = (
+        "void very_long_kernel_name_{i}<"
+        + ", ".join(f"cutlass::arch::Sm{n}" for n in range(60))
+        + ">()"
+    )
     base = synthetic([launch for i in range(400) for launch in timed(long.format(i=i), [1e-3])])
     head = synthetic([launch for i in range(400) for launch in timed(long.format(i=i), [1.5e-3])])
     md = diff_markdown.render(diff.compare(base, head), [])
@@ -589,13 +678,23 @@ def test_github_format_appends_to_the_step_summary_and_prints(tmp_path):
     summary.write_text("earlier step\n")
     base = shared(B200_RAW)
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
-    res = run("diff", base, head, "--format", "github", "--fail-on-regression", "10",
-              env={"GITHUB_STEP_SUMMARY": str(summary)})
+    res = run(
+        "diff",
+        base,
+        head,
+        "--format",
+        "github",
+        "--fail-on-regression",
+        "10",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert res.exit_code == 1
     written = summary.read_text()
     assert written.startswith("earlier step\n### ❌ rooflint diff: FAIL")
     assert res.stdout.startswith(written.removeprefix("earlier step\n"))
-    assert f"::error title=rooflint::gate failed: kernel {names.short_name(LEAN_FULL)} [" in res.stdout
+    assert (
+        f"::error title=rooflint::gate failed: kernel {names.short_name(LEAN_FULL)} [" in res.stdout
+    )
     assert "+30.0 %25" in res.stdout  # % escaped for the workflow command
 
 
@@ -614,5 +713,8 @@ def test_output_file_is_written_and_format_follows_the_extension(tmp_path):
 def test_missing_input_is_an_error_naming_it(tmp_path):
     res = run("diff", tmp_path / "nope.csv", A100, "-o", tmp_path / "out.md")
     assert res.exit_code == 2
-    assert res.stderr == f"rooflint: error: {tmp_path / 'nope.csv'}: no such file or folder; check the path\n"
+    assert (
+        res.stderr
+        == f"rooflint: error: {tmp_path / 'nope.csv'}: no such file or folder; check the path\n"
+    )
     assert not (tmp_path / "out.md").exists()

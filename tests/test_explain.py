@@ -25,16 +25,30 @@ def test_plain_latency_says_integer_work_is_not_counted():
 
 
 def test_packed_half_caveat_on_nvidia_only():
-    nvidia = explain.sentence("compute-bound", 0.7, "vector_fp16", unmeasured="half", vendor="nvidia")
-    assert nvidia.endswith("packed half math (HFMA2) counts as one FMA: FP16 FLOPs may be under-counted up to 2x")
-    assert "HFMA2" not in explain.sentence("compute-bound", 0.7, "vector_fp16", unmeasured="half", vendor="amd")
+    nvidia = explain.sentence(
+        "compute-bound", 0.7, "vector_fp16", unmeasured="half", vendor="nvidia"
+    )
+    assert nvidia.endswith(
+        "packed half math (HFMA2) counts as one FMA: FP16 FLOPs may be under-counted up to 2x"
+    )
+    assert "HFMA2" not in explain.sentence(
+        "compute-bound", 0.7, "vector_fp16", unmeasured="half", vendor="amd"
+    )
 
 
 def test_unmeasured_flags_per_group():
-    frame = schema.conform(pd.DataFrame({
-        "kernel": ["a", "a", "b", "c"], "grid": "(1, 1, 1)", "block": "(1, 1, 1)",
-        "ops_vector_fp16": [10.0, None, None, None], "ops_matrix_fp16": [None, None, 5.0, None],
-        "missing": ["", "", "ops_vector: no vector FLOP counters", "ops: none"]}))
+    frame = schema.conform(
+        pd.DataFrame(
+            {
+                "kernel": ["a", "a", "b", "c"],
+                "grid": "(1, 1, 1)",
+                "block": "(1, 1, 1)",
+                "ops_vector_fp16": [10.0, None, None, None],
+                "ops_matrix_fp16": [None, None, 5.0, None],
+                "missing": ["", "", "ops_vector: no vector FLOP counters", "ops: none"],
+            }
+        )
+    )
     flags = ranking.unmeasured(frame, ["kernel"])
     assert flags.to_dict() == {"a": "half", "b": "vector", "c": ""}
 
@@ -58,6 +72,8 @@ def test_mi100_has_no_flop_verdict_but_its_dram_bandwidth():
     share = launches["bytes_dram"].sum() / launches["duration_s"].sum() / 1228.8e9
     assert share == pytest.approx(0.58, abs=0.005)
     md = reporters.render(res, "markdown")
-    assert ("no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so its "
-            f"arithmetic cannot be placed; DRAM traffic ran at {share * 100:.0f} % of the DRAM roof") in md
+    assert (
+        "no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so its "
+        f"arithmetic cannot be placed; DRAM traffic ran at {share * 100:.0f} % of the DRAM roof"
+    ) in md
     assert "missing FLOP counters" not in md

@@ -39,8 +39,12 @@ def test_shared_rocprof_folder_accounts_for_every_file():
     assert all(not d["provenance"][1].startswith("ignored") for d in doc["devices"] if d["id"])
     assert not any("roofline.csv" in line for d in doc["devices"] for line in d["provenance"])
     assert doc["summary"]["above_roof_launches"] == 0
-    vec_copy = [launch for launch in doc["launches"] if launch["kernel"].startswith("vecCopy")
-                and "mi300x" in doc["sources"][launch["source_index"]]]
+    vec_copy = [
+        launch
+        for launch in doc["launches"]
+        if launch["kernel"].startswith("vecCopy")
+        and "mi300x" in doc["sources"][launch["source_index"]]
+    ]
     assert vec_copy and all(launch["verdict"] != "above-roof" for launch in vec_copy)
 
 
@@ -57,8 +61,12 @@ def workload(tmp_path) -> Path:
     per-pass input folder and a hidden file."""
     folder = tmp_path / "MI300X_A1"
     (folder / "perfmon").mkdir(parents=True)
-    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder / "pmc_perf.csv")
-    shutil.copy(FIXTURES / "rocprof" / "omniperf2_mi300x_rocm620_sysinfo.csv", folder / "sysinfo.csv")
+    shutil.copy(
+        shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder / "pmc_perf.csv"
+    )
+    shutil.copy(
+        FIXTURES / "rocprof" / "omniperf2_mi300x_rocm620_sysinfo.csv", folder / "sysinfo.csv"
+    )
     shutil.copy(FIXTURES / "rocprof" / "omniperf2_mi200_roofline.csv", folder / "roofline.csv")
     (folder / "perfmon" / "pmc_perf_0.txt").write_text("pmc: SQ_WAVES\n")
     (folder / ".DS_Store").write_bytes(b"\x00")
@@ -68,11 +76,19 @@ def workload(tmp_path) -> Path:
 def test_workload_reads_its_three_files_and_lists_the_rest(workload):
     res = pipeline.build([str(workload)])
     (profile,) = res.inputs
-    assert sorted(Path(f).name for f in profile.files) == ["pmc_perf.csv", "roofline.csv", "sysinfo.csv"]
+    assert sorted(Path(f).name for f in profile.files) == [
+        "pmc_perf.csv",
+        "roofline.csv",
+        "sysinfo.csv",
+    ]
     assert sorted((Path(p).name, r) for p, r in res.skipped) == [
         (".DS_Store", "hidden file"),
-        ("pmc_perf_0.txt", "not read: a rocprof-compute workload is read from its pmc_perf.csv, "
-                           "sysinfo.csv and roofline.csv")]
+        (
+            "pmc_perf_0.txt",
+            "not read: a rocprof-compute workload is read from its pmc_perf.csv, "
+            "sysinfo.csv and roofline.csv",
+        ),
+    ]
     assert len(profile.files) + len(res.skipped) == files_under(workload)
 
 
@@ -81,7 +97,9 @@ def test_roofline_of_another_gpu_is_not_applied(workload):
     vecCopy (16 MiB in 7.2 us) sat at 167 % ("above roof"); on the MI300X's own it does not."""
     (use,) = pipeline.build([str(workload)]).devices
     assert use.device.id == "mi300x" and use.device.memory["dram"].value == 5300e9
-    assert any(line.startswith("ignored measured ceilings") and "26%" in line for line in use.provenance)
+    assert any(
+        line.startswith("ignored measured ceilings") and "26%" in line for line in use.provenance
+    )
     launches = pipeline.build([str(workload)]).launches
     assert (launches["verdict"] != "above-roof").all()
 
@@ -92,5 +110,5 @@ def test_a_folder_with_pmc_perf_only_deeper_down_is_not_a_workload(workload):
     assert not rocprof.sniff_folder(parent) and rocprof.sniff_folder(workload)
     res = pipeline.build([str(parent)])
     assert [p.source for p in res.inputs] == [str(workload)]
-    assert ("notes.txt" in {Path(p).name for p, _ in res.skipped})
+    assert "notes.txt" in {Path(p).name for p, _ in res.skipped}
     assert sum(len(p.files) for p in res.inputs) + len(res.skipped) == files_under(parent)

@@ -26,7 +26,9 @@ TEXT_SUFFIXES = {".csv", ".txt"}
 
 def _profiles() -> list[Path]:
     folders = [FIXTURES / "ncu", FIXTURES / "rocprof", SHARED / "ncu", SHARED / "rocprof"]
-    return sorted(p for folder in folders if folder.is_dir() for p in folder.rglob("*") if p.is_file())
+    return sorted(
+        p for folder in folders if folder.is_dir() for p in folder.rglob("*") if p.is_file()
+    )
 
 
 FILES = _profiles()
@@ -36,9 +38,41 @@ _BYTES: dict[Path, bytes] = {}
 # Cells that have broken parsers elsewhere: signs, special floats, separators, quotes, huge
 # numbers, locale-like grouping, units, control characters, non-ASCII.
 NASTY_CELLS = st.one_of(
-    st.sampled_from(["", " ", "n/a", "nan", "NaN", "inf", "-inf", "-1", "-0", "0", "1e400", "-1e400",
-                     "1,234,567.89", "1.234.567,89", "84,480", "12 (3; 4; 5)", "abc", '"', '""', ",", ";",
-                     "\t", "\x00", "\u00e9", "\ufeff", "=1+1", "0x10", "1_000", "9" * 400, "(", ")"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "n/a",
+            "nan",
+            "NaN",
+            "inf",
+            "-inf",
+            "-1",
+            "-0",
+            "0",
+            "1e400",
+            "-1e400",
+            "1,234,567.89",
+            "1.234.567,89",
+            "84,480",
+            "12 (3; 4; 5)",
+            "abc",
+            '"',
+            '""',
+            ",",
+            ";",
+            "\t",
+            "\x00",
+            "\u00e9",
+            "\ufeff",
+            "=1+1",
+            "0x10",
+            "1_000",
+            "9" * 400,
+            "(",
+            ")",
+        ]
+    ),
     st.text(max_size=12),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.integers(min_value=-(10**30), max_value=10**30).map(str),
@@ -59,7 +93,11 @@ KNOWN_BUGS: set[tuple[str, str]] = set()  # (exception type, module) pairs still
 
 
 def _known_bug(exc: BaseException) -> bool:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "rooflint" in f.filename or "parsers" in f.filename]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if "rooflint" in f.filename or "parsers" in f.filename
+    ]
     return bool(frames) and (type(exc).__name__, Path(frames[-1].filename).name) in KNOWN_BUGS
 
 
@@ -100,7 +138,9 @@ def test_rows_dropped_duplicated_shuffled(folder, data):
     for _ in range(data.draw(st.integers(1, 4), label="edits")):
         if not lines:
             break
-        kind = data.draw(st.sampled_from(["drop", "duplicate", "swap", "shuffle-tail"]), label="kind")
+        kind = data.draw(
+            st.sampled_from(["drop", "duplicate", "swap", "shuffle-tail"]), label="kind"
+        )
         i, j = data.draw(index, label="i") % len(lines), data.draw(index, label="j") % len(lines)
         if kind == "drop":
             del lines[i]
@@ -110,8 +150,11 @@ def test_rows_dropped_duplicated_shuffled(folder, data):
             lines[i], lines[j] = lines[j], lines[i]
         else:
             tail = lines[i:]
-            order = data.draw(st.permutations(range(len(tail))), label="order") if len(tail) < 50 else \
-                list(reversed(range(len(tail))))
+            order = (
+                data.draw(st.permutations(range(len(tail))), label="order")
+                if len(tail) < 50
+                else list(reversed(range(len(tail))))
+            )
             lines[i:] = [tail[k] for k in order]
     check_read(folder, original, b"".join(lines))
 
@@ -126,11 +169,17 @@ def _table(path: Path) -> tuple[list[str], list[list[str]], list[bool]]:
     return lines[:start], rows, quoted
 
 
-def _join(prefix: list[str], rows: list[list[str]], quoted: list[bool], newline: str = "\n") -> bytes:
+def _join(
+    prefix: list[str], rows: list[list[str]], quoted: list[bool], newline: str = "\n"
+) -> bytes:
     out = io.StringIO()
     for row, q in zip(rows, quoted, strict=True):
-        csv.writer(out, quoting=csv.QUOTE_ALL if q else csv.QUOTE_MINIMAL, lineterminator=newline).writerow(row)
-    return ("".join(line + newline for line in prefix) + out.getvalue()).encode("latin-1", errors="replace")
+        csv.writer(
+            out, quoting=csv.QUOTE_ALL if q else csv.QUOTE_MINIMAL, lineterminator=newline
+        ).writerow(row)
+    return ("".join(line + newline for line in prefix) + out.getvalue()).encode(
+        "latin-1", errors="replace"
+    )
 
 
 @FUZZ
@@ -178,15 +227,17 @@ def test_random_bytes_inserted_flipped_truncated(folder, data):
     raw = bytearray(content(original))
     position = st.integers(0, len(raw))
     for _ in range(data.draw(st.integers(1, 5), label="edits")):
-        kind = data.draw(st.sampled_from(["insert", "overwrite", "truncate", "delete"]), label="kind")
+        kind = data.draw(
+            st.sampled_from(["insert", "overwrite", "truncate", "delete"]), label="kind"
+        )
         at = data.draw(position, label="at") % (len(raw) + 1)
         if kind == "insert":
             raw[at:at] = data.draw(st.binary(min_size=1, max_size=64), label="bytes")
         elif kind == "overwrite":
             chunk = data.draw(st.binary(min_size=1, max_size=16), label="bytes")
-            raw[at:at + len(chunk)] = chunk
+            raw[at : at + len(chunk)] = chunk
         elif kind == "truncate":
             del raw[at:]
         else:
-            del raw[at:at + data.draw(st.integers(1, 4096), label="length")]
+            del raw[at : at + data.draw(st.integers(1, 4096), label="length")]
     check_read(folder, original, bytes(raw))

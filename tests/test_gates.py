@@ -25,8 +25,11 @@ def tiny_roofs(folder: Path) -> Path:
     """An A100 PCIe 40GB with roofs far under what the A100 export reached (10 TFLOP/s FP16
     tensor, 100 GB/s DRAM): every launch of that export sits above them."""
     path = folder / "tiny.toml"
-    path.write_text('base = "a100-pcie-40gb"\nid = "tiny-a100"\nsource = "test"\n[compute_tflops]\nmatrix_fp16 = 10\n'
-                    "[bandwidth_gbps]\ndram = 100\n", encoding="utf-8")
+    path.write_text(
+        'base = "a100-pcie-40gb"\nid = "tiny-a100"\nsource = "test"\n[compute_tflops]\nmatrix_fp16 = 10\n'
+        "[bandwidth_gbps]\ndram = 100\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -39,12 +42,17 @@ def efficiency_of(path: Path) -> float:
 
 # --- thresholds as typed ---------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "fraction"), [("10", 0.10), ("10%", 0.10), ("12.5 %", 0.125), (5, 0.05), ("0", 0.0)])
+
+@pytest.mark.parametrize(
+    ("text", "fraction"), [("10", 0.10), ("10%", 0.10), ("12.5 %", 0.125), (5, 0.05), ("0", 0.0)]
+)
 def test_percent(text, fraction):
     assert gates.parse_percent(text) == pytest.approx(fraction)
 
 
-@pytest.mark.parametrize(("text", "fraction"), [("0.6", 0.6), ("60%", 0.6), (0.75, 0.75), ("1", 1.0), ("100%", 1.0)])
+@pytest.mark.parametrize(
+    ("text", "fraction"), [("0.6", 0.6), ("60%", 0.6), (0.75, 0.75), ("1", 1.0), ("100%", 1.0)]
+)
 def test_fraction(text, fraction):
     assert gates.parse_fraction(text) == pytest.approx(fraction)
 
@@ -58,11 +66,15 @@ def test_bad_fraction(text):
 def test_bad_thresholds_are_usage_errors_on_the_command_line():
     res = run("report", A100, "--fail-under", "60")
     assert res.exit_code == 2
-    assert "'60' is above 1; give a fraction 0-1 (0.6) or a percentage with a % sign (60%)" in res.output
+    assert (
+        "'60' is above 1; give a fraction 0-1 (0.6) or a percentage with a % sign (60%)"
+        in res.output
+    )
     assert run("diff", A100, A100, "--fail-on-regression", "ten").exit_code == 2
 
 
 # --- report gates ----------------------------------------------------------------------------
+
 
 def test_fail_under_fails_below_and_restates_the_numbers(tmp_path):
     eff = efficiency_of(A100)
@@ -70,9 +82,13 @@ def test_fail_under_fails_below_and_restates_the_numbers(tmp_path):
     out = tmp_path / "report.json"
     res = run("report", A100, "--fail-under", "80%", "-o", out, "-q")
     assert res.exit_code == 1
-    assert res.stderr == (f"rooflint: gate failed: time-weighted efficiency {eff * 100:.1f} % (over 906 ms "
-                          "analysed) is under --fail-under 80 %\n")
-    assert json.loads(out.read_text())["summary"]["time_weighted_efficiency"] == pytest.approx(eff)  # written first
+    assert res.stderr == (
+        f"rooflint: gate failed: time-weighted efficiency {eff * 100:.1f} % (over 906 ms "
+        "analysed) is under --fail-under 80 %\n"
+    )
+    assert json.loads(out.read_text())["summary"]["time_weighted_efficiency"] == pytest.approx(
+        eff
+    )  # written first
 
 
 @pytest.mark.parametrize("threshold", ["0.75", "75%", "0"])
@@ -98,12 +114,16 @@ def test_fail_if_above_roof(tmp_path):
     worst = above["efficiency"].max()
     assert len(above) == 11 and worst > 5
     assert res.stderr.startswith("rooflint: gate failed: 11 launch(es) above the roof (worst: ")
-    assert f"at efficiency {worst * 100:.0f} %, tolerance 5 %); --fail-if-above-roof: check the device" in res.stderr
+    assert (
+        f"at efficiency {worst * 100:.0f} %, tolerance 5 %); --fail-if-above-roof: check the device"
+        in res.stderr
+    )
     assert out.exists()
     assert run("report", A100, "--device-file", tiny, "-q").exit_code == 0  # not gated unless asked
 
 
 # --- pyproject.toml ---------------------------------------------------------------------------
+
 
 def project(tmp_path: Path, monkeypatch, text: str, sub: str = "src/deeper") -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -126,12 +146,17 @@ def test_config_flag_can_be_turned_off_on_the_command_line(tmp_path, monkeypatch
     project(tmp_path, monkeypatch, "[tool.rooflint]\nfail-if-above-roof = true\n")
     tiny = tiny_roofs(tmp_path)
     assert run("report", A100, "--device-file", tiny, "-q").exit_code == 1
-    assert run("report", A100, "--device-file", tiny, "-q", "--no-fail-if-above-roof").exit_code == 0
+    assert (
+        run("report", A100, "--device-file", tiny, "-q", "--no-fail-if-above-roof").exit_code == 0
+    )
 
 
 def test_config_latency_threshold(tmp_path, monkeypatch):
     project(tmp_path, monkeypatch, "[tool.rooflint]\nlatency-threshold = 0.9\n")
-    verdicts = {k["rank"]: k["verdict"] for k in json.loads(run("report", A100, "-f", "json", "-q").stdout)["kernels"]}
+    verdicts = {
+        k["rank"]: k["verdict"]
+        for k in json.loads(run("report", A100, "-f", "json", "-q").stdout)["kernels"]
+    }
     assert verdicts[1] == "latency-bound"  # CUTLASS at 77 % of its roof is under 0.9
     cli = json.loads(run("report", A100, "-f", "json", "-q", "--latency-threshold", "0.6").stdout)
     assert cli["kernels"][0]["verdict"] == "compute-bound" and cli["latency_threshold"] == 0.6
@@ -156,15 +181,25 @@ def test_nearest_pyproject_wins(tmp_path, monkeypatch):
     assert run("report", A100, "-q").exit_code == 0
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[tool.rooflint]\nfail-on-regresion = 10\n',
-     "[tool.rooflint] unknown key 'fail-on-regresion'; did you mean 'fail-on-regression'?"),
-    ("[tool.rooflint]\nfail-on-new-latency-bound = 1\n",
-     "[tool.rooflint] fail-on-new-latency-bound must be true or false, not 1"),
-    ('[tool.rooflint]\nfail-under = "lots"\n', "[tool.rooflint] fail-under 'lots' is not a number"),
-    ("[tool.rooflint]\nmin-time = 2\n", "[tool.rooflint] min-time 2 is above 1"),
-    ("[tool.rooflint]\nfail-under = \n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[tool.rooflint]\nfail-on-regresion = 10\n",
+            "[tool.rooflint] unknown key 'fail-on-regresion'; did you mean 'fail-on-regression'?",
+        ),
+        (
+            "[tool.rooflint]\nfail-on-new-latency-bound = 1\n",
+            "[tool.rooflint] fail-on-new-latency-bound must be true or false, not 1",
+        ),
+        (
+            '[tool.rooflint]\nfail-under = "lots"\n',
+            "[tool.rooflint] fail-under 'lots' is not a number",
+        ),
+        ("[tool.rooflint]\nmin-time = 2\n", "[tool.rooflint] min-time 2 is above 1"),
+        ("[tool.rooflint]\nfail-under = \n", "not valid TOML"),
+    ],
+)
 def test_config_errors_name_the_file_and_the_key(tmp_path, monkeypatch, text, message):
     path = project(tmp_path, monkeypatch, text)
     for args in (("report", A100, "-q"), ("diff", A100, A100)):

@@ -29,8 +29,9 @@ REAL = [
 def _same(plain, packed) -> None:
     a, b = parsers.read(plain), parsers.read(packed)
     assert (a.format, a.notes, a.repairs) == (b.format, b.notes, b.repairs)
-    pd.testing.assert_frame_equal(a.launches.drop(columns="source"), b.launches.drop(columns="source"),
-                                  check_exact=True)
+    pd.testing.assert_frame_equal(
+        a.launches.drop(columns="source"), b.launches.drop(columns="source"), check_exact=True
+    )
     assert (b.launches["source"] == str(packed)).all()
 
 

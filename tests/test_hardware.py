@@ -54,16 +54,19 @@ def write(tmp_path, text: str, name: str = "dev.toml"):
 # --- worked checks (DESIGN.md), computed by hand ------------------------------------------------
 
 
-@pytest.mark.parametrize("device_id,cls,ridge", [
-    # DESIGN.md's worked checks: 163.4e12 FLOP/s / 5.3e12 byte/s = 30.830 FLOP/byte ("about 31")
-    ("mi300x", "vector_fp32", 30.830),
-    # 1307.4e12 / 5.3e12 = 246.679 FLOP/byte
-    ("mi300x", "matrix_bf16", 246.679),
-    # 66.9e12 / 3.35e12 = 19.970 FLOP/byte ("about 20")
-    ("h100-sxm", "vector_fp32", 19.970),
-    # 312e12 / 2039e9 = 153.016 FLOP/byte
-    ("a100-sxm4-80gb", "matrix_bf16", 153.016),
-])
+@pytest.mark.parametrize(
+    "device_id,cls,ridge",
+    [
+        # DESIGN.md's worked checks: 163.4e12 FLOP/s / 5.3e12 byte/s = 30.830 FLOP/byte ("about 31")
+        ("mi300x", "vector_fp32", 30.830),
+        # 1307.4e12 / 5.3e12 = 246.679 FLOP/byte
+        ("mi300x", "matrix_bf16", 246.679),
+        # 66.9e12 / 3.35e12 = 19.970 FLOP/byte ("about 20")
+        ("h100-sxm", "vector_fp32", 19.970),
+        # 312e12 / 2039e9 = 153.016 FLOP/byte
+        ("a100-sxm4-80gb", "matrix_bf16", 153.016),
+    ],
+)
 def test_worked_ridge_points(device_id, cls, ridge):
     device = get(device_id)
     assert device.ridge(cls) == pytest.approx(ridge, abs=1e-3)
@@ -78,12 +81,15 @@ def test_mi300x_matrix_ridge_is_eight_times_the_vector_ridge():
     assert mi300x.ridge("matrix_bf16") / mi300x.ridge("vector_fp32") == pytest.approx(8, rel=2e-3)
 
 
-@pytest.mark.parametrize("device_id,cores,boost_hz,dram_gb_s,sms,rel", [
-    # 4352 cores x 2 FLOP (FMA) x 1.545 GHz = 13.447 TFLOP/s; 4352 / 64 cores per Turing SM = 68
-    ("rtx-2080-ti", 4352, 1545e6, 616, 68, 1e-3),
-    # 5888 cores x 2 x 1.725 GHz = 20.314 TFLOP/s; 5888 / 128 cores per GA10x SM = 46
-    ("rtx-3070", 5888, 1725e6, 448, 46, 2e-3),
-])
+@pytest.mark.parametrize(
+    "device_id,cores,boost_hz,dram_gb_s,sms,rel",
+    [
+        # 4352 cores x 2 FLOP (FMA) x 1.545 GHz = 13.447 TFLOP/s; 4352 / 64 cores per Turing SM = 68
+        ("rtx-2080-ti", 4352, 1545e6, 616, 68, 1e-3),
+        # 5888 cores x 2 x 1.725 GHz = 20.314 TFLOP/s; 5888 / 128 cores per GA10x SM = 46
+        ("rtx-3070", 5888, 1725e6, 448, 46, 2e-3),
+    ],
+)
 def test_geforce_figures(device_id, cores, boost_hz, dram_gb_s, sms, rel):
     d = get(device_id)
     assert d.compute["vector_fp32"].value == pytest.approx(cores * 2 * boost_hz, rel=rel)
@@ -554,7 +560,9 @@ def test_resolve_user_file_over_everything(tmp_path):
     assert device.memory["dram"] == Ceiling(580e9, f"user file {path}")
     assert device.compute["matrix_fp16"] == Ceiling(80e12, f"user file {path}")  # not clock-scaled
     assert device.compute["vector_fp32"].source.startswith("profile-derived")
-    assert lines[0] == f"device: NVIDIA GeForce RTX 2080 Ti (rtx-2080-ti) — from --device-file {path}"
+    assert (
+        lines[0] == f"device: NVIDIA GeForce RTX 2080 Ti (rtx-2080-ti) — from --device-file {path}"
+    )
 
 
 def test_resolve_device_id_overrides_the_name():
@@ -576,7 +584,9 @@ def test_resolve_uses_most_common_device_name_and_says_so():
     frame = launches(3, device_name=["NVIDIA B200", "NVIDIA B200", "NVIDIA H200"], arch="10.0")
     device, lines = resolve(frame)
     assert device.id == "b200"
-    assert lines[0].endswith("the profile names 2 devices (NVIDIA B200, NVIDIA H200), used the most common")
+    assert lines[0].endswith(
+        "the profile names 2 devices (NVIDIA B200, NVIDIA H200), used the most common"
+    )
 
 
 def test_resolve_passes_hints_for_amd():

@@ -44,10 +44,23 @@ EXPECTED = {
     # Re-exports of the RTX 3070 reports. Details pages carry no name: compute capability 8.6,
     # SM clock 1464 MHz (1460 rounded) ~ RTX 3070 base 1500 (A6000 1410 and 3090 1395 are
     # below it, A10 885, A40 1305), DRAM clock 6.68 GHz ~ its 7.0 GHz (A6000 8.0, A10 6.25).
-    **{f"ncu/reexport-ncu2024.2/nvtx-{name}.csv": "rtx-3070" for name in (
-        "details", "details-all", "details-base", "details-kernelbase-mangled",
-        "details-locale-de_DE", "details-locale-en_US", "details-metricname-name", "raw",
-        "raw-auto-locale-en_US", "raw-base", "raw-base-locale-en_US", "raw-instances")},
+    **{
+        f"ncu/reexport-ncu2024.2/nvtx-{name}.csv": "rtx-3070"
+        for name in (
+            "details",
+            "details-all",
+            "details-base",
+            "details-kernelbase-mangled",
+            "details-locale-de_DE",
+            "details-locale-en_US",
+            "details-metricname-name",
+            "raw",
+            "raw-auto-locale-en_US",
+            "raw-base",
+            "raw-base-locale-en_US",
+            "raw-instances",
+        )
+    },
     # Only the selected metrics: no name, no clock, nothing to tell 8.6 parts apart.
     "ncu/reexport-ncu2024.2/nvtx-details-selected-metrics.csv": ("a10", {"rtx-3070"}),
     "ncu/reexport-ncu2024.2/nvtx-raw-selected-metrics.csv": ("a10", {"rtx-3070"}),
@@ -57,13 +70,23 @@ EXPECTED = {
     "ncu/reexport-ncu2024.2/vecadd-raw.csv": "rtx-3070",
     # RTX 2080 Ti re-exports: details page, compute capability 7.5, SM clock 1.31 GHz ~ its
     # 1350 MHz base (T4: 585), DRAM 6.64 GHz ~ its 7.0 GHz (T4: 5.0).
-    **{f"ncu/reexport-ncu2024.2/rtx2080ti-sgemm-{name}.csv": "rtx-2080-ti" for name in (
-        "details", "details-all", "details-all-names-base", "raw", "raw-base")},
-    **{f"ncu/reexport-ncu2024.2/{name}": NOT_A_PROFILE for name in (
-        "nvtx-details-nocsv.txt", "nvtx-session.csv", "nvtx-summary-per-gpu.csv",
-        "nvtx-summary-per-kernel.csv", "nvtx-summary-per-nvtx.csv",
-        "rtx2080ti-sgemm-details-all-nocsv.txt", "rtx2080ti-sgemm-session.csv",
-        "rtx2080ti-sgemm-summary-per-kernel.csv")},
+    **{
+        f"ncu/reexport-ncu2024.2/rtx2080ti-sgemm-{name}.csv": "rtx-2080-ti"
+        for name in ("details", "details-all", "details-all-names-base", "raw", "raw-base")
+    },
+    **{
+        f"ncu/reexport-ncu2024.2/{name}": NOT_A_PROFILE
+        for name in (
+            "nvtx-details-nocsv.txt",
+            "nvtx-session.csv",
+            "nvtx-summary-per-gpu.csv",
+            "nvtx-summary-per-kernel.csv",
+            "nvtx-summary-per-nvtx.csv",
+            "rtx2080ti-sgemm-details-all-nocsv.txt",
+            "rtx2080ti-sgemm-session.csv",
+            "rtx2080ti-sgemm-summary-per-kernel.csv",
+        )
+    },
     # AMD: the gfx name alone (no CU count in the file) leaves parts with other ceilings open.
     "rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv": "mi100",
     "rocprof/omniperf2_mi300a_rocprofv1_rocm621_pmc_perf.csv": ("mi300x", {"mi300a"}),
@@ -71,27 +94,47 @@ EXPECTED = {
     "rocprof/rocprofcompute32_mi300x_rocm700_rocpd_pmc_perf_long.csv": ("mi300x", {"mi325x"}),
     "rocprof/rocprofcompute31_mi350_rocprofv3_pmc_perf.csv": ("mi350x", {"mi355x"}),
     "rocprof/v1_mi200_rocm513_multipass_results.csv": ("mi250x", {"mi210"}),
-    **{f"rocprof/{name}": NOT_A_PROFILE for name in (
-        "omniperf2_mi200_roofline.csv", "omniperf2_mi300x_rocm620_sysinfo.csv",
-        "rocprofcompute31_mi350_sysinfo.csv", "v1_mi200_rocm513_multipass_input.txt",
-        "v1_mi200_rocm513_omniperf1_sysinfo.csv", "v1_mi250_rocm571_results.stats.csv",
-        "v3_rocm621_mi300a_agent_info.csv", "v3_rocm621_mi300a_kernel_stats.csv",
-        "v3_rocm633_rx7900xtx_agent_info.csv")},
-    **{f"rocprof/{name}": NO_DEVICE for name in (
-        "v1_mi100_rocm42_single_pass_results.csv", "v1_mi250_rocm571_counters_basenames_no_timestamps.csv",
-        "v1_mi250_rocm571_results.db", "v1_mi250_rocm571_stats_mode_results.csv",
-        "v3_docs_2024_counter_collection.csv", "v3_docs_2025_counter_collection.csv",
-        "v3_docs_2025_kernel_trace.csv", "v3_rocm621_mi300a_kernel_trace_head.csv",
-        "v3_rocm711_mi300a_rocpd2csv_kernel_trace_head.csv",
-        "v3_rocm7x_mi300a_counter_collection_head.csv")},
+    **{
+        f"rocprof/{name}": NOT_A_PROFILE
+        for name in (
+            "omniperf2_mi200_roofline.csv",
+            "omniperf2_mi300x_rocm620_sysinfo.csv",
+            "rocprofcompute31_mi350_sysinfo.csv",
+            "v1_mi200_rocm513_multipass_input.txt",
+            "v1_mi200_rocm513_omniperf1_sysinfo.csv",
+            "v1_mi250_rocm571_results.stats.csv",
+            "v3_rocm621_mi300a_agent_info.csv",
+            "v3_rocm621_mi300a_kernel_stats.csv",
+            "v3_rocm633_rx7900xtx_agent_info.csv",
+        )
+    },
+    **{
+        f"rocprof/{name}": NO_DEVICE
+        for name in (
+            "v1_mi100_rocm42_single_pass_results.csv",
+            "v1_mi250_rocm571_counters_basenames_no_timestamps.csv",
+            "v1_mi250_rocm571_results.db",
+            "v1_mi250_rocm571_stats_mode_results.csv",
+            "v3_docs_2024_counter_collection.csv",
+            "v3_docs_2025_counter_collection.csv",
+            "v3_docs_2025_kernel_trace.csv",
+            "v3_rocm621_mi300a_kernel_trace_head.csv",
+            "v3_rocm711_mi300a_rocpd2csv_kernel_trace_head.csv",
+            "v3_rocm7x_mi300a_counter_collection_head.csv",
+        )
+    },
 }
 
 
 def _shared_files() -> list[str]:
     if not SHARED.is_dir():
         return sorted(EXPECTED)
-    return sorted(str(p.relative_to(SHARED)) for folder in ("ncu", "rocprof")
-                  for p in (SHARED / folder).rglob("*") if p.is_file())
+    return sorted(
+        str(p.relative_to(SHARED))
+        for folder in ("ncu", "rocprof")
+        for p in (SHARED / folder).rglob("*")
+        if p.is_file()
+    )
 
 
 def _picked(relative: str):
@@ -132,8 +175,10 @@ def test_every_shared_fixture_picks_its_gpu(relative):
 def test_the_four_exports_of_the_issue_with_their_evidence():
     """The four exports that used to get the wrong GPU (A100 SXM4 80GB, V100 SXM2, T4, A10)."""
     a100 = _picked("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv")
-    assert a100.line() == ("device: NVIDIA A100 PCIe 40GB (a100-pcie-40gb) — compute capability 8.0; "
-                           "SM clock 765 MHz ≈ its base clock 765 MHz (ncu locks clocks to base)")
+    assert a100.line() == (
+        "device: NVIDIA A100 PCIe 40GB (a100-pcie-40gb) — compute capability 8.0; "
+        "SM clock 765 MHz ≈ its base clock 765 MHz (ncu locks clocks to base)"
+    )
     v100 = _picked("ncu/cuda-roofline-v100-ncu2022.4-details-metrics-stdout.csv")
     assert v100.device.memory["dram"].value == 900e9 and v100.device.boost_clock_hz == 1380e6
     assert "SM clock 1,233 MHz ≈ its base clock 1,245 MHz" in v100.evidence
@@ -146,7 +191,8 @@ def test_the_four_exports_of_the_issue_with_their_evidence():
     assert ampere.line() == (
         "device: NVIDIA GeForce RTX 3070 (rtx-3070) — compute capability 8.6; SM clock 1,464 MHz "
         "≈ its base clock 1,500 MHz (ncu locks clocks to base); DRAM clock 6,685 MHz ≈ its "
-        "nominal 7,000 MHz")
+        "nominal 7,000 MHz"
+    )
 
 
 def test_memory_clock_is_derived_from_bandwidth_and_bus():
@@ -174,18 +220,32 @@ def test_sm_count_decides_when_the_clock_is_missing():
 
 def test_a_clock_no_sku_has_is_said_and_ignored():
     found = by_evidence(Clues(arch="8.0", sm_clock_hz=1410e6))  # boost: clocks were not locked
-    assert found.provisional and "SM clock 1,410 MHz fits no catalogued 8.0 part (ignored)" in found.evidence
+    assert (
+        found.provisional
+        and "SM clock 1,410 MHz fits no catalogued 8.0 part (ignored)" in found.evidence
+    )
     assert {"a100-pcie-40gb", "a100-sxm4-80gb", "a30"} <= set(found.candidates)
 
 
-@pytest.mark.parametrize("device_id, needle", [
-    ("mi300x", "--device mi300x is an AMD gfx942 part, but the profile comes from an NVIDIA "
-               "compute capability 8.0 GPU (another vendor)"),
-    ("h100-sxm", "--device h100-sxm is an NVIDIA compute capability 9.0 part, but the profile "
-                 "comes from an NVIDIA compute capability 8.0 GPU (another architecture)"),
-])
+@pytest.mark.parametrize(
+    "device_id, needle",
+    [
+        (
+            "mi300x",
+            "--device mi300x is an AMD gfx942 part, but the profile comes from an NVIDIA "
+            "compute capability 8.0 GPU (another vendor)",
+        ),
+        (
+            "h100-sxm",
+            "--device h100-sxm is an NVIDIA compute capability 9.0 part, but the profile "
+            "comes from an NVIDIA compute capability 8.0 GPU (another architecture)",
+        ),
+    ],
+)
 def test_device_of_another_vendor_or_architecture_is_refused(device_id, needle):
-    launches = parsers.read(shared("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv")).launches
+    launches = parsers.read(
+        shared("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv")
+    ).launches
     with pytest.raises(DeviceError) as err:
         hardware.resolve(launches, device_id=device_id)
     assert needle in str(err.value)
@@ -198,7 +258,9 @@ def test_device_mismatch_exits_2_in_the_cli(tmp_path):
 
     path = shared("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv")
     out = tmp_path / "r.json"
-    run = CliRunner().invoke(main, ["report", str(path), "--device", "mi300x", "-o", str(out), "-q"])
+    run = CliRunner().invoke(
+        main, ["report", str(path), "--device", "mi300x", "-o", str(out), "-q"]
+    )
     assert run.exit_code == 2 and "another vendor" in run.output and not out.exists()
 
 

@@ -17,9 +17,16 @@ from rooflint.cli import main
 from rooflint.core import opmodels
 from tests.conftest import shared
 
-TRACES = ["hta-a100-alexnet", "hta-a100-cupti-counters", "hta-mi250-minitoy", "tracelens-b200-eager_trace",
-          "tracelens-h100-bert-small-uncased", "tracelens-h100-nsfw_image_detection",
-          "tracelens-mi300-bert-small-uncased", "tracelens-torch_compile_triton-trace"]
+TRACES = [
+    "hta-a100-alexnet",
+    "hta-a100-cupti-counters",
+    "hta-mi250-minitoy",
+    "tracelens-b200-eager_trace",
+    "tracelens-h100-bert-small-uncased",
+    "tracelens-h100-nsfw_image_detection",
+    "tracelens-mi300-bert-small-uncased",
+    "tracelens-torch_compile_triton-trace",
+]
 GPU = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
@@ -43,7 +50,9 @@ def test_one_launch_per_gpu_activity(name):
     counter trace records kernels only as cuda_profiler_range events: one launch each)."""
     path = trace(name)
     raw = events(path)
-    gpu = [e for e in raw if e.get("cat") in GPU] or [e for e in raw if e.get("cat") == "cuda_profiler_range"]
+    gpu = [e for e in raw if e.get("cat") in GPU] or [
+        e for e in raw if e.get("cat") == "cuda_profiler_range"
+    ]
     launches = parsers.read(path).launches
     assert len(launches) == len(gpu) > 0
     assert launches["kernel"].fillna("__missing__").tolist() == [e["name"] for e in gpu]
@@ -51,12 +60,15 @@ def test_one_launch_per_gpu_activity(name):
         assert launches["duration_s"].tolist() == pytest.approx([e["dur"] * 1e-6 for e in gpu])
 
 
-@pytest.mark.parametrize(("name", "device"), [
-    ("tracelens-h100-bert-small-uncased", "h100-sxm"),  # "NVIDIA H100 80GB HBM3"
-    ("tracelens-mi300-bert-small-uncased", "mi300x"),  # "AMD Instinct MI300X VF"
-    ("tracelens-b200-eager_trace", "b200"),  # "NVIDIA B200"
-    ("tracelens-torch_compile_triton-trace", "mi300x"),  # "AMD Instinct MI300X"
-])
+@pytest.mark.parametrize(
+    ("name", "device"),
+    [
+        ("tracelens-h100-bert-small-uncased", "h100-sxm"),  # "NVIDIA H100 80GB HBM3"
+        ("tracelens-mi300-bert-small-uncased", "mi300x"),  # "AMD Instinct MI300X VF"
+        ("tracelens-b200-eager_trace", "b200"),  # "NVIDIA B200"
+        ("tracelens-torch_compile_triton-trace", "mi300x"),  # "AMD Instinct MI300X"
+    ],
+)
 def test_catalog_device_from_device_properties(name, device):
     built = pipeline.build([str(trace(name))])
     assert [use.device.id for use in built.devices] == [device]
@@ -76,20 +88,27 @@ def test_innermost_operator_owns_the_kernel(bert_h100):
     assert len(addmm) == 26
     assert set(addmm["op_parent"]) == {"aten::linear"}
     assert set(bert_h100["range"].dropna()) == {"ProfilerStep#6"}
-    assert addmm["module"].str.startswith("BertLMHeadModel_0.").all()  # every Linear is in the model
+    assert (
+        addmm["module"].str.startswith("BertLMHeadModel_0.").all()
+    )  # every Linear is in the model
 
 
-@pytest.mark.parametrize(("dims", "flops"), [
-    # addmm(bias[N], A[M,K], B[K,N]) with M=141 tokens: 2*M*N*K
-    ("[[512],[141,512],[512,512],[],[]]", 2 * 141 * 512 * 512),  # 73,924,608
-    ("[[2048],[141,512],[512,2048],[],[]]", 2 * 141 * 2048 * 512),  # 295,698,432
-    ("[[512],[141,2048],[2048,512],[],[]]", 2 * 141 * 512 * 2048),
-])
+@pytest.mark.parametrize(
+    ("dims", "flops"),
+    [
+        # addmm(bias[N], A[M,K], B[K,N]) with M=141 tokens: 2*M*N*K
+        ("[[512],[141,512],[512,512],[],[]]", 2 * 141 * 512 * 512),  # 73,924,608
+        ("[[2048],[141,512],[512,2048],[],[]]", 2 * 141 * 2048 * 512),  # 295,698,432
+        ("[[512],[141,2048],[2048,512],[],[]]", 2 * 141 * 512 * 2048),
+    ],
+)
 def test_gemm_flops_from_shapes(bert_h100, dims, flops):
     rows = bert_h100[(bert_h100["op"] == "aten::addmm") & (bert_h100["op_input_dims"] == dims)]
     main = rows[rows["flops_source"] == "model"]
     assert len(main) > 0
-    assert main["ops_matrix_bf16"].tolist() == [flops] * len(main)  # BF16 inputs -> BF16 tensor roof
+    assert main["ops_matrix_bf16"].tolist() == [flops] * len(
+        main
+    )  # BF16 inputs -> BF16 tensor roof
     # bytes: bias + A + B + C, 2 bytes each: N + M*K + K*N + M*N
     m, k, n = 141, *json.loads(dims)[2]
     assert main["bytes_model_min"].iloc[0] == 2 * (n + m * k + k * n + m * n)
@@ -107,7 +126,9 @@ def test_torch_compile_trace_mm_and_attention():
     flash attention q [8,4096,16,128] (B,S,H,D), is_causal 'False' -> 4*8*16*4096*4096*128."""
     launches = parsers.read(trace("tracelens-torch_compile_triton-trace")).launches
     mm = launches[launches["op_input_dims"] == "[[32768,2048],[2048,8192],[32768,8192]]"]
-    assert mm["ops_matrix_bf16"].tolist() == [2 * 32768 * 8192 * 2048] * 2  # gate and up projections
+    assert (
+        mm["ops_matrix_bf16"].tolist() == [2 * 32768 * 8192 * 2048] * 2
+    )  # gate and up projections
     flash = launches[launches["op"] == "aten::_flash_attention_forward"]
     assert flash["ops_matrix_bf16"].tolist() == [4 * 8 * 16 * 4096 * 4096 * 128]
 
@@ -115,9 +136,12 @@ def test_torch_compile_trace_mm_and_attention():
 def test_attention_formula_causal_and_backward():
     """Pure formula: causal halves, backward is 2.5x forward; q given as [B,H,S,D] for SDPA."""
     forward = 4 * 2 * 16 * 1024 * 1024 * 64
-    work = opmodels.model("aten::_scaled_dot_product_flash_attention",
-                          [[2, 16, 1024, 64]] * 3 + [[]] * 4, ["c10::Half"] * 3 + ["Scalar"] * 4,
-                          ["", "", "", "0.", "True", "False", ""])
+    work = opmodels.model(
+        "aten::_scaled_dot_product_flash_attention",
+        [[2, 16, 1024, 64]] * 3 + [[]] * 4,
+        ["c10::Half"] * 3 + ["Scalar"] * 4,
+        ["", "", "", "0.", "True", "False", ""],
+    )
     assert work.flops == forward / 2 and work.precision == "fp16"
     assert opmodels.attention_flops(2, 16, 1024, 1024, 64, False, True) == 2.5 * forward
 
@@ -126,7 +150,9 @@ def test_convolution_flops():
     """ViT patch embedding in the H100 nsfw trace: cudnn_convolution x [4,3,224,224], w
     [768,3,16,16], stride 16, pad 0 -> P = Q = (224-16)/16+1 = 14; 2*N*K*C*R*S*P*Q."""
     launches = parsers.read(trace("tracelens-h100-nsfw_image_detection")).launches
-    conv = launches[(launches["op"] == "aten::cudnn_convolution") & (launches["activity"] == "kernel")]
+    conv = launches[
+        (launches["op"] == "aten::cudnn_convolution") & (launches["activity"] == "kernel")
+    ]
     main = conv[conv["flops_source"] == "model"]
     assert main["ops_matrix_bf16"].tolist() == [2 * 4 * 768 * 3 * 16 * 16 * 14 * 14]
     # the three layout transforms around it (nchwToNhwc x2, nhwcToNchw) stay linked, no FLOPs
@@ -149,14 +175,35 @@ def test_cupti_counter_ranges():
 
 def ncu_details(rows: list[tuple[str, str, str, dict]]) -> str:
     """A details-page ncu CSV: (kernel, block, grid, {metric: (unit, value)}) per launch."""
-    head = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
-            '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+    head = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+        '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+    )
     lines = [head]
     for i, (kernel, block, grid, metrics) in enumerate(rows):
         for metric, (unit, value) in metrics.items():
-            lines.append(",".join(json.dumps(x) for x in (str(i), "1", "python", "h", kernel, "1", "7", block,
-                                                           grid, "0", "9.0", "Command line profiler metrics",
-                                                           metric, unit, value)))
+            lines.append(
+                ",".join(
+                    json.dumps(x)
+                    for x in (
+                        str(i),
+                        "1",
+                        "python",
+                        "h",
+                        kernel,
+                        "1",
+                        "7",
+                        block,
+                        grid,
+                        "0",
+                        "9.0",
+                        "Command line profiler metrics",
+                        metric,
+                        unit,
+                        value,
+                    )
+                )
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -165,11 +212,23 @@ def test_trace_with_ncu_export_lends_counters(tmp_path, bert_h100):
     kernel (same name, grid, block), moving 3x the operator's minimum bytes."""
     gemm = bert_h100[(bert_h100["op"] == "aten::addmm") & (bert_h100["flops_source"] == "model")]
     first = gemm.iloc[0]
-    same = bert_h100[(bert_h100["kernel"] == first["kernel"]) & (bert_h100["grid"] == first["grid"])]
+    same = bert_h100[
+        (bert_h100["kernel"] == first["kernel"]) & (bert_h100["grid"] == first["grid"])
+    ]
     minimum = same["bytes_model_min"].iloc[:2].tolist()
-    rows = [(first["kernel"], first["block"], first["grid"],
-             {"gpu__time_duration.sum": ("nsecond", "5000"), "dram__bytes.sum": ("byte", str(int(3 * b))),
-              "sm__ops_path_tensor_src_bf16_dst_fp32.sum": ("", "1000")}) for b in minimum]
+    rows = [
+        (
+            first["kernel"],
+            first["block"],
+            first["grid"],
+            {
+                "gpu__time_duration.sum": ("nsecond", "5000"),
+                "dram__bytes.sum": ("byte", str(int(3 * b))),
+                "sm__ops_path_tensor_src_bf16_dst_fp32.sum": ("", "1000"),
+            },
+        )
+        for b in minimum
+    ]
     csv = tmp_path / "ncu.csv"
     csv.write_text(ncu_details(rows))
     built = pipeline.build([str(trace("tracelens-h100-bert-small-uncased")), str(csv)])
@@ -229,8 +288,20 @@ def test_json_that_is_not_a_trace(tmp_path):
 
 
 def test_cpu_only_trace(tmp_path):
-    doc = {"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1,
-                            "dur": 2, "args": {"External id": 1}}]}
+    doc = {
+        "traceEvents": [
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "aten::mm",
+                "pid": 1,
+                "tid": 1,
+                "ts": 1,
+                "dur": 2,
+                "args": {"External id": 1},
+            }
+        ]
+    }
     code, message = _bad(tmp_path, "cpu.json", json.dumps(doc).encode())
     assert code == 2 and len(message.splitlines()) == 1 and "cpu.json" in message
     assert "no GPU activity" in message
@@ -240,14 +311,42 @@ def test_cuda_graph_replays_attributed_to_the_graph_launch(tmp_path):
     """Synthetic: one cudaGraphLaunch (correlation 7) inside user range "decode" replays two
     kernels; both get the graph launch as their operator and the range, and no model."""
     cpu = {"pid": 1, "tid": 1}
-    doc = {"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}],
-           "traceEvents": [
-               {"ph": "X", "cat": "user_annotation", "name": "decode", "ts": 0, "dur": 100, **cpu},
-               {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "ts": 10, "dur": 5, **cpu,
-                "args": {"correlation": 7}},
-               *({"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": 20 + i, "dur": 1,
-                  "args": {"correlation": 7, "device": 0, "stream": 7, "grid": [1, 1, 1], "block": [32, 1, 1]}}
-                 for i in range(2))]}
+    doc = {
+        "deviceProperties": [
+            {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}
+        ],
+        "traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "decode", "ts": 0, "dur": 100, **cpu},
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaGraphLaunch",
+                "ts": 10,
+                "dur": 5,
+                **cpu,
+                "args": {"correlation": 7},
+            },
+            *(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": f"k{i}",
+                    "pid": 0,
+                    "tid": 7,
+                    "ts": 20 + i,
+                    "dur": 1,
+                    "args": {
+                        "correlation": 7,
+                        "device": 0,
+                        "stream": 7,
+                        "grid": [1, 1, 1],
+                        "block": [32, 1, 1],
+                    },
+                }
+                for i in range(2)
+            ),
+        ],
+    }
     path = tmp_path / "graph.json"
     path.write_text(json.dumps(doc))
     launches = parsers.read(path).launches
@@ -263,15 +362,29 @@ def test_diff_of_two_gpus_matches_operators(tmp_path):
     aten::addmm with input dims [[512],[141,512],[512,512]] runs 17 times in each trace (counted
     with json in each file: External ids of that addmm signature on kernels)."""
     saved = tmp_path / "h100.json"
-    run = CliRunner().invoke(main, ["report", str(trace("tracelens-h100-bert-small-uncased")), "-o", str(saved)])
+    run = CliRunner().invoke(
+        main, ["report", str(trace("tracelens-h100-bert-small-uncased")), "-o", str(saved)]
+    )
     assert run.exit_code == 0, run.output
     out = tmp_path / "diff.json"
-    run = CliRunner().invoke(main, ["diff", str(saved), str(trace("tracelens-mi300-bert-small-uncased")),
-                                    "-f", "json", "-o", str(out)])
+    run = CliRunner().invoke(
+        main,
+        [
+            "diff",
+            str(saved),
+            str(trace("tracelens-mi300-bert-small-uncased")),
+            "-f",
+            "json",
+            "-o",
+            str(out),
+        ],
+    )
     assert run.exit_code == 0, run.output
     groups = json.loads(out.read_text())["groups"]
     addmm = [g for g in groups if g["kernel"].startswith("aten::addmm [[512],[141,512],[512,512]")]
-    assert [(g["match"], g["base"]["launches"], g["head"]["launches"]) for g in addmm] == [("exact", 17, 17)]
+    assert [(g["match"], g["base"]["launches"], g["head"]["launches"]) for g in addmm] == [
+        ("exact", 17, 17)
+    ]
     assert all(g["match"] == "exact" for g in groups)
 
 
@@ -281,13 +394,21 @@ def test_elementwise_and_gather_bytes():
     141 x 8 read + 141 x 1 written. index_select(table [30522,512] bf16, index [141] long):
     141 x 8 + 2 x 141 x 512 x 2 (rows read and written)."""
     n = 1 * 141 * 512
-    add = opmodels.model("aten::add", [[1, 141, 512], [1, 141, 512], []],
-                         ["c10::BFloat16", "c10::BFloat16", "Scalar"], ["", "", "1"])
+    add = opmodels.model(
+        "aten::add",
+        [[1, 141, 512], [1, 141, 512], []],
+        ["c10::BFloat16", "c10::BFloat16", "Scalar"],
+        ["", "", "1"],
+    )
     assert (add.flops, add.bytes_min, add.precision) == (n, 3 * n * 2, "fp32")
     eq = opmodels.model("aten::eq", [[1, 141], []], ["long int", "Scalar"], ["", "0"])
     assert eq.bytes_min == 141 * 8 + 141
-    rows = opmodels.model("aten::index_select", [[30522, 512], [], [141]],
-                          ["c10::BFloat16", "Scalar", "long int"], ["", "0", ""])
+    rows = opmodels.model(
+        "aten::index_select",
+        [[30522, 512], [], [141]],
+        ["c10::BFloat16", "Scalar", "long int"],
+        ["", "0", ""],
+    )
     assert (rows.flops, rows.bytes_min) == (0, 141 * 8 + 2 * 141 * 512 * 2)
 
 
@@ -309,7 +430,9 @@ def test_b200_coverage_lists_unmodelled_operators():
     op_of = {e["args"]["External id"]: e["name"] for e in raw if e.get("cat") == "cpu_op"}
     gpu = [e for e in raw if e.get("cat") in GPU]
     total = sum(e["dur"] for e in gpu)
-    moe = sum(e["dur"] for e in gpu if op_of.get(e["args"].get("External id")) == "vllm::moe_forward")
+    moe = sum(
+        e["dur"] for e in gpu if op_of.get(e["args"].get("External id")) == "vllm::moe_forward"
+    )
     built = pipeline.build([str(path)])
     top = built.accounting["unanalysed_top"][0]
     assert top["name"] == "vllm::moe_forward"
@@ -319,4 +442,5 @@ def test_b200_coverage_lists_unmodelled_operators():
 
     for text in (table.render(built), markdown.render(built)):
         assert f"largest without: vllm::moe\\_forward {moe / total * 100:.0f} %" in text.replace(
-            "vllm::moe_forward", "vllm::moe\\_forward")
+            "vllm::moe_forward", "vllm::moe\\_forward"
+        )

@@ -8,11 +8,23 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-API = {"rooflint", "rooflint.pipeline", "rooflint.saved", "rooflint.distributed", "rooflint.__main__"}
+API = {
+    "rooflint",
+    "rooflint.pipeline",
+    "rooflint.saved",
+    "rooflint.distributed",
+    "rooflint.__main__",
+}
 # layer → the layers it must never import (None: anything outside rooflint.core is forbidden)
 FORBIDDEN = {
-    "core": ("rooflint.parsers", "rooflint.hardware", "rooflint.reporters", "rooflint.cli", "API",
-             "click"),
+    "core": (
+        "rooflint.parsers",
+        "rooflint.hardware",
+        "rooflint.reporters",
+        "rooflint.cli",
+        "API",
+        "click",
+    ),
     "parsers": None,
     "hardware": None,
     "reporters": ("rooflint.parsers", "rooflint.hardware", "rooflint.cli", "API", "click"),
@@ -51,8 +63,11 @@ def layer(name: str) -> str:
     if name in API or name == "click" or name.startswith("click."):
         return "API" if name in API else "click"
     parts = name.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in ("core", "parsers", "hardware", "reporters",
-                                                      "cli") else "API"
+    return (
+        parts[1]
+        if len(parts) > 1 and parts[1] in ("core", "parsers", "hardware", "reporters", "cli")
+        else "API"
+    )
 
 
 def _is_module(target: str, known: dict[str, Path]) -> str:
@@ -90,13 +105,19 @@ def test_imports_run_one_way():
 
 def test_the_rule_catches_an_upward_import(tmp_path):
     core = tmp_path / "bad.py"
-    core.write_text("import click\nfrom rooflint import pipeline\nfrom rooflint.parsers import read\n")
+    core.write_text(
+        "import click\nfrom rooflint import pipeline\nfrom rooflint.parsers import read\n"
+    )
     parser = tmp_path / "parser.py"
     parser.write_text("from rooflint.reporters import common\nfrom rooflint.core import schema\n")
     reporter = tmp_path / "rep.py"
     reporter.write_text("from rooflint import __version__\nfrom rooflint.core import names\n")
-    known = {**modules(), "rooflint.core.bad": core, "rooflint.parsers.bad": parser,
-             "rooflint.reporters.bad": reporter}
+    known = {
+        **modules(),
+        "rooflint.core.bad": core,
+        "rooflint.parsers.bad": parser,
+        "rooflint.reporters.bad": reporter,
+    }
     assert set(violations(known)) - set(violations(modules())) == {
         "rooflint.core.bad (core) imports click",
         "rooflint.core.bad (core) imports rooflint.pipeline",

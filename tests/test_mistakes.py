@@ -40,13 +40,17 @@ def test_diff_output_extension_it_cannot_write(tmp_path):
     assert "'.html'" in line and ".md" in line
 
 
-@pytest.mark.parametrize("args,suggestion", [
-    (["report", A100, "--format", "htlm"], "did you mean html?"),
-    (["report", A100, "--group-by", "kernal"], "did you mean kernel?"),
-    (["report", A100, "--group-by", "famliy"], "did you mean family?"),
-    (["report", A100, "--per", "lauch"], "did you mean launch?"),
-    (["diff", A100, A100, "--format", "markdwon"], "did you mean markdown?"),
-], ids=["format", "group-by", "group-by family", "per", "diff format"])
+@pytest.mark.parametrize(
+    "args,suggestion",
+    [
+        (["report", A100, "--format", "htlm"], "did you mean html?"),
+        (["report", A100, "--group-by", "kernal"], "did you mean kernel?"),
+        (["report", A100, "--group-by", "famliy"], "did you mean family?"),
+        (["report", A100, "--per", "lauch"], "did you mean launch?"),
+        (["diff", A100, A100, "--format", "markdwon"], "did you mean markdown?"),
+    ],
+    ids=["format", "group-by", "group-by family", "per", "diff format"],
+)
 def test_misspelt_choice_gets_did_you_mean(args, suggestion):
     line = _refused(*args)
     assert line.endswith(suggestion)

@@ -80,26 +80,33 @@ NVTX_DURATIONS_NS = [84480, 249216, 88512]  # raw base export, gpu__time_duratio
 @pytest.mark.parametrize("name", ["nvtx-raw-base.csv", "nvtx-raw-base-locale-en_US.csv"])
 def test_nvtx_raw_base_exports_are_exact(name):
     t = load(shared(f"ncu/reexport-ncu2024.2/{name}"))
-    assert list(t["duration_s"]) == pytest.approx([ns * 1e-9 for ns in NVTX_DURATIONS_NS], rel=1e-12)
+    assert list(t["duration_s"]) == pytest.approx(
+        [ns * 1e-9 for ns in NVTX_DURATIONS_NS], rel=1e-12
+    )
     # dram__cycles_elapsed.avg.per_second is "6684848484.85" (C) / "6,684,848,484.85" (en_US)
-    assert list(t["kernel"]) == ["init_data_kernel(int, double *)",
-                                 "daxpy_kernel(int, double, double *, double *)",
-                                 "check_results_kernel(int, double, double *)"]
+    assert list(t["kernel"]) == [
+        "init_data_kernel(int, double *)",
+        "daxpy_kernel(int, double, double *, double *)",
+        "check_results_kernel(int, double, double *)",
+    ]
     assert list(t["range"]) == ["run_test/init_data", "run_test/daxpy", "run_test/check_results"]
 
 
-@pytest.mark.parametrize("name, rounding", [
-    ("nvtx-raw.csv", 1e-6),  # "84.480000" us: 6 decimals
-    ("nvtx-raw-auto-locale-en_US.csv", 1e-6),
-    ("nvtx-raw-instances.csv", 1e-6),  # values with instance lists
-    ("nvtx-details.csv", 0.005e-6),  # "84.48" us: 2 decimals
-    ("nvtx-details-base.csv", 0.5e-9),  # "84480" ns
-    ("nvtx-details-locale-en_US.csv", 0.005e-6),
-    ("nvtx-details-locale-de_DE.csv", 0.005e-6),  # "84,48" us
-    ("nvtx-details-metricname-name.csv", 0.005e-6),
-    ("nvtx-details-kernelbase-mangled.csv", 0.005e-6),
-    ("nvtx-details-all.csv", 0.005e-6),
-])
+@pytest.mark.parametrize(
+    "name, rounding",
+    [
+        ("nvtx-raw.csv", 1e-6),  # "84.480000" us: 6 decimals
+        ("nvtx-raw-auto-locale-en_US.csv", 1e-6),
+        ("nvtx-raw-instances.csv", 1e-6),  # values with instance lists
+        ("nvtx-details.csv", 0.005e-6),  # "84.48" us: 2 decimals
+        ("nvtx-details-base.csv", 0.5e-9),  # "84480" ns
+        ("nvtx-details-locale-en_US.csv", 0.005e-6),
+        ("nvtx-details-locale-de_DE.csv", 0.005e-6),  # "84,48" us
+        ("nvtx-details-metricname-name.csv", 0.005e-6),
+        ("nvtx-details-kernelbase-mangled.csv", 0.005e-6),
+        ("nvtx-details-all.csv", 0.005e-6),
+    ],
+)
 def test_nvtx_every_export_gives_the_same_durations(name, rounding):
     t = load(shared(f"ncu/reexport-ncu2024.2/{name}"))
     assert len(t) == 3
@@ -123,15 +130,21 @@ def test_mangled_kernel_base_keeps_launches():
 
 
 def test_ambiguous_locale_needs_an_override(tmp_path):
-    text = ('"ID","Process ID","Kernel Name","Block Size","Grid Size","Device","CC","gpu__time_duration.sum"\n'
-            '"","","","","","","","ns"\n'
-            '"0","1","k","(1, 1, 1)","(1, 1, 1)","0","8.0","84,480"\n')
+    text = (
+        '"ID","Process ID","Kernel Name","Block Size","Grid Size","Device","CC","gpu__time_duration.sum"\n'
+        '"","","","","","","","ns"\n'
+        '"0","1","k","(1, 1, 1)","(1, 1, 1)","0","8.0","84,480"\n'
+    )
     path = tmp_path / "ambiguous.csv"
     path.write_text(text)
     with pytest.raises(InputError, match="--locale"):
         parsers.read(path)
-    assert parsers.read(path, locale="en_US").launches["duration_s"].iloc[0] == pytest.approx(84480e-9)
-    assert parsers.read(path, locale="de_DE").launches["duration_s"].iloc[0] == pytest.approx(84.48e-9)
+    assert parsers.read(path, locale="en_US").launches["duration_s"].iloc[0] == pytest.approx(
+        84480e-9
+    )
+    assert parsers.read(path, locale="de_DE").launches["duration_s"].iloc[0] == pytest.approx(
+        84.48e-9
+    )
 
 
 # --- details page, every ncu generation -----------------------------------------------------
@@ -183,7 +196,9 @@ def test_actualparam_2021_ragged_rule_rows_and_en_US_grouping():
     t = load(shared("ncu/actualparam-a100-ncu2021.2-details-rules.csv"))
     assert len(t) == 10
     first = t.iloc[0]
-    assert first["bytes_dram"] == 384  # dram__bytes.sum "384" in a 13-field row under a 15-field header
+    assert (
+        first["bytes_dram"] == 384
+    )  # dram__bytes.sum "384" in a 13-field row under a 15-field header
     # ffma "983,040" x 2 ; hadd "196,608"
     assert first["ops_vector_fp32"] == 2 * 983_040
     assert first["ops_vector_fp16"] == 196_608
@@ -222,16 +237,19 @@ def test_nvprof_metrics_are_per_kernel_aggregates():
     assert set(t["device_name"]) == {"Tesla K20c"}
 
 
-@pytest.mark.parametrize("name, words", [
-    ("roofline-analysis-b200-ncu2025.x-failed-run.csv", "ncu reported an error"),
-    ("roofline-analysis-b200-ncu2025.x-prof-lines-only.csv", "profiled no kernel"),
-    ("reexport-ncu2024.2/nvtx-details-nocsv.txt", "not CSV; export again adding --csv"),
-    ("reexport-ncu2024.2/rtx2080ti-sgemm-details-all-nocsv.txt", "not CSV"),
-    ("reexport-ncu2024.2/nvtx-summary-per-kernel.csv", "--print-summary page"),
-    ("reexport-ncu2024.2/nvtx-summary-per-nvtx.csv", "--print-summary page"),
-    ("reexport-ncu2024.2/rtx2080ti-sgemm-summary-per-kernel.csv", "--page raw"),
-    ("reexport-ncu2024.2/nvtx-session.csv", "session page"),
-])
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("roofline-analysis-b200-ncu2025.x-failed-run.csv", "ncu reported an error"),
+        ("roofline-analysis-b200-ncu2025.x-prof-lines-only.csv", "profiled no kernel"),
+        ("reexport-ncu2024.2/nvtx-details-nocsv.txt", "not CSV; export again adding --csv"),
+        ("reexport-ncu2024.2/rtx2080ti-sgemm-details-all-nocsv.txt", "not CSV"),
+        ("reexport-ncu2024.2/nvtx-summary-per-kernel.csv", "--print-summary page"),
+        ("reexport-ncu2024.2/nvtx-summary-per-nvtx.csv", "--print-summary page"),
+        ("reexport-ncu2024.2/rtx2080ti-sgemm-summary-per-kernel.csv", "--page raw"),
+        ("reexport-ncu2024.2/nvtx-session.csv", "session page"),
+    ],
+)
 def test_files_without_launches_are_refused_with_the_fix(name, words):
     path = shared(f"ncu/{name}")
     with pytest.raises(InputError) as err:

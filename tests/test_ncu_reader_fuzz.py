@@ -16,9 +16,14 @@ from tests.test_batch import _assert_same
 from tests.test_fuzz import NASTY_CELLS
 
 NCU = sorted([*(FIXTURES / "ncu").glob("*.csv"), *(SHARED / "ncu").rglob("*.csv")])
-FUZZ = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
-LINES = [b"==PROF== Disconnected from process 7", b"app says, \"hi\"", b"", b"\r", b'"', b'"1","2"']
+FUZZ = settings(
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ]
+)
+LINES = [b"==PROF== Disconnected from process 7", b'app says, "hi"', b"", b"\r", b'"', b'"1","2"']
 
 
 def _check(tmp_path, data: bytes) -> None:
@@ -43,7 +48,9 @@ def test_lines_inserted_cells_replaced_file_cut(tmp_path, data):
         cells = lines[i].split(b'","')
         if len(cells) > 2:
             j = data.draw(st.integers(1, len(cells) - 2), label="column")
-            cells[j] = data.draw(NASTY_CELLS, label="value").replace('"', "").encode("utf-8", "replace")
+            cells[j] = (
+                data.draw(NASTY_CELLS, label="value").replace('"', "").encode("utf-8", "replace")
+            )
             lines[i] = b'","'.join(cells)
     text = b"\n".join(lines)
     if data.draw(st.booleans(), label="crlf"):

@@ -71,8 +71,11 @@ def test_report_equals_its_csv_export(ncu_report, report, export, rel):
     pd.testing.assert_frame_equal(rep[IDENTITY], csv[IDENTITY])
     assert rep["missing"].tolist() == csv["missing"].tolist()
     # FLOPs the export derived from rounded per-cycle rates: compared in the test below
-    rate_derived = [c for c in schema.VECTOR_OPS
-                    if f"{c.removeprefix('ops_vector_')} FLOPs = per-cycle rate" in csv["notes"].iloc[0]]
+    rate_derived = [
+        c
+        for c in schema.VECTOR_OPS
+        if f"{c.removeprefix('ops_vector_')} FLOPs = per-cycle rate" in csv["notes"].iloc[0]
+    ]
     for column in schema.FLOAT_COLUMNS:
         if column in rate_derived:
             continue
@@ -95,10 +98,14 @@ def test_sgemm_flops_from_rates_agree_within_the_printed_rounding(ncu_report):
 def test_sgemm_report_by_hand(ncu_report):
     profile = load(shared(SGEMM))
     row = profile.launches.iloc[0]
-    assert row["kernel"] == row["kernel_mangled"] == "volta_sgemm_32x128_nn"  # extern "C": no mangling
+    assert (
+        row["kernel"] == row["kernel_mangled"] == "volta_sgemm_32x128_nn"
+    )  # extern "C": no mangling
     assert (row["grid"], row["block"], row["arch"]) == ("(2, 25, 1)", "(256, 1, 1)", "7.5")
     assert row["process_id"] == 9741
-    assert row["duration_s"] == pytest.approx(10720e-9, rel=1e-12)  # gpu__time_duration.sum 10720 ns
+    assert row["duration_s"] == pytest.approx(
+        10720e-9, rel=1e-12
+    )  # gpu__time_duration.sum 10720 ns
     assert row["bytes_dram"] == 819456 == 25608 * 32  # dram__bytes_read.sum; 25608 sectors x 32 B
     # The grid covers M = 25 x 128 = 3200 rows, N = 2 x 32 = 64 columns, K = 64: 3200 x 64 x 64
     # FFMA and one FMUL (alpha) per output, so FP32 FLOPs = 2 x 3200 x 64 x 64 + 3200 x 64. The
@@ -148,7 +155,9 @@ def test_without_ncu_report_the_install_message_is_given(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ncu_report", None)  # import ncu_report now fails
     assert not ncu_rep.available()
     for call in (parsers.read, ncu_rep.read):
-        with pytest.raises(UnsupportedFormatError, match=r"install `rooflint\[ncu-rep\]`.*--print-units base"):
+        with pytest.raises(
+            UnsupportedFormatError, match=r"install `rooflint\[ncu-rep\]`.*--print-units base"
+        ):
             call(report)
 
 
@@ -175,5 +184,7 @@ def test_report_without_results_is_refused(ncu_report, tmp_path):
 def test_too_old_ncu_report_is_refused_not_crashed(ncu_report, monkeypatch):
     # ncu-report 2025.3.1 dies with SIGSEGV in IMetric.unit() once pandas is imported
     monkeypatch.setattr(ncu_rep.importlib.metadata, "version", lambda name: "2025.3.1")
-    with pytest.raises(UnsupportedFormatError, match=r"ncu-report 2025\.3\.1 is too old.*ncu-report>=2026\.2"):
+    with pytest.raises(
+        UnsupportedFormatError, match=r"ncu-report 2025\.3\.1 is too old.*ncu-report>=2026\.2"
+    ):
         parsers.read(shared(VECADD))

@@ -10,8 +10,11 @@ from tests.conftest import ROOT
 def test_every_python_package_is_listed_for_setuptools():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     listed = set(config["packages"])
-    folders = {"rooflint": ROOT / "src" / "rooflint", "rooflint.parsers": ROOT / "parsers",
-               "rooflint.hardware": ROOT / "hardware"}
+    folders = {
+        "rooflint": ROOT / "src" / "rooflint",
+        "rooflint.parsers": ROOT / "parsers",
+        "rooflint.hardware": ROOT / "hardware",
+    }
     found = set()
     for package, folder in folders.items():
         for init in folder.rglob("__init__.py"):

@@ -46,7 +46,10 @@ def test_dataset_folder_is_partitioned_by_source_and_reads_back_exactly(inputs, 
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
     expected = pipeline.build([str(inputs)]).launches
     parts = sorted(p.name for p in out.iterdir())
-    assert parts == sorted(f"source_key={s}" for s in parquet_report.partition_values(pd.Series(expected["source"].unique())))
+    assert parts == sorted(
+        f"source_key={s}"
+        for s in parquet_report.partition_values(pd.Series(expected["source"].unique()))
+    )
     assert all(" " not in p and "/" not in p for p in parts)
     assert [p.name for p in (out / parts[0]).iterdir()] == ["part-0.parquet"]
 
@@ -56,15 +59,27 @@ def test_dataset_folder_is_partitioned_by_source_and_reads_back_exactly(inputs, 
     for column in schema.COLUMNS + analysis.RESULT_COLUMNS + ["family"]:
         assert column in back.columns, column
         if column in schema.INT_COLUMNS:  # nullable integers come back as float where NA is present
-            assert back[column].astype("Int64").tolist() == want[column].astype("Int64").tolist(), column
+            assert back[column].astype("Int64").tolist() == want[column].astype("Int64").tolist(), (
+                column
+            )
         elif column in schema.FLOAT_COLUMNS or pd.api.types.is_float_dtype(want[column]):
-            np.testing.assert_array_equal(back[column].to_numpy(float), want[column].to_numpy(float, na_value=np.nan))
+            np.testing.assert_array_equal(
+                back[column].to_numpy(float), want[column].to_numpy(float, na_value=np.nan)
+            )
         else:
-            assert back[column].astype("string").fillna("<NA>").tolist() == \
-                want[column].astype("string").fillna("<NA>").tolist(), column
-    assert set(back["source"]) == {str(inputs / n) for n in (
-        "a100-gemm-details.csv", "rtx2080ti-sgemm-raw-base.csv", "rtx3070-nvtx-raw.csv",
-        "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv")}
+            assert (
+                back[column].astype("string").fillna("<NA>").tolist()
+                == want[column].astype("string").fillna("<NA>").tolist()
+            ), column
+    assert set(back["source"]) == {
+        str(inputs / n)
+        for n in (
+            "a100-gemm-details.csv",
+            "rtx2080ti-sgemm-raw-base.csv",
+            "rtx3070-nvtx-raw.csv",
+            "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
+        )
+    }
 
 
 def test_schema_metadata_carries_version_units_devices_and_ceilings(inputs, tmp_path):
@@ -99,11 +114,15 @@ def test_duckdb_reads_the_dataset(inputs, tmp_path):
     out = tmp_path / "out"
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
     expected = pipeline.build([str(inputs)]).launches
-    rows = duckdb.sql(f"SELECT source, count(*), sum(headroom_s) FROM read_parquet('{out}/**/*.parquet', "
-                      "hive_partitioning = true) GROUP BY source ORDER BY source").fetchall()
+    rows = duckdb.sql(
+        f"SELECT source, count(*), sum(headroom_s) FROM read_parquet('{out}/**/*.parquet', "
+        "hive_partitioning = true) GROUP BY source ORDER BY source"
+    ).fetchall()
     want = expected.groupby("source")["headroom_s"].agg(["size", "sum"])
     assert [r[0] for r in rows] == list(want.index)
-    for (_source, count, headroom), (size, total) in zip(rows, want.itertuples(index=False), strict=True):
+    for (_source, count, headroom), (size, total) in zip(
+        rows, want.itertuples(index=False), strict=True
+    ):
         assert count == size
         assert (headroom or 0.0) == pytest.approx(total)
 
@@ -115,7 +134,9 @@ def test_single_file_output(inputs, tmp_path):
     expected = pipeline.build([str(inputs)]).launches
     assert table.num_rows == len(expected)
     assert table.column("source").to_pylist() == expected["source"].tolist()  # input order kept
-    assert table.column("source_key").to_pylist() == parquet_report.partition_values(expected["source"])
+    assert table.column("source_key").to_pylist() == parquet_report.partition_values(
+        expected["source"]
+    )
     assert json.loads(table.schema.metadata[b"rooflint"])["per"] == "launch"
 
 
@@ -126,7 +147,9 @@ def test_per_kernel_writes_the_ranked_groups(inputs, tmp_path):
     expected = pipeline.build([str(inputs)], pipeline.Options(group_by="name")).kernels
     assert frame["rank"].tolist() == list(range(1, len(expected) + 1))
     assert frame["group"].tolist() == expected["group"].tolist()
-    np.testing.assert_array_equal(frame["headroom_s"].to_numpy(float), expected["headroom_s"].to_numpy(float))
+    np.testing.assert_array_equal(
+        frame["headroom_s"].to_numpy(float), expected["headroom_s"].to_numpy(float)
+    )
     meta = json.loads(pq.read_schema(out).metadata[b"rooflint"])
     assert meta["per"] == "kernel" and meta["group_by"] == "name" and meta["partitioning"] is None
 
@@ -141,7 +164,9 @@ def test_per_kernel_to_a_folder_is_one_unpartitioned_file(inputs, tmp_path):
 def test_writing_again_replaces_the_earlier_dataset(inputs, tmp_path):
     out = tmp_path / "out"
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
-    _report(inputs / "a100-gemm-details.csv", "--format", "parquet", "-o", str(out))  # existing folder
+    _report(
+        inputs / "a100-gemm-details.csv", "--format", "parquet", "-o", str(out)
+    )  # existing folder
     assert len(list(out.iterdir())) == 1
     assert len(pd.read_parquet(out)) == 11
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left behind
@@ -158,16 +183,21 @@ def test_a_folder_holding_other_files_is_refused_and_untouched(inputs, tmp_path)
 
 
 def test_missing_parent_folder_is_a_usage_error(inputs, tmp_path):
-    res = CliRunner().invoke(main, ["report", str(inputs), "--format", "parquet", "-o", f"{tmp_path}/no/such/"])
+    res = CliRunner().invoke(
+        main, ["report", str(inputs), "--format", "parquet", "-o", f"{tmp_path}/no/such/"]
+    )
     assert res.exit_code == 2
     assert "does not exist" in res.stderr
 
 
-@pytest.mark.parametrize(("sources", "expected"), [
-    (["/data/run 1/a.csv"], ["data_run_1_a.csv"]),
-    (["prof.csv", "./prof.csv"], ["prof.csv-", "prof.csv-"]),  # collide: both get a hash
-    (["", "ünïcode.csv"], ["unnamed", "n_code.csv"]),
-])
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [
+        (["/data/run 1/a.csv"], ["data_run_1_a.csv"]),
+        (["prof.csv", "./prof.csv"], ["prof.csv-", "prof.csv-"]),  # collide: both get a hash
+        (["", "ünïcode.csv"], ["unnamed", "n_code.csv"]),
+    ],
+)
 def test_partition_values_are_folder_safe_and_distinct(sources, expected):
     values = parquet_report.partition_values(pd.Series(sources))
     for value, start in zip(values, expected, strict=True):
@@ -179,7 +209,9 @@ def test_partition_values_are_folder_safe_and_distinct(sources, expected):
 def test_long_sources_are_cut_with_a_hash():
     long = "/" + "deep/" * 40 + "profile.csv"
     value = parquet_report.partition_values(pd.Series([long]))[0]
-    assert len(value) <= 80 and value.endswith(parquet_report.partition_values(pd.Series([long]))[0][-9:])
+    assert len(value) <= 80 and value.endswith(
+        parquet_report.partition_values(pd.Series([long]))[0][-9:]
+    )
     assert "profile.csv" in value
 
 
@@ -190,7 +222,9 @@ def test_single_file_is_written_in_row_groups_with_the_same_rows(monkeypatch):
     from rooflint import pipeline
     from rooflint.reporters import parquet_report
 
-    res = pipeline.build([str(Path(__file__).resolve().parents[1] / "fixtures" / "ncu" / "a100-gemm-details.csv")])
+    res = pipeline.build(
+        [str(Path(__file__).resolve().parents[1] / "fixtures" / "ncu" / "a100-gemm-details.csv")]
+    )
     monkeypatch.setattr(parquet_report, "CHUNK_ROWS", 3)
     data = parquet_report.render(res)
     assert pq.ParquetFile(io.BytesIO(data)).metadata.num_row_groups == 4  # 11 launches, 3 a group

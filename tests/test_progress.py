@@ -11,7 +11,10 @@ from click.testing import CliRunner
 from rooflint.cli import main, progress
 from tests.conftest import FIXTURES
 
-INPUTS = [str(FIXTURES / "ncu" / "a100-gemm-details.csv"), str(FIXTURES / "ncu" / "rtx3070-nvtx-raw.csv")]
+INPUTS = [
+    str(FIXTURES / "ncu" / "a100-gemm-details.csv"),
+    str(FIXTURES / "ncu" / "rtx3070-nvtx-raw.csv"),
+]
 
 
 class FakeStream(io.StringIO):
@@ -42,7 +45,9 @@ def test_long_paths_keep_their_end():
     assert "…" in stream.getvalue() and "profile.csv" in stream.getvalue()
 
 
-@pytest.mark.parametrize("stream", [FakeStream(tty=False), io.StringIO()], ids=["not-a-tty", "no-isatty"])
+@pytest.mark.parametrize(
+    "stream", [FakeStream(tty=False), io.StringIO()], ids=["not-a-tty", "no-isatty"]
+)
 def test_no_output_when_not_a_terminal(stream):
     with progress.bar(stream=stream) as tick:
         tick("a.csv", 3)

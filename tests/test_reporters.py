@@ -105,9 +105,17 @@ def test_a100_cublas_efficiency_by_hand(in_root):
     assert row["verdict"] == "compute-bound"
 
     markdown = reporters.render(res, "markdown")
-    (line,) = [x for x in markdown.splitlines() if x.startswith("| 2 | `2ec6a2` |") and "launches" not in x
-               and x.count("|") == 10]
-    assert "| 107 ms |" in line and "| 95 % |" in line and "| 5.49 ms |" in line and "compute-bound" in line
+    (line,) = [
+        x
+        for x in markdown.splitlines()
+        if x.startswith("| 2 | `2ec6a2` |") and "launches" not in x and x.count("|") == 10
+    ]
+    assert (
+        "| 107 ms |" in line
+        and "| 95 % |" in line
+        and "| 5.49 ms |" in line
+        and "compute-bound" in line
+    )
 
 
 def test_a100_zero_flop_initialiser_by_hand(in_root):
@@ -159,9 +167,11 @@ def test_rtx2080ti_efficiency_by_hand(in_root):
 
 def readme_block(res) -> str:
     """What README.md holds between the sample-report markers: the chart, then the Markdown report."""
-    return (f"\n![Roofline of the A100 sample: two FP16 GEMMs under the tensor roof, two zero-FLOP "
-            f"initialisers in the strip]({README_IMAGE})\n\n`rooflint report {A100} --format markdown`:\n\n"
-            + reporters.render(res, "markdown"))
+    return (
+        f"\n![Roofline of the A100 sample: two FP16 GEMMs under the tensor roof, two zero-FLOP "
+        f"initialisers in the strip]({README_IMAGE})\n\n`rooflint report {A100} --format markdown`:\n\n"
+        + reporters.render(res, "markdown")
+    )
 
 
 def test_readme_sample_is_current(in_root):
@@ -176,5 +186,7 @@ def test_readme_sample_is_current(in_root):
         (ROOT / README_IMAGE).parent.mkdir(exist_ok=True)
         (ROOT / README_IMAGE).write_bytes(reporters.render(res, "png"))
         start, end = text.index(README_START) + len(README_START), text.index(README_END)
-    assert text[start:end] == expected, "README sample is stale; run ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py"
+    assert text[start:end] == expected, (
+        "README sample is stale; run ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py"
+    )
     assert (ROOT / README_IMAGE).read_bytes().startswith(b"\x89PNG")

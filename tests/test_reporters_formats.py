@@ -50,8 +50,16 @@ def build(rows: list[dict]):
 
 
 def launch(i: int, name: str, duration=1e-3, fp32=1e9, dram=1e8, **extra) -> dict:
-    return {"launch_id": i, "kernel": name, "grid": "(1, 1, 1)", "block": "(256, 1, 1)",
-            "duration_s": duration, "ops_vector_fp32": fp32, "bytes_dram": dram, **extra}
+    return {
+        "launch_id": i,
+        "kernel": name,
+        "grid": "(1, 1, 1)",
+        "block": "(256, 1, 1)",
+        "duration_s": duration,
+        "ops_vector_fp32": fp32,
+        "bytes_dram": dram,
+        **extra,
+    }
 
 
 def empty():
@@ -69,16 +77,18 @@ def single():
 
 
 def nan_laden():
-    return build([
-        launch(0, "ok_kernel"),
-        launch(1, "no_duration", duration=math.nan),
-        launch(2, "zero_duration", duration=0.0),
-        launch(3, "no_flops", fp32=math.nan),
-        launch(4, "no_bytes", dram=math.nan),
-        launch(5, "memcpy_like", fp32=0.0),
-        launch(6, None),
-        launch(7, "all_nan", duration=math.nan, fp32=math.nan, dram=math.nan),
-    ])
+    return build(
+        [
+            launch(0, "ok_kernel"),
+            launch(1, "no_duration", duration=math.nan),
+            launch(2, "zero_duration", duration=0.0),
+            launch(3, "no_flops", fp32=math.nan),
+            launch(4, "no_bytes", dram=math.nan),
+            launch(5, "memcpy_like", fp32=0.0),
+            launch(6, None),
+            launch(7, "all_nan", duration=math.nan, fp32=math.nan, dram=math.nan),
+        ]
+    )
 
 
 def ten_thousand():
@@ -86,8 +96,18 @@ def ten_thousand():
     n = 10_000
     durations = rng.lognormal(-9, 1.5, n)
     flops = np.where(rng.random(n) < 0.1, 0.0, rng.lognormal(20, 3, n))
-    return build([launch(i, f"kernel_{i:05d}<{i % 7}>", duration=durations[i], fp32=flops[i],
-                         dram=rng.lognormal(18, 2, n)[0] * (1 + i % 5)) for i in range(n)])
+    return build(
+        [
+            launch(
+                i,
+                f"kernel_{i:05d}<{i % 7}>",
+                duration=durations[i],
+                fp32=flops[i],
+                dram=rng.lognormal(18, 2, n)[0] * (1 + i % 5),
+            )
+            for i in range(n)
+        ]
+    )
 
 
 def hostile():
@@ -140,7 +160,12 @@ def test_nan_laden_input_keeps_every_launch_and_reason():
     acc = res.accounting
     assert acc["launches_read"] == 8 and acc["analysed"] + acc["not_analysable"] == 8
     text = reporters.render(res, "markdown")
-    for reason in ("missing duration", "zero duration", "missing FLOP counters", "missing DRAM bytes"):
+    for reason in (
+        "missing duration",
+        "zero duration",
+        "missing FLOP counters",
+        "missing DRAM bytes",
+    ):
         assert reason in text
     data = chart.chart_data(res)
     drawn = {p.name for p in data.points + data.zero_flop}
@@ -168,9 +193,17 @@ def _md_tables(text: str) -> list[list[list[str]]]:
         elif tok.type in ("th_open", "td_open"):
             cell = []
         elif tok.type == "inline" and cell is not None:
-            cell.append("".join(c.content for c in tok.children if c.type in ("text", "code_inline")))
+            cell.append(
+                "".join(c.content for c in tok.children if c.type in ("text", "code_inline"))
+            )
             for c in tok.children:
-                assert c.type not in ("html_inline", "link_open", "em_open", "strong_open", "s_open"), (c.type, tok.content)
+                assert c.type not in (
+                    "html_inline",
+                    "link_open",
+                    "em_open",
+                    "strong_open",
+                    "s_open",
+                ), (c.type, tok.content)
         elif tok.type in ("th_close", "td_close"):
             row.append("".join(cell))
             cell = None
@@ -187,7 +220,17 @@ def test_markdown_escapes_hostile_names_in_cells():
     text = reporters.render(res, "markdown")
     assert "<script>" not in text and "alert(1)</script>" not in text
     top, full = _md_tables(text)[:2]
-    assert top[0] == ["#", "id", "kernel", "launches", "time", "share", "verdict", "efficiency", "headroom"]
+    assert top[0] == [
+        "#",
+        "id",
+        "kernel",
+        "launches",
+        "time",
+        "share",
+        "verdict",
+        "efficiency",
+        "headroom",
+    ]
     assert all(len(r) == 9 for r in top) and all(len(r) == 14 for r in full)
     expected_short = {names.short_name(n).replace("\n", " ").replace("\r", " ") for n in HOSTILE}
     assert {r[2] for r in top[1:]} == expected_short
@@ -201,7 +244,9 @@ def test_markdown_renders_no_html_from_names():
     pytest.importorskip("markdown_it")
     from markdown_it import MarkdownIt
 
-    html_out = MarkdownIt("commonmark").enable("table").render(reporters.render(hostile(), "markdown"))
+    html_out = (
+        MarkdownIt("commonmark").enable("table").render(reporters.render(hostile(), "markdown"))
+    )
     assert "<script>" not in html_out
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html_out
 
@@ -221,8 +266,12 @@ def ten_thousand_small(n: int):
 
 
 def test_markdown_stays_under_github_limit_and_says_what_it_cut():
-    long_names = build([launch(i, f"void k{i}<" + "cutlass::layout::RowMajor, " * 40 + ">()", duration=1e-3)
-                        for i in range(300)])
+    long_names = build(
+        [
+            launch(i, f"void k{i}<" + "cutlass::layout::RowMajor, " * 40 + ">()", duration=1e-3)
+            for i in range(300)
+        ]
+    )
     text = reporters.render(long_names, "markdown")
     assert markdown.length(text) < markdown.LIMIT
     assert "rows omitted to stay under GitHub's 65,536-character limit" in text
@@ -250,7 +299,13 @@ class _Page(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.tags, self.scripts, self.script_text = [], 0, []
-        self._table, self._tables, self._in_script, self._cell, self._row = None, {}, False, None, None
+        self._table, self._tables, self._in_script, self._cell, self._row = (
+            None,
+            {},
+            False,
+            None,
+            None,
+        )
         self.titles, self._in_title, self.text = [], False, []
 
     def handle_starttag(self, tag, attrs):
@@ -349,12 +404,27 @@ def test_csv_round_trips_and_is_deterministic():
 
 
 def test_csv_excel_safe_defuses_formulas_only_when_asked():
-    res = build([launch(0, "=HYPERLINK(\"http://x\")"), launch(1, "+cmd"), launch(2, "-x"), launch(3, "@sum"),
-                 launch(4, "\tTAB"), launch(5, "plain")])
+    res = build(
+        [
+            launch(0, '=HYPERLINK("http://x")'),
+            launch(1, "+cmd"),
+            launch(2, "-x"),
+            launch(3, "@sum"),
+            launch(4, "\tTAB"),
+            launch(5, "plain"),
+        ]
+    )
     raw = list(csv.DictReader(io.StringIO(reporters.render(res, "csv"))))
-    assert raw[0]["kernel"] == "=HYPERLINK(\"http://x\")"
+    assert raw[0]["kernel"] == '=HYPERLINK("http://x")'
     safe = list(csv.DictReader(io.StringIO(reporters.render(res, "csv", excel_safe=True))))
-    assert [r["kernel"] for r in safe] == ["'=HYPERLINK(\"http://x\")", "'+cmd", "'-x", "'@sum", "'\tTAB", "plain"]
+    assert [r["kernel"] for r in safe] == [
+        '\'=HYPERLINK("http://x")',
+        "'+cmd",
+        "'-x",
+        "'@sum",
+        "'\tTAB",
+        "plain",
+    ]
     assert safe[0]["duration_s"] == raw[0]["duration_s"]  # numbers untouched
 
 
@@ -369,9 +439,14 @@ def test_chart_data_on_a100_fixture():
     by_name = {p.name: p for p in data.points}
     cublas = next(p for p in data.points if p.name.startswith("ampere_s16816gemm"))
     row = res.kernels[res.kernels["kernel"].str.startswith("ampere")].iloc[0]
-    assert cublas.intensity == row["intensity_dram"] and cublas.flops_per_s == row["achieved_flops_per_s"]
+    assert (
+        cublas.intensity == row["intensity_dram"]
+        and cublas.flops_per_s == row["achieved_flops_per_s"]
+    )
     assert len(data.points) == 2 and len(data.zero_flop) == 2 and not data.unplaced
-    assert all(math.isnan(p.intensity) and p.flops_per_s == 0 and p.bytes_per_s > 0 for p in data.zero_flop)
+    assert all(
+        math.isnan(p.intensity) and p.flops_per_s == 0 and p.bytes_per_s > 0 for p in data.zero_flop
+    )
     memory = [r for r in data.roofs if r.kind == "memory"]
     compute = [r for r in data.roofs if r.kind == "compute"]
     assert [r.name for r in compute] == ["matrix_fp16"]  # the only class these kernels use
@@ -380,7 +455,10 @@ def test_chart_data_on_a100_fixture():
     assert compute[0].ridge == pytest.approx(peak / bw)
     assert compute[0].start == (pytest.approx(peak / bw), peak) and compute[0].end[1] == peak
     (slope,) = memory
-    assert slope.end == (pytest.approx(peak / bw), pytest.approx(peak))  # the slope meets the flat roof
+    assert slope.end == (
+        pytest.approx(peak / bw),
+        pytest.approx(peak),
+    )  # the slope meets the flat roof
     assert slope.start[1] == pytest.approx(bw * slope.start[0])
     assert [p.label for p in data.legend] == ["dead50", "2ec6a2", "0922ec", "0eb03a"]
     assert data.x_range[0] <= min(p.intensity for p in by_name.values()) <= data.x_range[1]
@@ -401,7 +479,9 @@ def test_chart_data_other_levels_sum_bytes_per_group():
 
 
 def test_chart_top_labels_and_unique_ids():
-    rows = [launch(i, "same_kernel", duration=1e-3 * (i + 1), grid=f"({i}, 1, 1)") for i in range(3)]
+    rows = [
+        launch(i, "same_kernel", duration=1e-3 * (i + 1), grid=f"({i}, 1, 1)") for i in range(3)
+    ]
     data = chart.chart_data(build(rows), top=2)
     assert sum(p.labelled for p in data.points) == 2
     labels = [p.label for p in data.points]
@@ -454,7 +534,9 @@ def test_plot_command_writes_each_chart_format(tmp_path):
     runner = CliRunner()
     for suffix, magic in ((".png", b"\x89PNG"), (".svg", b"<?xml"), (".pdf", b"%PDF")):
         target = tmp_path / f"chart{suffix}"
-        done = runner.invoke(main, ["plot", "-q", str(A100), "-o", str(target), "--top", "2", "--level", "dram"])
+        done = runner.invoke(
+            main, ["plot", "-q", str(A100), "-o", str(target), "--top", "2", "--level", "dram"]
+        )
         assert done.exit_code == 0, done.output
         assert target.read_bytes().startswith(magic)
 
@@ -468,6 +550,8 @@ def test_plot_command_refuses_unknown_extension(tmp_path):
 
 def test_plot_command_takes_input_options(tmp_path):
     target = tmp_path / "chart.svg"
-    done = CliRunner().invoke(main, ["plot", "-q", str(A100), "-o", str(target), "--device", "a100-pcie-40gb"])
+    done = CliRunner().invoke(
+        main, ["plot", "-q", str(A100), "-o", str(target), "--device", "a100-pcie-40gb"]
+    )
     assert done.exit_code == 0, done.output
     assert "a100-pcie-40gb" in target.read_text()

@@ -29,17 +29,20 @@ def _cut(tmp_path: Path) -> Path:
 
 # (id, inputs, options) -- the shared ones resolve (or skip) inside the test
 CASES = [(p.relative_to(FIXTURES).as_posix(), [p], {}) for p in BUNDLED]
-CASES += [("bundled rocprof folder", [FIXTURES / "rocprof"], {}),
-          ("shared rocprof folder", ["rocprof"], {}),
-          ("shared ncu folder", ["ncu"], {}),
-          ("shared kineto folder", ["kineto"], {}),
-          ("mi200 above roof", [MI200], {"device_file": ROOFLINE}),
-          ("cut-short export", ["cut"], {})]
+CASES += [
+    ("bundled rocprof folder", [FIXTURES / "rocprof"], {}),
+    ("shared rocprof folder", ["rocprof"], {}),
+    ("shared ncu folder", ["ncu"], {}),
+    ("shared kineto folder", ["kineto"], {}),
+    ("mi200 above roof", [MI200], {"device_file": ROOFLINE}),
+    ("cut-short export", ["cut"], {}),
+]
 
 
 def _inputs(tmp_path, paths, options):
-    resolved = [_cut(tmp_path) if p == "cut" else p if isinstance(p, Path) else shared(p)
-                for p in paths]
+    resolved = [
+        _cut(tmp_path) if p == "cut" else p if isinstance(p, Path) else shared(p) for p in paths
+    ]
     if "device_file" in options:
         options = {**options, "device_file": str(shared(options["device_file"]))}
     return resolved, options
@@ -81,16 +84,20 @@ def _too_long(text: str) -> list[str]:
     return [line for line in text.splitlines() if len(line) > 100]
 
 
-@pytest.mark.parametrize("args", [
-    ["fixtures/ncu/a100-gemm-details.csv"],
-    ["fixtures/ncu/a100-gemm-details.csv", "--verbose"],
-    ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz"],
-    ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz", "--group-by", "op"],
-    ["fixtures/rocprof"],
-    ["rocprof"],
-    ["rocprof", "--verbose"],
-    ["cut"],
-], ids=lambda a: " ".join(a))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fixtures/ncu/a100-gemm-details.csv"],
+        ["fixtures/ncu/a100-gemm-details.csv", "--verbose"],
+        ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz"],
+        ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz", "--group-by", "op"],
+        ["fixtures/rocprof"],
+        ["rocprof"],
+        ["rocprof", "--verbose"],
+        ["cut"],
+    ],
+    ids=lambda a: " ".join(a),
+)
 def test_report_fits_100_columns(tmp_path, monkeypatch, args):
     monkeypatch.chdir(FIXTURES.parent)
     inputs = [_cut(tmp_path) if a == "cut" else shared(a) if a == "rocprof" else a for a in args]
@@ -107,8 +114,9 @@ def test_devices_fit_100_columns():
 
 def test_diff_fits_100_columns(monkeypatch):
     monkeypatch.chdir(FIXTURES.parent)
-    text = _cli("diff", "fixtures/ncu/a100-gemm-details.csv",
-                "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv")
+    text = _cli(
+        "diff", "fixtures/ncu/a100-gemm-details.csv", "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv"
+    )
     assert text.startswith("rooflint diff:") and _too_long(text) == []
 
 
@@ -130,8 +138,10 @@ def test_top_rows_say_what_would_help_and_provenance_is_one_line(monkeypatch):
     text = _cli("report", "fixtures/ncu/a100-gemm-details.csv", "-q")
     # rank 3 InitializeMatrix<__half>: 24 % of the DRAM roof, no vector FLOP counters in the file
     # the name the table had to shorten comes whole before the sentence
-    assert _squashed("→ InitializeMatrix_kernel<__half, (bool)1>: latency-bound as far as "
-                     "measured: 24 % of the nearest (DRAM) roof") in _squashed(text)
+    assert _squashed(
+        "→ InitializeMatrix_kernel<__half, (bool)1>: latency-bound as far as "
+        "measured: 24 % of the nearest (DRAM) roof"
+    ) in _squashed(text)
     assert "--verbose" in text and "ceilings: vector_fp64" not in text
     verbose = _cli("report", "fixtures/ncu/a100-gemm-details.csv", "-q", "--verbose")
     assert _squashed("ceilings: vector_fp64 5.26 TFLOP/s") in _squashed(verbose)

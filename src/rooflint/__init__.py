@@ -37,20 +37,45 @@ def analyze(launches, device=None, latency_threshold=None):
     return analysis.analyze(launches, pipeline.device_of(launches, device), threshold)
 
 
-def report(*paths, device=None, device_file=None, locale=None, group_by="kernel",
-           latency_threshold=None, strict=False, progress=None, device_id=None):
+def report(
+    *paths,
+    device=None,
+    device_file=None,
+    locale=None,
+    group_by="kernel",
+    latency_threshold=None,
+    strict=False,
+    progress=None,
+    device_id=None,
+):
     """The full analysis Result of profile files or folders, with the options of `rooflint report`.
 
     `device_id` is the former name of `device`, still accepted.
     """
     from rooflint import pipeline
 
-    return pipeline.build(paths, pipeline.options(device or device_id, device_file, locale,
-                                                  group_by, latency_threshold, strict), progress)
+    return pipeline.build(
+        paths,
+        pipeline.options(
+            device or device_id, device_file, locale, group_by, latency_threshold, strict
+        ),
+        progress,
+    )
 
 
-def diff(base, head, *, threshold=None, min_time=0.0, level=None, device=None, device_file=None,
-         locale=None, latency_threshold=None, strict=False):
+def diff(
+    base,
+    head,
+    *,
+    threshold=None,
+    min_time=0.0,
+    level=None,
+    device=None,
+    device_file=None,
+    locale=None,
+    latency_threshold=None,
+    strict=False,
+):
     """What HEAD changed against BASE: a core.diff.Diff.
 
     Each side is a profile or a saved JSON report, or a list of them (repeated runs of the same
@@ -62,5 +87,10 @@ def diff(base, head, *, threshold=None, min_time=0.0, level=None, device=None, d
     from rooflint.core import diff as diffs
 
     options = pipeline.options(device, device_file, locale, "kernel", latency_threshold, strict)
-    return diffs.compare(pipeline.side(base, options), pipeline.side(head, options),
-                         threshold=threshold, min_time=min_time or 0.0, level=level)
+    return diffs.compare(
+        pipeline.side(base, options),
+        pipeline.side(head, options),
+        threshold=threshold,
+        min_time=min_time or 0.0,
+        level=level,
+    )

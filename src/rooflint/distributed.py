@@ -27,13 +27,29 @@ from rooflint.hardware import Ceiling, Device
 from rooflint.reporters.parquet_report import METADATA_KEY
 
 # What ranking.rank reads, besides the grouping keys.
-RANK_INPUTS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram", "limiter", "verdict",
-               "device_id", "reason", "missing", "ops_vector_fp16"]
+RANK_INPUTS = [
+    "duration_s",
+    "t_bound_s",
+    "headroom_s",
+    "flops",
+    "bytes_dram",
+    "limiter",
+    "verdict",
+    "device_id",
+    "reason",
+    "missing",
+    "ops_vector_fp16",
+]
 
 
-def rank_dataset(path: str | Path, group_by: str = "kernel", device: str | Device | None = None,
-                 latency_threshold: float = analysis.LATENCY_THRESHOLD, scheduler: str | None = None,
-                 **read_options) -> pd.DataFrame:
+def rank_dataset(
+    path: str | Path,
+    group_by: str = "kernel",
+    device: str | Device | None = None,
+    latency_threshold: float = analysis.LATENCY_THRESHOLD,
+    scheduler: str | None = None,
+    **read_options,
+) -> pd.DataFrame:
     """Rank the launches of a rooflint Parquet dataset (a folder or file) using Dask.
 
     `device` (a catalog id or a Device) replaces the ceilings recorded in the dataset: its
@@ -47,10 +63,18 @@ def rank_dataset(path: str | Path, group_by: str = "kernel", device: str | Devic
     devices = resolve_devices(meta, device)
     launches = dd.read_parquet(str(path), **read_options)
     keys = ranking.GROUPINGS[group_by]
-    analysed = launches.map_partitions(analyze_partition, devices, latency_threshold,
-                                       meta=analyze_partition(launches._meta, devices, latency_threshold))
-    keys = [k for k in keys if k in analysed.columns]  # trace-only keys (op, module): NA, as in rank
-    gathered = analysed[list(dict.fromkeys(["source"] + keys + RANK_INPUTS))].compute(scheduler=scheduler)
+    analysed = launches.map_partitions(
+        analyze_partition,
+        devices,
+        latency_threshold,
+        meta=analyze_partition(launches._meta, devices, latency_threshold),
+    )
+    keys = [
+        k for k in keys if k in analysed.columns
+    ]  # trace-only keys (op, module): NA, as in rank
+    gathered = analysed[list(dict.fromkeys(["source"] + keys + RANK_INPUTS))].compute(
+        scheduler=scheduler
+    )
     # Rows back in input order (sources as the report read them, rows as in each file) so that
     # groups and sums come in the same order as on one machine.
     order = {source: i for i, source in enumerate(meta.get("sources", []))}
@@ -65,8 +89,10 @@ def analyze_partition(part: pd.DataFrame, devices: dict, latency_threshold: floa
     if launches.empty:
         out = analysis.analyze(launches, None, latency_threshold)
     else:
-        frames = [analysis.analyze(rows, devices.get(source, devices.get(None)), latency_threshold)
-                  for source, rows in launches.groupby("source", sort=False, dropna=False)]
+        frames = [
+            analysis.analyze(rows, devices.get(source, devices.get(None)), latency_threshold)
+            for source, rows in launches.groupby("source", sort=False, dropna=False)
+        ]
         out = pd.concat(frames).loc[launches.index]
     out["family"] = families.classify(out["kernel"])
     return out
@@ -76,7 +102,10 @@ def resolve_devices(meta: dict, device: str | Device | None = None) -> dict:
     """{source: Device or None} from the dataset metadata; {None: device} when one is named."""
     if device is not None:
         return {None: hardware.get(device) if isinstance(device, str) else device}
-    return {source: device_from_metadata(entry) for source, entry in meta.get("source_ceilings", {}).items()}
+    return {
+        source: device_from_metadata(entry)
+        for source, entry in meta.get("source_ceilings", {}).items()
+    }
 
 
 def dataset_metadata(path: str | Path) -> dict:
@@ -89,8 +118,19 @@ def device_from_metadata(entry: dict | None) -> Device | None:
     """A Device with exactly the ceilings a report used for one source (None when it had none)."""
     if entry is None:
         return None
-    ceilings = {kind: {k: Ceiling(float(c["value"]), c["source"]) for k, c in entry[kind].items()}
-                for kind in ("compute", "memory")}
-    return Device(id=entry["id"], name=entry.get("name") or entry["id"], vendor=entry.get("vendor") or "",
-                  arch=entry.get("arch") or "", profiler_names=(), sm_count=0, boost_clock_hz=0.0,
-                  compute=ceilings["compute"], memory=ceilings["memory"], source="rooflint Parquet metadata")
+    ceilings = {
+        kind: {k: Ceiling(float(c["value"]), c["source"]) for k, c in entry[kind].items()}
+        for kind in ("compute", "memory")
+    }
+    return Device(
+        id=entry["id"],
+        name=entry.get("name") or entry["id"],
+        vendor=entry.get("vendor") or "",
+        arch=entry.get("arch") or "",
+        profiler_names=(),
+        sm_count=0,
+        boost_clock_hz=0.0,
+        compute=ceilings["compute"],
+        memory=ceilings["memory"],
+        source="rooflint Parquet metadata",
+    )

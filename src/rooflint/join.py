@@ -51,9 +51,14 @@ def lend(trace: Profile, counters: Profile) -> None:
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     """Join keys: the kernel's name without its argument list, grid, block, and which occurrence
     of that key the launch is (0, 1, 2, ... in launch order)."""
-    out = pd.DataFrame({"_name": frame["kernel"].fillna("").map(_base_name),
-                        "grid": frame["grid"].fillna(""), "block": frame["block"].fillna(""),
-                        "_row": np.arange(len(frame))})
+    out = pd.DataFrame(
+        {
+            "_name": frame["kernel"].fillna("").map(_base_name),
+            "grid": frame["grid"].fillna(""),
+            "block": frame["block"].fillna(""),
+            "_row": np.arange(len(frame)),
+        }
+    )
     out["_nth"] = out.groupby(_KEY, sort=False).cumcount()
     return out
 
@@ -94,9 +99,13 @@ def _now_counted(launches: pd.DataFrame) -> np.ndarray:
 
 def _account(trace: Profile, counters: Profile, matched: int) -> None:
     total = len(counters.launches)
-    trace.notes.append(f"counters from {counters.source} filled {matched} of its {total} launches "
-                       "into the trace's kernels with the same name, grid and block (in order); "
-                       "kernel times stay the trace's")
+    trace.notes.append(
+        f"counters from {counters.source} filled {matched} of its {total} launches "
+        "into the trace's kernels with the same name, grid and block (in order); "
+        "kernel times stay the trace's"
+    )
     if matched < total:
-        trace.repairs.append(f"{total - matched} launches of {counters.source} matched no kernel of "
-                             "the trace (name, grid and block) and are not reported")
+        trace.repairs.append(
+            f"{total - matched} launches of {counters.source} matched no kernel of "
+            "the trace (name, grid and block) and are not reported"
+        )

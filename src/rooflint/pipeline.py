@@ -33,12 +33,24 @@ class Options:
 LOCALES = values.LOCALES  # the number formats --locale accepts
 
 
-def options(device=None, device_file=None, locale=None, group_by="kernel",
-            latency_threshold=None, strict=False) -> Options:
+def options(
+    device=None,
+    device_file=None,
+    locale=None,
+    group_by="kernel",
+    latency_threshold=None,
+    strict=False,
+) -> Options:
     """Options from the API's (and the command line's) option names; None means the default."""
     threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
-    return Options(device_id=device, device_file=device_file, locale=locale, group_by=group_by,
-                   latency_threshold=threshold, strict=bool(strict))
+    return Options(
+        device_id=device,
+        device_file=device_file,
+        locale=locale,
+        group_by=group_by,
+        latency_threshold=threshold,
+        strict=bool(strict),
+    )
 
 
 def device_of(launches: pd.DataFrame, device):
@@ -74,8 +86,11 @@ def _side_run(path: str, options: Options):
     return build([path], options), None
 
 
-def build(paths: Iterable[str], options: Options | None = None,
-          progress: Callable[[str, int], None] | None = None) -> Result:
+def build(
+    paths: Iterable[str],
+    options: Options | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> Result:
     """Read every input, resolve each one's device, analyse, rank."""
     options = options or Options()
     profiles, skipped = read_all(paths, options, progress)
@@ -93,11 +108,20 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         use.sources.append(profile.source)
         use.by_source[profile.source] = device
         frames.append(analysis.analyze(profile.launches, device, options.latency_threshold))
-    launches = pd.concat(frames, ignore_index=True) if frames else analysis.analyze(schema.empty(), None)
+    launches = (
+        pd.concat(frames, ignore_index=True) if frames else analysis.analyze(schema.empty(), None)
+    )
     launches["family"] = families.classify(launches["kernel"])
     kernels = ranking.rank(launches, options.group_by, options.latency_threshold)
-    return Result(launches, kernels, options.group_by, list(uses.values()), profiles, skipped,
-                  options.latency_threshold)
+    return Result(
+        launches,
+        kernels,
+        options.group_by,
+        list(uses.values()),
+        profiles,
+        skipped,
+        options.latency_threshold,
+    )
 
 
 @dataclass
@@ -115,20 +139,30 @@ def _user_ceilings(options: Options) -> _UserCeilings:
     path = options.device_file
     if path and parsers.is_roofline_csv(path):
         measured, notes = parsers.read_roofline(path)
-        return _UserCeilings(None, measured, f"measured: rocprof-compute roofline.csv ({path})", notes)
+        return _UserCeilings(
+            None, measured, f"measured: rocprof-compute roofline.csv ({path})", notes
+        )
     return _UserCeilings(device_file=path)
 
 
 def _device_for(profile: Profile, options: Options, user: _UserCeilings):
     """The device, ceilings and identification for one profile; an unknown device leaves it
     unanalysable."""
-    measured, source = (user.measured, user.source) if user.measured else (
-        profile.measured_ceilings, profile.measured_source)
+    measured, source = (
+        (user.measured, user.source)
+        if user.measured
+        else (profile.measured_ceilings, profile.measured_source)
+    )
     try:
         device, provenance, ident = hardware.resolve_identified(
-            profile.launches, device_id=options.device_id, device_file=user.device_file,
-            measured=measured or None, measured_source=source, hints=profile.device_hints or None,
-            trust_measured=bool(user.measured))
+            profile.launches,
+            device_id=options.device_id,
+            device_file=user.device_file,
+            measured=measured or None,
+            measured_source=source,
+            hints=profile.device_hints or None,
+            trust_measured=bool(user.measured),
+        )
         return device, provenance + user.notes, ident
     except RooflintError as exc:
         if options.device_id or options.device_file or options.strict:
@@ -156,8 +190,9 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     single = len(paths) == 1 and len(candidates) == 1 and not skipped
     profiles = []
     reading = getattr(progress, "reading", None)  # bytes read within a file, where readers say
-    for candidate, profile in zip(candidates, _read_each(candidates, options.locale, reading),
-                                  strict=False):
+    for candidate, profile in zip(
+        candidates, _read_each(candidates, options.locale, reading), strict=False
+    ):
         if isinstance(profile, RooflintError):
             if single:
                 raise profile
@@ -174,18 +209,25 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
         raise InputError(_strict_message(skipped), path=", ".join(paths))
     if not profiles:
         if skipped:
-            raise InputError(f"no usable profile among {len(skipped)} file(s) (first: {skipped[0][0]}: "
-                             f"{skipped[0][1]})", path=", ".join(paths))
-        raise InputError("no profile files found; pass Nsight Compute CSV exports or rocprof output",
-                         path=", ".join(paths))
+            raise InputError(
+                f"no usable profile among {len(skipped)} file(s) (first: {skipped[0][0]}: "
+                f"{skipped[0][1]})",
+                path=", ".join(paths),
+            )
+        raise InputError(
+            "no profile files found; pass Nsight Compute CSV exports or rocprof output",
+            path=", ".join(paths),
+        )
     return profiles, skipped
 
 
 def _strict_message(skipped: list[tuple[str, str]]) -> str:
     shown = "; ".join(f"{path} ({reason})" for path, reason in skipped[:5])
     more = f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""
-    return (f"--strict: {len(skipped)} file(s) not read: {shown}{more}; pass only profiles, "
-            "or drop --strict to skip them")
+    return (
+        f"--strict: {len(skipped)} file(s) not read: {shown}{more}; pass only profiles, "
+        "or drop --strict to skip them"
+    )
 
 
 # Several large files are parsed on all cores: worker processes (forked, so they start in
@@ -211,10 +253,15 @@ def _read_each(candidates: list[Path], locale: str | None, reading=None):
 
 
 def _workers(candidates: list[Path]) -> int:
-    if (len(candidates) < PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods()
-            or multiprocessing.current_process().daemon):
+    if (
+        len(candidates) < PARALLEL_MIN_FILES
+        or "fork" not in multiprocessing.get_all_start_methods()
+        or multiprocessing.current_process().daemon
+    ):
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
     size = sum(c.stat().st_size for c in candidates if c.is_file())
     return min(cores, len(candidates), 8) if size >= PARALLEL_MIN_BYTES else 1
 
@@ -245,9 +292,14 @@ def _with_launches(profile: Profile) -> Profile:
     if len(profile.launches):
         return profile
     if profile.measured_ceilings:
-        raise InputError("holds measured ceilings but no kernel dispatches; pass it as "
-                         "--device-file next to the profile it belongs to", path=profile.source)
-    raise InputError("holds no kernel launches; pass a profile with per-launch rows", path=profile.source)
+        raise InputError(
+            "holds measured ceilings but no kernel dispatches; pass it as "
+            "--device-file next to the profile it belongs to",
+            path=profile.source,
+        )
+    raise InputError(
+        "holds no kernel launches; pass a profile with per-launch rows", path=profile.source
+    )
 
 
 def _rebuilt(outcome):

@@ -18,8 +18,17 @@ from rooflint.reporters import json_report
 
 FORMAT = "rooflint-json"
 READS = json_report.FORMAT_VERSION  # the newest report version read; every older one is read too
-_FLOAT_RESULTS = ["flops", "intensity_dram", "achieved_flops_per_s", "achieved_bytes_per_s", "t_compute_s",
-                  "t_memory_s", "t_bound_s", "efficiency", "headroom_s"]
+_FLOAT_RESULTS = [
+    "flops",
+    "intensity_dram",
+    "achieved_flops_per_s",
+    "achieved_bytes_per_s",
+    "t_compute_s",
+    "t_memory_s",
+    "t_bound_s",
+    "efficiency",
+    "headroom_s",
+]
 
 
 def looks_saved(path: str | Path) -> bool:
@@ -59,35 +68,52 @@ def load(path: str | Path, latency_threshold: float | None = None) -> Result:
     """
     doc = read_document(path)
     if doc is None:
-        raise InputError("not a rooflint JSON report (expected an object with format_version and "
-                         "tool 'rooflint ...'); pass `rooflint report --format json` output or a profile",
-                         path=str(path))
+        raise InputError(
+            "not a rooflint JSON report (expected an object with format_version and "
+            "tool 'rooflint ...'); pass `rooflint report --format json` output or a profile",
+            path=str(path),
+        )
     check_version(doc, path)
     if "launches" not in doc or not isinstance(doc["launches"], list):
-        raise InputError("rooflint JSON report has no 'launches' list; save the report again with "
-                         "`rooflint report --format json`", path=str(path))
+        raise InputError(
+            "rooflint JSON report has no 'launches' list; save the report again with "
+            "`rooflint report --format json`",
+            path=str(path),
+        )
     saved_threshold = _number(doc.get("latency_threshold"), analysis.LATENCY_THRESHOLD)
     threshold = saved_threshold if latency_threshold is None else latency_threshold
     launches = launch_table(doc["launches"], path, doc.get("sources"))
     kernels = ranking.rank(launches, "kernel", threshold)
     devices = [device_use(entry) for entry in doc.get("devices") or []]
     inputs = _inputs(doc, launches)
-    skipped = [(s.get("path", ""), s.get("reason", "")) for s in (doc.get("accounting") or {}).get("inputs_skipped", [])]
+    skipped = [
+        (s.get("path", ""), s.get("reason", ""))
+        for s in (doc.get("accounting") or {}).get("inputs_skipped", [])
+    ]
     return Result(launches, kernels, "kernel", devices, inputs, skipped, threshold)
 
 
 def check_version(doc: dict, path) -> None:
     version = doc.get("format_version")
     if doc.get("kind") == "diff":
-        raise InputError("this is a saved `rooflint diff`, not a report; pass a `rooflint report "
-                         "--format json` file or a profile", path=str(path))
+        raise InputError(
+            "this is a saved `rooflint diff`, not a report; pass a `rooflint report "
+            "--format json` file or a profile",
+            path=str(path),
+        )
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise InputError(f"format_version {version!r} is not a version rooflint wrote; save the report "
-                         "again with `rooflint report --format json`", path=str(path))
+        raise InputError(
+            f"format_version {version!r} is not a version rooflint wrote; save the report "
+            "again with `rooflint report --format json`",
+            path=str(path),
+        )
     if version > READS:
-        raise InputError(f"written by a newer rooflint ({doc.get('tool')}, format_version {version}); this "
-                         f"rooflint reads format_version {READS} and older: upgrade rooflint "
-                         "(pip install -U rooflint) or diff the original profile instead", path=str(path))
+        raise InputError(
+            f"written by a newer rooflint ({doc.get('tool')}, format_version {version}); this "
+            f"rooflint reads format_version {READS} and older: upgrade rooflint "
+            "(pip install -U rooflint) or diff the original profile instead",
+            path=str(path),
+        )
 
 
 def launch_table(records: list, path, sources: list | None = None) -> pd.DataFrame:
@@ -95,8 +121,9 @@ def launch_table(records: list, path, sources: list | None = None) -> pd.DataFra
     names the source in each launch, version 2 gives an index into the document's `sources`
     and leaves null fields out (absent fields read as null)."""
     if records and not all(isinstance(r, dict) for r in records):
-        raise InputError("'launches' holds something other than objects; save the report again",
-                         path=str(path))
+        raise InputError(
+            "'launches' holds something other than objects; save the report again", path=str(path)
+        )
     frame = pd.DataFrame.from_records(records) if records else pd.DataFrame(index=pd.RangeIndex(0))
     if "source_index" in frame:
         frame["source"] = _sources_of(frame.pop("source_index"), sources, path)
@@ -114,12 +141,19 @@ def launch_table(records: list, path, sources: list | None = None) -> pd.DataFra
     out["reason"] = out["reason"].fillna("")
     out["verdict"] = out["verdict"].fillna(analysis.NOT_ANALYSABLE)
     for col in [c for c in schema.TRACE_COLUMNS if c in frame]:  # a report of a PyTorch trace
-        out[col] = pd.array(frame[col].to_numpy(dtype=object), dtype=_TRACE_DTYPES.get(col, "string"))
+        out[col] = pd.array(
+            frame[col].to_numpy(dtype=object), dtype=_TRACE_DTYPES.get(col, "string")
+        )
     return out
 
 
-_TRACE_DTYPES = {"bytes_model_min": "Float64", "excess_traffic": "Float64", "stream": "Int64",
-                 "device_index": "Int64", "graph_replay": "boolean"}
+_TRACE_DTYPES = {
+    "bytes_model_min": "Float64",
+    "excess_traffic": "Float64",
+    "stream": "Int64",
+    "device_index": "Int64",
+    "graph_replay": "boolean",
+}
 
 
 def _sources_of(index: pd.Series, sources, path) -> np.ndarray:
@@ -128,8 +162,11 @@ def _sources_of(index: pd.Series, sources, path) -> np.ndarray:
     codes = pd.to_numeric(index, errors="coerce")
     bad = codes.isna() | (codes < 0) | (codes >= len(names) - 1) | (codes % 1 != 0)
     if bad.any():
-        raise InputError("a launch's 'source_index' is not an index into 'sources'; save the report "
-                         "again with `rooflint report --format json`", path=str(path))
+        raise InputError(
+            "a launch's 'source_index' is not an index into 'sources'; save the report "
+            "again with `rooflint report --format json`",
+            path=str(path),
+        )
     return names[codes.to_numpy(dtype="int64")]
 
 
@@ -153,12 +190,26 @@ def device_use(entry: dict) -> DeviceUse:
             continue
         table = compute if c.get("kind") == "compute" else memory
         table[c.get("name")] = Ceiling(value, c.get("source") or "saved report")
-    device = Device(id=entry["id"], name=entry.get("name") or entry["id"], vendor=entry.get("vendor") or "",
-                    arch=entry.get("arch") or "", profiler_names=(), sm_count=0, boost_clock_hz=float("nan"),
-                    compute=compute, memory=memory, source="saved rooflint report")
-    return DeviceUse(device, provenance, sources, evidence=str(entry.get("evidence") or ""),
-                     candidates=[str(c) for c in entry.get("candidates") or []],
-                     provisional=bool(entry.get("provisional")))
+    device = Device(
+        id=entry["id"],
+        name=entry.get("name") or entry["id"],
+        vendor=entry.get("vendor") or "",
+        arch=entry.get("arch") or "",
+        profiler_names=(),
+        sm_count=0,
+        boost_clock_hz=float("nan"),
+        compute=compute,
+        memory=memory,
+        source="saved rooflint report",
+    )
+    return DeviceUse(
+        device,
+        provenance,
+        sources,
+        evidence=str(entry.get("evidence") or ""),
+        candidates=[str(c) for c in entry.get("candidates") or []],
+        provisional=bool(entry.get("provisional")),
+    )
 
 
 def _inputs(doc: dict, launches: pd.DataFrame) -> list[Profile]:
@@ -169,9 +220,15 @@ def _inputs(doc: dict, launches: pd.DataFrame) -> list[Profile]:
     profiles = []
     for source in sources:
         prefix = source + ": "
-        profiles.append(Profile(source=source, format=FORMAT, launches=launches[launches["source"] == source],
-                                notes=[n[len(prefix):] for n in notes if n.startswith(prefix)],
-                                repairs=[r[len(prefix):] for r in repairs if r.startswith(prefix)]))
+        profiles.append(
+            Profile(
+                source=source,
+                format=FORMAT,
+                launches=launches[launches["source"] == source],
+                notes=[n[len(prefix) :] for n in notes if n.startswith(prefix)],
+                repairs=[r[len(prefix) :] for r in repairs if r.startswith(prefix)],
+            )
+        )
     return profiles
 
 

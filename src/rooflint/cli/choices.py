@@ -28,7 +28,7 @@ class Suggesting(click.ParamType):
 
 
 def unknown(what: str, value: str, choices) -> str:
-    """"--format 'htlm' is not one of table, json, ...; did you mean html?\""""
+    """ "--format 'htlm' is not one of table, json, ...; did you mean html?\""""
     choices = list(choices)
     close = difflib.get_close_matches(str(value).lower(), choices, n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]}?" if close else ""

@@ -62,7 +62,10 @@ def load(start: Path | None = None) -> Config:
         if key not in KEYS:
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            raise UsageError(f"[{TABLE}] unknown key '{key}'; {hint}known keys: {', '.join(KEYS)}", path=str(path))
+            raise UsageError(
+                f"[{TABLE}] unknown key '{key}'; {hint}known keys: {', '.join(KEYS)}",
+                path=str(path),
+            )
         name, parse = KEYS[key]
         try:
             values[name] = parse(value, f"[{TABLE}] {key}")
@@ -75,7 +78,9 @@ def _table(path: Path) -> dict:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read ({exc}); fix the file or run from another folder", path=str(path)) from None
+        raise UsageError(
+            f"cannot read ({exc}); fix the file or run from another folder", path=str(path)
+        ) from None
     if "rooflint" not in text:
         return {}  # not ours: a broken pyproject.toml of another tool must not stop rooflint
     try:
@@ -84,7 +89,9 @@ def _table(path: Path) -> dict:
         raise UsageError(f"not valid TOML ({exc}); fix the file", path=str(path)) from None
     table = doc.get("tool", {}).get("rooflint", {})
     if not isinstance(table, dict):
-        raise UsageError(f"[{TABLE}] must be a table of settings, not {type(table).__name__}", path=str(path))
+        raise UsageError(
+            f"[{TABLE}] must be a table of settings, not {type(table).__name__}", path=str(path)
+        )
     return table
 
 

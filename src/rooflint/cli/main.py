@@ -31,8 +31,14 @@ def main():
 def _register():
     from rooflint.cli.commands import bound, devices, diff, metrics, plot, report
 
-    for command in (report.report, metrics.metrics, devices.devices, bound.bound, diff.diff,
-                    plot.plot):
+    for command in (
+        report.report,
+        metrics.metrics,
+        devices.devices,
+        bound.bound,
+        diff.diff,
+        plot.plot,
+    ):
         main.add_command(command)
 
 

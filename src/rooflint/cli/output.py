@@ -33,12 +33,16 @@ def write(target: str | None, data: str | bytes | Iterable[str]) -> None:
     path = Path(target)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
-        raise UsageError(f"output folder {folder} does not exist; create it or choose another -o path",
-                         path=str(target))
+        raise UsageError(
+            f"output folder {folder} does not exist; create it or choose another -o path",
+            path=str(target),
+        )
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise UsageError(f"cannot write there ({exc.strerror}); choose another -o path", path=str(target)) from None
+        raise UsageError(
+            f"cannot write there ({exc.strerror}); choose another -o path", path=str(target)
+        ) from None
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report gets the usual permissions
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -48,6 +52,9 @@ def write(target: str | None, data: str | bytes | Iterable[str]) -> None:
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):  # disk full, a folder in the way: the user's to fix
-            raise UsageError(f"cannot write ({exc.strerror or exc}); nothing was written; choose another "
-                             "-o path (or free some space)", path=str(target)) from None
+            raise UsageError(
+                f"cannot write ({exc.strerror or exc}); nothing was written; choose another "
+                "-o path (or free some space)",
+                path=str(target),
+            ) from None
         raise

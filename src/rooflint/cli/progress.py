@@ -18,7 +18,9 @@ def bar(enabled: bool = True, stream=None):
         counts["launches"] += launches
         if active:
             name = path if len(path) <= 40 else "…" + path[-39:]
-            stream.write(f"\rrooflint: files {counts['files']}, launches {counts['launches']:,}  {name:<40}")
+            stream.write(
+                f"\rrooflint: files {counts['files']}, launches {counts['launches']:,}  {name:<40}"
+            )
             stream.flush()
 
     def reading(path: str, done: int, total: int) -> None:

@@ -25,9 +25,21 @@ ABOVE_ROOF = "above-roof"
 NOT_ANALYSABLE = "not-analysable"
 VERDICTS = (COMPUTE_BOUND, MEMORY_BOUND, LATENCY_BOUND, ABOVE_ROOF, NOT_ANALYSABLE)
 
-RESULT_COLUMNS = ["device_id", "flops", "intensity_dram", "achieved_flops_per_s", "achieved_bytes_per_s",
-                  "t_compute_s", "t_memory_s", "t_bound_s", "efficiency", "limiter", "headroom_s",
-                  "verdict", "reason"]
+RESULT_COLUMNS = [
+    "device_id",
+    "flops",
+    "intensity_dram",
+    "achieved_flops_per_s",
+    "achieved_bytes_per_s",
+    "t_compute_s",
+    "t_memory_s",
+    "t_bound_s",
+    "efficiency",
+    "limiter",
+    "headroom_s",
+    "verdict",
+    "reason",
+]
 # The GPU has no FLOP counters at all (MI100, RDNA): not a collection mistake. Such a launch has
 # no compute verdict: it may be compute-bound, and calling it memory- or latency-bound would
 # claim more than its counters say. It stays not analysable, and reporters show its achieved
@@ -35,12 +47,22 @@ RESULT_COLUMNS = ["device_id", "flops", "intensity_dram", "achieved_flops_per_s"
 NO_FLOP_COUNTERS = "no FLOP counters on this GPU"
 _NO_COUNTERS_MARK = "has no typed FLOP counters"
 
-RESULT_UNITS = {"flops": "op", "intensity_dram": "op/byte", "achieved_flops_per_s": "op/s",
-                "achieved_bytes_per_s": "byte/s", "t_compute_s": "s", "t_memory_s": "s",
-                "t_bound_s": "s", "efficiency": "fraction of attainable", "headroom_s": "s"}
+RESULT_UNITS = {
+    "flops": "op",
+    "intensity_dram": "op/byte",
+    "achieved_flops_per_s": "op/s",
+    "achieved_bytes_per_s": "byte/s",
+    "t_compute_s": "s",
+    "t_memory_s": "s",
+    "t_bound_s": "s",
+    "efficiency": "fraction of attainable",
+    "headroom_s": "s",
+}
 
 
-def analyze(launches: pd.DataFrame, device, latency_threshold: float = LATENCY_THRESHOLD) -> pd.DataFrame:
+def analyze(
+    launches: pd.DataFrame, device, latency_threshold: float = LATENCY_THRESHOLD
+) -> pd.DataFrame:
     """The launch table with the roofline result columns added (see RESULT_COLUMNS).
 
     `device` has `id`, `compute` {class: Ceiling} in op/s and `memory` {level: Ceiling} in
@@ -66,10 +88,17 @@ def analyze(launches: pd.DataFrame, device, latency_threshold: float = LATENCY_T
     out["headroom_s"] = (duration - out["t_bound_s"]).clip(lower=0).where(ok)
     memory_wins = t_memory >= t_compute
     # limiters as codes: compute classes, then memory levels (offset), -1 none ("")
-    limiter = np.where(memory_wins, np.where(memory_limiter >= 0, memory_limiter + len(schema.COMPUTE_CLASSES), -1),
-                       compute_limiter)
-    out["limiter"] = schema.strings(np.where(ok, np.where(limiter >= 0, limiter, len(_LIMITERS) - 1), -1), _LIMITERS)
-    out["verdict"] = schema.strings(_verdicts(out["efficiency"], memory_wins, ok, latency_threshold), list(VERDICTS))
+    limiter = np.where(
+        memory_wins,
+        np.where(memory_limiter >= 0, memory_limiter + len(schema.COMPUTE_CLASSES), -1),
+        compute_limiter,
+    )
+    out["limiter"] = schema.strings(
+        np.where(ok, np.where(limiter >= 0, limiter, len(_LIMITERS) - 1), -1), _LIMITERS
+    )
+    out["verdict"] = schema.strings(
+        _verdicts(out["efficiency"], memory_wins, ok, latency_threshold), list(VERDICTS)
+    )
     out["reason"] = schema.strings(*reason)
     return out[[c for c in launches.columns if c not in RESULT_COLUMNS] + RESULT_COLUMNS]
 
@@ -129,9 +158,14 @@ def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> tuple[np.nda
     can), the first reason that applies wins."""
     duration = frame["duration_s"].to_numpy()
     ops_missing = schema.all_na(frame, schema.OPS)
-    no_counters = frame["missing"].fillna("").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
+    no_counters = (
+        frame["missing"].fillna("").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
+    )
     checks = [
-        (np.full(len(frame), device is None), "no device ceilings (pass --device ID or --device-file)"),
+        (
+            np.full(len(frame), device is None),
+            "no device ceilings (pass --device ID or --device-file)",
+        ),
         (np.isnan(duration), "missing duration"),
         (~np.isnan(duration) & (duration <= 0), "zero duration"),
         (frame["bytes_dram"].isna().to_numpy(), "missing DRAM bytes"),
@@ -148,7 +182,9 @@ def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> tuple[np.nda
     return reason, texts
 
 
-def _verdicts(efficiency: pd.Series, memory_wins: np.ndarray, ok: np.ndarray, threshold: float) -> np.ndarray:
+def _verdicts(
+    efficiency: pd.Series, memory_wins: np.ndarray, ok: np.ndarray, threshold: float
+) -> np.ndarray:
     """Codes into VERDICTS."""
     eff = efficiency.to_numpy(dtype=float, na_value=np.nan)
     compute, memory, latency, above, not_analysable = range(len(VERDICTS))

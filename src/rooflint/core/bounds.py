@@ -6,11 +6,36 @@ from dataclasses import dataclass
 
 from rooflint.core.errors import UsageError
 
-DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "fp4": 0.5, "int8": 1}
-MATRIX_CLASS = {"fp64": "matrix_fp64", "fp32": "matrix_fp32", "tf32": "matrix_tf32", "fp16": "matrix_fp16",
-                "bf16": "matrix_bf16", "fp8": "matrix_fp8", "fp4": "matrix_fp4", "int8": "matrix_int8"}
-VECTOR_CLASS = {"fp64": "vector_fp64", "fp32": "vector_fp32", "tf32": "vector_fp32", "fp16": "vector_fp16",
-                "bf16": "vector_fp16", "fp8": "vector_fp16", "fp4": "vector_fp16", "int8": "vector_fp32"}
+DTYPE_BYTES = {
+    "fp64": 8,
+    "fp32": 4,
+    "tf32": 4,
+    "fp16": 2,
+    "bf16": 2,
+    "fp8": 1,
+    "fp4": 0.5,
+    "int8": 1,
+}
+MATRIX_CLASS = {
+    "fp64": "matrix_fp64",
+    "fp32": "matrix_fp32",
+    "tf32": "matrix_tf32",
+    "fp16": "matrix_fp16",
+    "bf16": "matrix_bf16",
+    "fp8": "matrix_fp8",
+    "fp4": "matrix_fp4",
+    "int8": "matrix_int8",
+}
+VECTOR_CLASS = {
+    "fp64": "vector_fp64",
+    "fp32": "vector_fp32",
+    "tf32": "vector_fp32",
+    "fp16": "vector_fp16",
+    "bf16": "vector_fp16",
+    "fp8": "vector_fp16",
+    "fp4": "vector_fp16",
+    "int8": "vector_fp32",
+}
 # A GEMM in these types runs on the vector units where the GPU has no matrix path for them;
 # TF32, FP8, FP4 and INT8 GEMMs exist only as matrix (tensor core, MFMA) instructions.
 GEMM_VECTOR_FALLBACK = ("fp64", "fp32", "fp16", "bf16")
@@ -48,9 +73,11 @@ class Bound:
         low, high = LAUNCH_OVERHEAD_S
         if self.min_time_s >= high:
             return []
-        return [f"the bound is under the {low * 1e6:.0f}-{high * 1e6:.0f} µs a kernel launch "
-                "costs: launch overhead, not the roofline, sets this kernel's time (fuse it or "
-                "batch the work)"]
+        return [
+            f"the bound is under the {low * 1e6:.0f}-{high * 1e6:.0f} µs a kernel launch "
+            "costs: launch overhead, not the roofline, sets this kernel's time (fuse it or "
+            "batch the work)"
+        ]
 
 
 def gemm(device, m: int, n: int, k: int, dtype: str, out_dtype: str | None = None) -> Bound:
@@ -70,11 +97,17 @@ def gemm(device, m: int, n: int, k: int, dtype: str, out_dtype: str | None = Non
 
 def gemm_dtypes(device) -> list[str]:
     """The --dtype values a GEMM bound can use on `device`."""
-    return [d for d in MATRIX_CLASS if MATRIX_CLASS[d] in device.compute
-            or (d in GEMM_VECTOR_FALLBACK and VECTOR_CLASS[d] in device.compute)]
+    return [
+        d
+        for d in MATRIX_CLASS
+        if MATRIX_CLASS[d] in device.compute
+        or (d in GEMM_VECTOR_FALLBACK and VECTOR_CLASS[d] in device.compute)
+    ]
 
 
-def elementwise(device, n: int, dtype: str, inputs: int = 2, outputs: int = 1, ops_per_element: float = 1.0) -> Bound:
+def elementwise(
+    device, n: int, dtype: str, inputs: int = 2, outputs: int = 1, ops_per_element: float = 1.0
+) -> Bound:
     """n elements: read `inputs` arrays, write `outputs`, `ops_per_element` each."""
     moved = n * (inputs + outputs) * DTYPE_BYTES[dtype]
     return _bound(device, ops_per_element * n, moved, VECTOR_CLASS[dtype], VECTOR_CLASS[dtype])
@@ -82,13 +115,17 @@ def elementwise(device, n: int, dtype: str, inputs: int = 2, outputs: int = 1, o
 
 def reduction(device, n: int, dtype: str) -> Bound:
     """Sum of n elements: n reads, about n adds."""
-    return _bound(device, float(n), n * DTYPE_BYTES[dtype], VECTOR_CLASS[dtype], VECTOR_CLASS[dtype])
+    return _bound(
+        device, float(n), n * DTYPE_BYTES[dtype], VECTOR_CLASS[dtype], VECTOR_CLASS[dtype]
+    )
 
 
 def _bound(device, ops, moved, preferred, fallback) -> Bound:
     cls = preferred if preferred in device.compute else fallback
     if cls not in device.compute:
-        raise UsageError(f"{device.id} has no {preferred} or {fallback} ceiling; pick another --dtype or device")
+        raise UsageError(
+            f"{device.id} has no {preferred} or {fallback} ceiling; pick another --dtype or device"
+        )
     if "dram" not in device.memory:
         raise UsageError(f"{device.id} has no DRAM bandwidth in the catalog")
     return Bound(ops, moved, cls, device.compute[cls].value, device.memory["dram"].value)

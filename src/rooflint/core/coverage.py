@@ -19,8 +19,11 @@ def accounting(launches: pd.DataFrame, top: int = TOP) -> dict:
     duration = launches["duration_s"]
     ok = (launches["verdict"] != NOT_ANALYSABLE).to_numpy()
     total = _finite(duration.sum())
-    out = {"time_s": total, "time_analysed_s": _finite(duration[ok].sum()),
-           "unanalysed_top": _largest(launches[~ok], total or 0.0, top)}
+    out = {
+        "time_s": total,
+        "time_analysed_s": _finite(duration[ok].sum()),
+        "unanalysed_top": _largest(launches[~ok], total or 0.0, top),
+    }
     if "graph_replay" in launches:
         graph = launches["graph_replay"].fillna(False).to_numpy(dtype=bool)
         out["graph_replay_launches"] = int(graph.sum())
@@ -40,13 +43,20 @@ def _largest(unanalysed: pd.DataFrame, total: float, top: int) -> list[dict]:
     label = unanalysed["kernel"].fillna("(unnamed)").map(names.short_name)
     if "op" in unanalysed:
         label = unanalysed["op"].fillna(label)
-    times = unanalysed["duration_s"].groupby(label.to_numpy()).sum().sort_values(ascending=False, kind="mergesort")
+    times = (
+        unanalysed["duration_s"]
+        .groupby(label.to_numpy())
+        .sum()
+        .sort_values(ascending=False, kind="mergesort")
+    )
     times = times[times > 0].head(top)
-    return [{"name": str(k), "time_s": float(v), "share": float(v / total)} for k, v in times.items()]
+    return [
+        {"name": str(k), "time_s": float(v), "share": float(v / total)} for k, v in times.items()
+    ]
 
 
 def line(result) -> str | None:
-    """"Coverage: 69 % of GPU time has a verdict; none for aten::_foreach_add_ 12 %, ..." when
+    """ "Coverage: 69 % of GPU time has a verdict; none for aten::_foreach_add_ 12 %, ..." when
     some time has no verdict or a trace is among the inputs; None otherwise."""
     acc = result.accounting
     traced = "op" in result.launches
@@ -55,8 +65,9 @@ def line(result) -> str | None:
         return None
     text = f"coverage: {analysed / total * 100:.0f} % of GPU time has a verdict"
     if acc["unanalysed_top"]:
-        text += "; largest without: " + ", ".join(f"{u['name']} {u['share'] * 100:.0f} %"
-                                                  for u in acc["unanalysed_top"])
+        text += "; largest without: " + ", ".join(
+            f"{u['name']} {u['share'] * 100:.0f} %" for u in acc["unanalysed_top"]
+        )
     if acc.get("graph_replay_launches"):
         text += f"; {acc['graph_replay_launches']} launches replayed from CUDA graphs"
     return text

@@ -35,32 +35,75 @@ from rooflint.core.result import device_description as device_text
 
 DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
-CEILING_TOLERANCE = 0.01  # ceilings derived from measured clocks jitter run to run by less than this
+CEILING_TOLERANCE = (
+    0.01  # ceilings derived from measured clocks jitter run to run by less than this
+)
 
-EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = "exact", "name", "base-name", "base-only", "head-only"
+EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = (
+    "exact",
+    "name",
+    "base-name",
+    "base-only",
+    "head-only",
+)
 FUZZY = (NAME, BASE_NAME)
 
 # The same words and default as rooflint.core.diffstats (tests/test_diffstats.py checks), kept here so
 # that importing this module (every command does, through the CLI) does not import the statistics.
 SLOWER, FASTER, NOISE, UNCHANGED, NOT_COMPARABLE = (
-    "slower", "faster", "within noise", "unchanged", "not comparable")
+    "slower",
+    "faster",
+    "within noise",
+    "unchanged",
+    "not comparable",
+)
 DEFAULT_LEVEL = 0.95
 NEW, REMOVED, ABOVE_ROOF, IGNORED = "new", "removed", "measurement problem", "ignored"
 
 KEYS = ["kernel", "grid", "block"]
-SIDE_FIELDS = ["kernel", "grid", "block", "launches", "duration_s", "mean_s", "min_s", "max_s", "spread", "cv",
-               "time_share", "efficiency", "verdict", "limiter", "headroom_s", "above_roof_launches", "device_id",
-               "reason"]
+SIDE_FIELDS = [
+    "kernel",
+    "grid",
+    "block",
+    "launches",
+    "duration_s",
+    "mean_s",
+    "min_s",
+    "max_s",
+    "spread",
+    "cv",
+    "time_share",
+    "efficiency",
+    "verdict",
+    "limiter",
+    "headroom_s",
+    "above_roof_launches",
+    "device_id",
+    "reason",
+]
 
-UNITS = {"time_s": "s", "delta_s": "s", "delta_pct": "fraction of base", "mean_s": "s", "min_s": "s", "max_s": "s",
-         "spread": "fraction of mean ((max - min) / mean)", "cv": "fraction of mean (std / mean)",
-         "time_share": "fraction of the side's total time", "efficiency": "fraction of attainable",
-         "headroom_s": "s", "mean_delta_pct": "fraction of base mean",
-         "change": "fraction (head / base - 1)", "change_low": "fraction",
-         "change_high": "fraction",
-         "run_noise": "fraction (largest ratio between two runs of one side - 1)",
-         "level": "confidence level of the intervals",
-         "threshold": "fraction", "min_time": "fraction of total time", "ceiling": "op/s or byte/s"}
+UNITS = {
+    "time_s": "s",
+    "delta_s": "s",
+    "delta_pct": "fraction of base",
+    "mean_s": "s",
+    "min_s": "s",
+    "max_s": "s",
+    "spread": "fraction of mean ((max - min) / mean)",
+    "cv": "fraction of mean (std / mean)",
+    "time_share": "fraction of the side's total time",
+    "efficiency": "fraction of attainable",
+    "headroom_s": "s",
+    "mean_delta_pct": "fraction of base mean",
+    "change": "fraction (head / base - 1)",
+    "change_low": "fraction",
+    "change_high": "fraction",
+    "run_noise": "fraction (largest ratio between two runs of one side - 1)",
+    "level": "confidence level of the intervals",
+    "threshold": "fraction",
+    "min_time": "fraction of total time",
+    "ceiling": "op/s or byte/s",
+}
 
 
 @dataclass
@@ -115,16 +158,22 @@ class Diff:
         return self.groups[self.groups["status"] == ABOVE_ROOF]
 
 
-def compare(base: Side, head: Side, threshold: float | None = None, min_time: float = 0.0,
-            level: float | None = None) -> Diff:
+def compare(
+    base: Side,
+    head: Side,
+    threshold: float | None = None,
+    min_time: float = 0.0,
+    level: float | None = None,
+) -> Diff:
     """The group-by-group comparison of head against base (see the module docstring for rules)."""
     from rooflint.core import diffstats
 
     threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
     level = DEFAULT_LEVEL if level is None else float(level)
     pairs = match(base.groups, head.groups)
-    rows = pd.DataFrame([_row(base.groups, head.groups, b, h, how) for b, h, how in pairs],
-                        columns=_ROW_COLUMNS)
+    rows = pd.DataFrame(
+        [_row(base.groups, head.groups, b, h, how) for b, h, how in pairs], columns=_ROW_COLUMNS
+    )
     matched = [(b, h) for b, h, _ in pairs if b is not None and h is not None]
     stats_b = diffstats.prepare(base.samples(), base.runs)
     stats_h = diffstats.prepare(head.samples(), head.runs)
@@ -137,8 +186,19 @@ def compare(base: Side, head: Side, threshold: float | None = None, min_time: fl
     totals.update(diffstats.total(stats_b, stats_h, matched, estimates, positions, level))
     totals["runs_base"], totals["runs_head"] = base.runs, head.runs
     warnings = _warnings(base, head, rows, devices_differ, ceiling_changes, totals)
-    return Diff(base, head, rows, totals, devices_differ, ceiling_changes, warnings, _notes(base, head),
-                threshold, min_time, level)
+    return Diff(
+        base,
+        head,
+        rows,
+        totals,
+        devices_differ,
+        ceiling_changes,
+        warnings,
+        _notes(base, head),
+        threshold,
+        min_time,
+        level,
+    )
 
 
 def _with_estimates(rows: pd.DataFrame, pairs, estimates: pd.DataFrame, runs_b: int, runs_h: int):
@@ -147,7 +207,8 @@ def _with_estimates(rows: pd.DataFrame, pairs, estimates: pd.DataFrame, runs_b: 
 
     at = [i for i, (b, h, _) in enumerate(pairs) if b is not None and h is not None]
     extra = pd.DataFrame(np.nan, index=rows.index, columns=diffstats.ESTIMATE_COLUMNS).astype(
-        {"method": object})
+        {"method": object}
+    )
     extra["runs_base"], extra["runs_head"] = runs_b, runs_h
     if at:
         extra.loc[at, diffstats.ESTIMATE_COLUMNS] = estimates.set_axis(at).to_numpy()
@@ -166,8 +227,11 @@ def group_stats(result: Result, runs: int = 1) -> pd.DataFrame:
     kernels = ranking.rank(launches, "kernel", result.latency_threshold)
     frame = launches[KEYS + ["duration_s"]].copy()
     ranking.normalise_keys(frame, KEYS)  # the same keys, spelled as ranking.rank groups them
-    timing = frame.groupby(KEYS, sort=False, dropna=False)["duration_s"].agg(
-        timed="count", mean_s="mean", std_s="std").reset_index()
+    timing = (
+        frame.groupby(KEYS, sort=False, dropna=False)["duration_s"]
+        .agg(timed="count", mean_s="mean", std_s="std")
+        .reset_index()
+    )
     out = kernels.merge(timing, on=KEYS, how="left", validate="one_to_one")
     out["min_s"], out["max_s"] = out["duration_min_s"], out["duration_max_s"]
     mean = out["mean_s"].where(out["mean_s"] > 0)
@@ -182,9 +246,11 @@ def match(base: pd.DataFrame, head: pd.DataFrame) -> list[tuple[int | None, int 
     """Pairs of (base row, head row, how matched); unmatched rows pair with None."""
     free_b, free_h = list(base.index), list(head.index)
     pairs = []
-    passes = [(EXACT, lambda g, i: (g.at[i, "kernel"], g.at[i, "grid"], g.at[i, "block"])),
-              (NAME, lambda g, i: g.at[i, "kernel"]),
-              (BASE_NAME, lambda g, i: names.base_name(g.at[i, "kernel"]))]
+    passes = [
+        (EXACT, lambda g, i: (g.at[i, "kernel"], g.at[i, "grid"], g.at[i, "block"])),
+        (NAME, lambda g, i: g.at[i, "kernel"]),
+        (BASE_NAME, lambda g, i: names.base_name(g.at[i, "kernel"])),
+    ]
     for how, key in passes:
         found, free_b, free_h = _pair(base, head, free_b, free_h, key)
         pairs += [(b, h, how) for b, h in found]
@@ -213,8 +279,11 @@ def _time_order(groups: pd.DataFrame, i) -> tuple:
     return (-(t if not pd.isna(t) else -1.0), str(groups.at[i, "grid"]), str(groups.at[i, "block"]))
 
 
-_ROW_COLUMNS = (["kernel", "match"] + [f"{f}_{side}" for side in ("base", "head") for f in SIDE_FIELDS]
-                + ["delta_s", "delta_pct", "mean_delta_pct", "headroom_delta_s", "efficiency_delta"])
+_ROW_COLUMNS = (
+    ["kernel", "match"]
+    + [f"{f}_{side}" for side in ("base", "head") for f in SIDE_FIELDS]
+    + ["delta_s", "delta_pct", "mean_delta_pct", "headroom_delta_s", "efficiency_delta"]
+)
 
 
 def _row(base: pd.DataFrame, head: pd.DataFrame, b, h, how: str) -> dict:
@@ -224,8 +293,11 @@ def _row(base: pd.DataFrame, head: pd.DataFrame, b, h, how: str) -> dict:
             row[f"{f}_{side}"] = frame.at[i, f] if i is not None else None
     row["kernel"] = row["kernel_head"] if h is not None else row["kernel_base"]
     t_b, t_h = _num(row["duration_s_base"]), _num(row["duration_s_head"])
-    row["delta_s"] = (0.0 if np.isnan(t_h) else t_h) - (0.0 if np.isnan(t_b) else t_b) \
-        if not (np.isnan(t_b) and np.isnan(t_h)) else np.nan
+    row["delta_s"] = (
+        (0.0 if np.isnan(t_h) else t_h) - (0.0 if np.isnan(t_b) else t_b)
+        if not (np.isnan(t_b) and np.isnan(t_h))
+        else np.nan
+    )
     row["delta_pct"] = (t_h - t_b) / t_b if t_b > 0 else np.nan
     m_b, m_h = _num(row["mean_s_base"]), _num(row["mean_s_head"])
     row["mean_delta_pct"] = (m_h - m_b) / m_b if m_b > 0 else np.nan
@@ -278,7 +350,9 @@ def _status(r: dict, decided: str) -> str:
 
 def _sort(rows: pd.DataFrame) -> pd.DataFrame:
     order = rows.assign(_abs=rows["delta_s"].abs(), _name=rows["kernel"].astype(str))
-    order = order.sort_values(["_abs", "_name"], ascending=[False, True], na_position="last", kind="mergesort")
+    order = order.sort_values(
+        ["_abs", "_name"], ascending=[False, True], na_position="last", kind="mergesort"
+    )
     return order.drop(columns=["_abs", "_name"]).reset_index(drop=True)
 
 
@@ -288,19 +362,35 @@ def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
     counts = rows["status"].value_counts().to_dict() if not rows.empty else {}
     matches = rows["match"].value_counts().to_dict() if not rows.empty else {}
     return {
-        "time_base_s": t_b, "time_head_s": t_h,
-        "delta_s": t_h - t_b, "delta_pct": (t_h - t_b) / t_b if t_b > 0 else np.nan,
+        "time_base_s": t_b,
+        "time_head_s": t_h,
+        "delta_s": t_h - t_b,
+        "delta_pct": (t_h - t_b) / t_b if t_b > 0 else np.nan,
         "launches_base": _per_run(len(base.result.launches), base.runs),
         "launches_head": _per_run(len(head.result.launches), head.runs),
         "efficiency_base": _num(s_b["time_weighted_efficiency"]),
         "efficiency_head": _num(s_h["time_weighted_efficiency"]),
         "headroom_base_s": _num(s_b["total_headroom_s"]) / base.runs,
         "headroom_head_s": _num(s_h["total_headroom_s"]) / head.runs,
-        "groups_base": int(len(base.groups)), "groups_head": int(len(head.groups)),
+        "groups_base": int(len(base.groups)),
+        "groups_head": int(len(head.groups)),
         "matched": {k: int(matches.get(k, 0)) for k in (EXACT, NAME, BASE_NAME)},
-        "base_only": int(matches.get(BASE_ONLY, 0)), "head_only": int(matches.get(HEAD_ONLY, 0)),
-        "status": {k: int(counts.get(k, 0)) for k in (SLOWER, FASTER, NOISE, UNCHANGED, NEW, REMOVED, ABOVE_ROOF,
-                                                     IGNORED, NOT_COMPARABLE)},
+        "base_only": int(matches.get(BASE_ONLY, 0)),
+        "head_only": int(matches.get(HEAD_ONLY, 0)),
+        "status": {
+            k: int(counts.get(k, 0))
+            for k in (
+                SLOWER,
+                FASTER,
+                NOISE,
+                UNCHANGED,
+                NEW,
+                REMOVED,
+                ABOVE_ROOF,
+                IGNORED,
+                NOT_COMPARABLE,
+            )
+        },
     }
 
 
@@ -323,15 +413,28 @@ def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
             continue
         for kind, unit in (("compute", "op/s"), ("memory", "byte/s")):
             a, b = getattr(u.device, kind), getattr(v.device, kind)
-            for name in [k for k in a if k in b] + [k for k in b if k not in a] + [k for k in a if k not in b]:
+            for name in (
+                [k for k in a if k in b]
+                + [k for k in b if k not in a]
+                + [k for k in a if k not in b]
+            ):
                 before = a[name].value if name in a else None
                 after = b[name].value if name in b else None
                 if before is not None and after is not None and _close(before, after):
                     continue
-                changes.append({"device_base": u.device.id, "device_head": v.device.id, "ceiling": name,
-                                "kind": kind, "unit": unit, "base": before, "head": after,
-                                "source_base": a[name].source if name in a else None,
-                                "source_head": b[name].source if name in b else None})
+                changes.append(
+                    {
+                        "device_base": u.device.id,
+                        "device_head": v.device.id,
+                        "ceiling": name,
+                        "kind": kind,
+                        "unit": unit,
+                        "base": before,
+                        "head": after,
+                        "source_base": a[name].source if name in a else None,
+                        "source_head": b[name].source if name in b else None,
+                    }
+                )
     return differ, changes
 
 
@@ -343,23 +446,42 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=CEILING_TOLERANCE)
 
 
-def _warnings(base: Side, head: Side, rows: pd.DataFrame, devices_differ: bool, ceilings: list[dict],
-              totals: dict) -> list[str]:
+def _warnings(
+    base: Side,
+    head: Side,
+    rows: pd.DataFrame,
+    devices_differ: bool,
+    ceilings: list[dict],
+    totals: dict,
+) -> list[str]:
     out = []
     if devices_differ:
-        out.append(f"different devices: base ran on {device_text(base.result)}, head on "
-                   f"{device_text(head.result)}; times and verdicts are compared across devices")
+        out.append(
+            f"different devices: base ran on {device_text(base.result)}, head on "
+            f"{device_text(head.result)}; times and verdicts are compared across devices"
+        )
     if ceilings:
-        shown = [f"{c['ceiling']} {si(c['base'], _unit(c))} → {si(c['head'], _unit(c))}" for c in ceilings]
-        out.append("ceilings changed: " + ", ".join(shown) + "; efficiencies and verdicts are measured against "
-                   "different roofs")
+        shown = [
+            f"{c['ceiling']} {si(c['base'], _unit(c))} → {si(c['head'], _unit(c))}"
+            for c in ceilings
+        ]
+        out.append(
+            "ceilings changed: "
+            + ", ".join(shown)
+            + "; efficiencies and verdicts are measured against "
+            "different roofs"
+        )
     for r in rows[rows["status"] == ABOVE_ROOF].to_dict(orient="records"):
-        out.append(f"measurement problem: {names.short_name(r['kernel'])} is above its roof in head "
-                   f"(efficiency {pct(r['efficiency_head'])}); its speed-up is not counted: check the device, "
-                   "clocks and counters")
+        out.append(
+            f"measurement problem: {names.short_name(r['kernel'])} is above its roof in head "
+            f"(efficiency {pct(r['efficiency_head'])}); its speed-up is not counted: check the device, "
+            "clocks and counters"
+        )
     if totals["launches_base"] != totals["launches_head"]:
-        out.append(f"launch count changed: base {totals['launches_base']}, head {totals['launches_head']}; "
-                   "total time also counts the extra or missing launches")
+        out.append(
+            f"launch count changed: base {totals['launches_base']}, head {totals['launches_head']}; "
+            "total time also counts the extra or missing launches"
+        )
     return out
 
 
@@ -371,8 +493,10 @@ def _notes(base: Side, head: Side) -> list[str]:
     out = []
     for name, side in (("base", base), ("head", head)):
         if side.saved:
-            out.append(f"{name} {side.label} is a saved report ({side.saved}): its ceilings and per-launch "
-                       "verdicts are as saved; device options apply only to profiles")
+            out.append(
+                f"{name} {side.label} is a saved report ({side.saved}): its ceilings and per-launch "
+                "verdicts are as saved; device options apply only to profiles"
+            )
         for source, problem in side.result.skipped:
             out.append(f"{name}: skipped {source}: {problem}")
     return out
@@ -382,7 +506,9 @@ def regression_rule_text(threshold: float, level: float = DEFAULT_LEVEL) -> str:
     """The noise rule in one sentence, for reports."""
     from rooflint.core.diffstats import MIN_LAUNCHES
 
-    return (f"a group is slower only when its estimated change and the whole of its "
-            f"{level * 100:g} % interval exceed +{threshold * 100:g} % and, with several runs, "
-            "the change exceeds the measured run-to-run noise (under "
-            f"{MIN_LAUNCHES} launches a side: the threshold alone)")
+    return (
+        f"a group is slower only when its estimated change and the whole of its "
+        f"{level * 100:g} % interval exceed +{threshold * 100:g} % and, with several runs, "
+        "the change exceeds the measured run-to-run noise (under "
+        f"{MIN_LAUNCHES} launches a side: the threshold alone)"
+    )

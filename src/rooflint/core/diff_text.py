@@ -12,7 +12,11 @@ from rooflint.core.formatting import show_pct, signed_pct
 
 def interval_text(r: dict) -> str:
     """`+30.0 % [+29.9, +30.1]`: the estimated change and its confidence interval, in percent."""
-    change, low, high = number(r.get("change")), number(r.get("change_low")), number(r.get("change_high"))
+    change, low, high = (
+        number(r.get("change")),
+        number(r.get("change_low")),
+        number(r.get("change_high")),
+    )
     if math.isnan(change):
         return "—"
     text = signed_pct(change)

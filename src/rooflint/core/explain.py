@@ -17,7 +17,7 @@ _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
 
 
 def roof_label(limiter: str | None, vendor: str | None = None) -> str:
-    """"dram" → "DRAM", "matrix_bf16" → "BF16 tensor" (NVIDIA) / "BF16 matrix" (AMD)."""
+    """ "dram" → "DRAM", "matrix_bf16" → "BF16 tensor" (NVIDIA) / "BF16 matrix" (AMD)."""
     if not limiter or not isinstance(limiter, str):
         return "unknown"
     if limiter in _LEVELS:
@@ -28,44 +28,64 @@ def roof_label(limiter: str | None, vendor: str | None = None) -> str:
     return f"{precision.upper()} {unit}"
 
 
-def sentence(verdict: str, efficiency: float, limiter: str | None, reason: str = "",
-             vendor: str | None = None, unmeasured: str = "", dram_fraction: float | None = None) -> str:
+def sentence(
+    verdict: str,
+    efficiency: float,
+    limiter: str | None,
+    reason: str = "",
+    vendor: str | None = None,
+    unmeasured: str = "",
+    dram_fraction: float | None = None,
+) -> str:
     """One line that says what bounds the kernel and what would help, and what the counters
     did not measure (`unmeasured`: flags from rooflint.core.ranking.unmeasured) where that limits
     the conclusion."""
     flags = set(filter(None, (unmeasured or "").split(",")))
-    return _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_fraction) + \
-        _caveats(verdict, flags, vendor)
+    return _verdict_text(
+        verdict, efficiency, limiter, reason, vendor, flags, dram_fraction
+    ) + _caveats(verdict, flags, vendor)
 
 
 def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_fraction) -> str:
     roof = roof_label(limiter, vendor)
     pct = _pct(efficiency)
     if verdict == MEMORY_BOUND:
-        return (f"memory-bound at {pct} of the {roof} roof: only moving fewer bytes helps "
-                "(fuse, reuse, narrower types)")
+        return (
+            f"memory-bound at {pct} of the {roof} roof: only moving fewer bytes helps "
+            "(fuse, reuse, narrower types)"
+        )
     if verdict == COMPUTE_BOUND:
         if efficiency >= NEAR_CEILING:
             return f"compute-bound at {pct} of the {roof} roof: near the ceiling"
         if limiter and limiter.startswith("matrix"):
-            return (f"compute-bound at {pct} of the {roof} roof: schedule better (pipelining, tile "
-                    "shapes, occupancy) or narrow the precision")
-        return (f"compute-bound at {pct} of the {roof} roof: reach the matrix units, narrow the "
-                "precision, schedule better")
+            return (
+                f"compute-bound at {pct} of the {roof} roof: schedule better (pipelining, tile "
+                "shapes, occupancy) or narrow the precision"
+            )
+        return (
+            f"compute-bound at {pct} of the {roof} roof: reach the matrix units, narrow the "
+            "precision, schedule better"
+        )
     if verdict == LATENCY_BOUND:
         if "vector" in flags:
-            return (f"latency-bound as far as measured: {pct} of the nearest ({roof}) roof, but "
-                    "the profile has no vector FLOP counters, so arithmetic may be the limit; "
-                    "collect them (`rooflint metrics`) before concluding")
-        return (f"latency-bound: {pct} of the nearest ({roof}) roof — neither bandwidth nor "
-                "floating-point arithmetic explains the time (integer and other instructions are "
-                "not counted); look at parallelism in flight, synchronisation, launch overhead")
+            return (
+                f"latency-bound as far as measured: {pct} of the nearest ({roof}) roof, but "
+                "the profile has no vector FLOP counters, so arithmetic may be the limit; "
+                "collect them (`rooflint metrics`) before concluding"
+            )
+        return (
+            f"latency-bound: {pct} of the nearest ({roof}) roof — neither bandwidth nor "
+            "floating-point arithmetic explains the time (integer and other instructions are "
+            "not counted); look at parallelism in flight, synchronisation, launch overhead"
+        )
     if verdict == ABOVE_ROOF:
         return f"above the roof ({pct} of the {roof} roof): check device, clocks and units"
     if reason == NO_FLOP_COUNTERS:
-        return ("no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so "
-                "its arithmetic cannot be placed; DRAM traffic ran at "
-                f"{_pct(dram_fraction)} of the DRAM roof")
+        return (
+            "no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so "
+            "its arithmetic cannot be placed; DRAM traffic ran at "
+            f"{_pct(dram_fraction)} of the DRAM roof"
+        )
     return f"not analysable: {reason or 'unknown reason'}"
 
 
@@ -79,7 +99,9 @@ def _caveats(verdict: str, flags: set[str], vendor: str | None) -> str:
     if "matrix" in flags:
         out.append("no tensor-core counters: matrix arithmetic is not in the compute time")
     if "half" in flags and vendor != "amd":
-        out.append("packed half math (HFMA2) counts as one FMA: FP16 FLOPs may be under-counted up to 2x")
+        out.append(
+            "packed half math (HFMA2) counts as one FMA: FP16 FLOPs may be under-counted up to 2x"
+        )
     return "".join(f"; {c}" for c in out)
 
 

@@ -33,8 +33,18 @@ import pandas as pd
 
 from rooflint.core import schema
 
-FAMILIES = ("gemm", "attention", "convolution", "normalization", "softmax", "reduction", "elementwise",
-            "copy", "communication", "other")
+FAMILIES = (
+    "gemm",
+    "attention",
+    "convolution",
+    "normalization",
+    "softmax",
+    "reduction",
+    "elementwise",
+    "copy",
+    "communication",
+    "other",
+)
 
 # A word that is not part of a longer word: no letter right before or after it.
 _W = r"(?<![a-z])({})(?![a-z])"
@@ -45,40 +55,66 @@ _START = r"(?:(?<![a-z])|(?<=[a-z])(?-i:(?=[A-Z])))({})"
 # (family, pattern); patterns are case-insensitive; the first rule that matches wins.
 RULES: list[tuple[str, str]] = [
     # NCCL/RCCL kernels, custom all-reduce kernels (vLLM), MSCCL, NVSHMEM
-    ("communication", r"nccl|rccl|msccl|nvshmem|cross_device_reduce|"
-                      + _START.format(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|send_?recv")),
+    (
+        "communication",
+        r"nccl|rccl|msccl|nvshmem|cross_device_reduce|"
+        + _START.format(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|send_?recv"),
+    ),
     # FlashAttention 1-3, cuDNN SDPA, xFormers/PyTorch memory-efficient attention, CK fused attention,
     # paged attention (vLLM, FlashInfer)
-    ("attention", r"flash|fmha|attention|attn|sdpa|" + _W.format("mha") + r"|mem_?eff|"
-                  r"gemm_softmax_gemm|paged_?kv|paged_?attention|decode_?attention"),
+    (
+        "attention",
+        r"flash|fmha|attention|attn|sdpa|" + _W.format("mha") + r"|mem_?eff|"
+        r"gemm_softmax_gemm|paged_?kv|paged_?attention|decode_?attention",
+    ),
     # Triton (Inductor) says what kind of kernel it generated before the fused op names
     ("elementwise", r"^triton_poi_"),
     ("gemm", r"^triton_(tem|mm)_"),
     # Positional embeddings are arithmetic, not the table look-up that `embedding` means below
     ("elementwise", r"rotary|" + _W.format("rope")),
-    ("normalization", r"layer_?norm|rms_?norm|batch_?norm|group_?norm|instance_?norm|l2_?norm|"
-                      r"(?<![a-z])bn_(fw|bw)|rowwise_?moments|welford"),
+    (
+        "normalization",
+        r"layer_?norm|rms_?norm|batch_?norm|group_?norm|instance_?norm|l2_?norm|"
+        r"(?<![a-z])bn_(fw|bw)|rowwise_?moments|welford",
+    ),
     ("softmax", r"softmax"),
     ("reduction", r"^triton_(red|per)_"),
     # cuDNN (implicit GEMM fprop/dgrad/wgrad, winograd, FFT), CUTLASS conv, MIOpen, CK
-    ("convolution", r"conv(?!ert)|fprop|dgrad|wgrad|winograd|im2col|col2im|implicit_?gemm|igemm|"
-                    r"depthwise|miopen\w*(fwd|bwd|wrw)"),
+    (
+        "convolution",
+        r"conv(?!ert)|fprop|dgrad|wgrad|winograd|im2col|col2im|implicit_?gemm|igemm|"
+        r"depthwise|miopen\w*(fwd|bwd|wrw)",
+    ),
     # CUTLASS's reference kernels: a GEMM, or filling and comparing tensors
     ("gemm", r"cutlass::reference::\w+::kernel::gemm"),
     ("elementwise", r"cutlass::reference"),
     # cuBLAS/cuBLASLt (incl. Hopper `nvjet`), CUTLASS, Tensile (`Cijk_`: hipBLASLt, rocBLAS), CK, generic
-    ("gemm", r"gemm|gemv|matmul|" + _W.format("mm|bmm|addmm") + r"|cublas|cutlass|xmma|nvjet|Cijk_|"
-             r"hipblaslt|tensorop|mfma|wmma|splitk_?reduce"),
-    ("reduction", r"reduc|" + _W.format("sum|mean|dot|norm|loss") + r"|cumsum|cumprod|"
-                  r"argmax|argmin|max_?kernel|min_?kernel|scan|topk|sort|histogram|pool|nll_?loss|"
-                  r"cross_?entropy"),
-    ("copy", r"memcpy|memset|copy|fill|transpose|permute|cat_?array|concat|gather|scatter|"
-             r"index_?select|embedding|" + _W.format("pad") + r"|constant_pad|to_?contiguous|"
-             r"(?<!broad)cast|nchw_?to_?nhwc|nhwc_?to_?nchw|reshape"),
-    ("elementwise", r"elementwise|vectorized|unrolled|pointwise|add|mul|" + _W.format("sub|subtract|div|divide")
-                    + r"|relu|gelu|silu|swish|sigmoid|tanh|" + _W.format("exp|log|pow|sqrt|rsqrt|abs|neg|where")
-                    + r"|clamp|axpy|scale|bias|dropout|activation|distribution|uniform|normal|random|"
-                    r"vecadd|vec_?add|init|adam|sgd|multi_tensor|upsample|interpolat"),
+    (
+        "gemm",
+        r"gemm|gemv|matmul|" + _W.format("mm|bmm|addmm") + r"|cublas|cutlass|xmma|nvjet|Cijk_|"
+        r"hipblaslt|tensorop|mfma|wmma|splitk_?reduce",
+    ),
+    (
+        "reduction",
+        r"reduc|" + _W.format("sum|mean|dot|norm|loss") + r"|cumsum|cumprod|"
+        r"argmax|argmin|max_?kernel|min_?kernel|scan|topk|sort|histogram|pool|nll_?loss|"
+        r"cross_?entropy",
+    ),
+    (
+        "copy",
+        r"memcpy|memset|copy|fill|transpose|permute|cat_?array|concat|gather|scatter|"
+        r"index_?select|embedding|" + _W.format("pad") + r"|constant_pad|to_?contiguous|"
+        r"(?<!broad)cast|nchw_?to_?nhwc|nhwc_?to_?nchw|reshape",
+    ),
+    (
+        "elementwise",
+        r"elementwise|vectorized|unrolled|pointwise|add|mul|"
+        + _W.format("sub|subtract|div|divide")
+        + r"|relu|gelu|silu|swish|sigmoid|tanh|"
+        + _W.format("exp|log|pow|sqrt|rsqrt|abs|neg|where")
+        + r"|clamp|axpy|scale|bias|dropout|activation|distribution|uniform|normal|random|"
+        r"vecadd|vec_?add|init|adam|sgd|multi_tensor|upsample|interpolat",
+    ),
 ]
 
 _COMPILED = [(family, re.compile(pattern, re.IGNORECASE)) for family, pattern in RULES]
@@ -96,5 +132,7 @@ def classify(names: pd.Series) -> pd.Series:
     """Families for a column of kernel names; each distinct name is classified once."""
     codes, distinct = pd.factorize(names)
     families = [classify_one(name) for name in distinct]
-    return pd.Series(schema.strings(np.where(codes < 0, len(families), codes), families + ["other"]),
-                     index=names.index)
+    return pd.Series(
+        schema.strings(np.where(codes < 0, len(families), codes), families + ["other"]),
+        index=names.index,
+    )

@@ -43,6 +43,7 @@ class Gate:
 
 # --- thresholds as typed by users -------------------------------------------------------------
 
+
 def parse_percent(value, what: str = "--fail-on-regression") -> float:
     """A percentage ("10", "10%", 10, 2.5) as a fraction (0.10)."""
     number, _ = _split(value, what, "a percentage such as 10 or 10%")
@@ -55,8 +56,10 @@ def parse_fraction(value, what: str = "--fail-under") -> float:
     if percent:
         number /= 100.0
     if number > 1:
-        raise UsageError(f"{_subject(what, value)} is above 1; give a fraction 0-1 (0.6) or a percentage with "
-                         "a % sign (60%)")
+        raise UsageError(
+            f"{_subject(what, value)} is above 1; give a fraction 0-1 (0.6) or a percentage with "
+            "a % sign (60%)"
+        )
     return number
 
 
@@ -66,8 +69,10 @@ def parse_level(value, what: str = "--confidence") -> float:
     if percent or number > 1:
         number /= 100.0
     if not 0.5 <= number < 1:
-        raise UsageError(f"{_subject(what, value)} is not a confidence level; give one from "
-                         "50 % to under 100 %, such as 95% or 0.99")
+        raise UsageError(
+            f"{_subject(what, value)} is not a confidence level; give one from "
+            "50 % to under 100 %, such as 95% or 0.99"
+        )
     return number
 
 
@@ -82,7 +87,9 @@ def _split(value, what: str, expected: str) -> tuple[float, bool]:
             raise UsageError(f"{_subject(what, value)} is not a number; give {expected}")
         number, percent = float(m.group(1)), bool(m.group(2))
     if not np.isfinite(number) or number < 0:
-        raise UsageError(f"{_subject(what, value)} must be a finite number at or above 0; give {expected}")
+        raise UsageError(
+            f"{_subject(what, value)} must be a finite number at or above 0; give {expected}"
+        )
     return number, percent
 
 
@@ -92,25 +99,42 @@ def _subject(what: str, value) -> str:
 
 # --- the gates --------------------------------------------------------------------------------
 
-def diff_gates(d: diffs.Diff, fail_on_regression: float | None = None, fail_on_new_latency_bound: bool = False,
-               origins: dict | None = None) -> list[Gate]:
+
+def diff_gates(
+    d: diffs.Diff,
+    fail_on_regression: float | None = None,
+    fail_on_new_latency_bound: bool = False,
+    origins: dict | None = None,
+) -> list[Gate]:
     """The diff gates that are set, each with its failures (see rooflint.core.diffstats for the noise rule)."""
     origins = origins or {}
     gates = []
     if fail_on_regression is not None:
-        gate = Gate("--fail-on-regression", show_pct(fail_on_regression), origins.get("fail_on_regression", ""))
+        gate = Gate(
+            "--fail-on-regression",
+            show_pct(fail_on_regression),
+            origins.get("fail_on_regression", ""),
+        )
         _total_regression(gate, d, fail_on_regression)
         for r in d.regressions.to_dict(orient="records"):
             means = f"{si(r['mean_s_base'], 's')} → {si(r['mean_s_head'], 's')}"
-            gate.fail(f"{_kernel(r)} time {change_text(r)} (mean per launch {means}"
-                      f"{noise_clause(r)}) exceeds {gate.label}")
+            gate.fail(
+                f"{_kernel(r)} time {change_text(r)} (mean per launch {means}"
+                f"{noise_clause(r)}) exceeds {gate.label}"
+            )
         gates.append(gate)
     if fail_on_new_latency_bound:
         gate = Gate("--fail-on-new-latency-bound", "", origins.get("fail_on_new_latency_bound", ""))
         for r in new_latency_bound(d).to_dict(orient="records"):
-            before = "did not exist in base" if r["match"] == diffs.HEAD_ONLY else f"was {r['verdict_base']}"
-            gate.fail(f"{_kernel(r)} is latency-bound in head (efficiency {pct(r['efficiency_head'])}, "
-                      f"{si(r['duration_s_head'], 's')}) and {before}; {gate.label}")
+            before = (
+                "did not exist in base"
+                if r["match"] == diffs.HEAD_ONLY
+                else f"was {r['verdict_base']}"
+            )
+            gate.fail(
+                f"{_kernel(r)} is latency-bound in head (efficiency {pct(r['efficiency_head'])}, "
+                f"{si(r['duration_s_head'], 's')}) and {before}; {gate.label}"
+            )
         gates.append(gate)
     return gates
 
@@ -121,8 +145,10 @@ def _total_regression(gate: Gate, d: diffs.Diff, threshold: float) -> None:
     t = d.totals
     total = pd.DataFrame([t]).reindex(columns=diffstats.ESTIMATE_COLUMNS)
     if diffstats.decide(total, threshold)[0] == diffstats.SLOWER:
-        gate.fail(f"total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → head "
-                  f"{si(t['time_head_s'], 's')}{noise_clause(t)}) exceeds {gate.label}")
+        gate.fail(
+            f"total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → head "
+            f"{si(t['time_head_s'], 's')}{noise_clause(t)}) exceeds {gate.label}"
+        )
 
 
 def new_latency_bound(d: diffs.Diff):
@@ -133,8 +159,12 @@ def new_latency_bound(d: diffs.Diff):
     return g[latency & ~was]
 
 
-def report_gates(result, fail_under: float | None = None, fail_if_above_roof: bool = False,
-                 origins: dict | None = None) -> list[Gate]:
+def report_gates(
+    result,
+    fail_under: float | None = None,
+    fail_if_above_roof: bool = False,
+    origins: dict | None = None,
+) -> list[Gate]:
     """The report gates that are set: time-weighted efficiency and launches above the roof."""
     origins = origins or {}
     summary = summary_numbers(result)
@@ -143,20 +173,26 @@ def report_gates(result, fail_under: float | None = None, fail_if_above_roof: bo
         gate = Gate("--fail-under", show_pct(fail_under), origins.get("fail_under", ""))
         eff = summary["time_weighted_efficiency"]
         if eff is None:
-            gate.fail(f"no launch could be analysed, so time-weighted efficiency is unknown; {gate.label} "
-                      "needs FLOP and DRAM counters and device ceilings")
+            gate.fail(
+                f"no launch could be analysed, so time-weighted efficiency is unknown; {gate.label} "
+                "needs FLOP and DRAM counters and device ceilings"
+            )
         elif eff < fail_under:
-            gate.fail(f"time-weighted efficiency {show_pct(eff)} (over {si(_analysed_time(result), 's')} "
-                      f"analysed) is under {gate.label}")
+            gate.fail(
+                f"time-weighted efficiency {show_pct(eff)} (over {si(_analysed_time(result), 's')} "
+                f"analysed) is under {gate.label}"
+            )
         gates.append(gate)
     if fail_if_above_roof:
         gate = Gate("--fail-if-above-roof", "", origins.get("fail_if_above_roof", ""))
         above = result.launches[result.launches["verdict"] == analysis.ABOVE_ROOF]
         if len(above):
             worst = above.sort_values("efficiency", ascending=False, kind="mergesort").iloc[0]
-            gate.fail(f"{len(above)} launch(es) above the roof (worst: {names.short_name(worst['kernel'])} at "
-                      f"efficiency {pct(worst['efficiency'])}, tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
-                      f"{gate.label}: check the device, clocks and counters")
+            gate.fail(
+                f"{len(above)} launch(es) above the roof (worst: {names.short_name(worst['kernel'])} at "
+                f"efficiency {pct(worst['efficiency'])}, tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
+                f"{gate.label}: check the device, clocks and counters"
+            )
         gates.append(gate)
     return gates
 
@@ -175,4 +211,3 @@ def _kernel(r: dict) -> str:
 
 def failures(gates: list[Gate]) -> list[str]:
     return [m for g in gates for m in g.failures]
-

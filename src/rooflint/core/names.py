@@ -28,7 +28,11 @@ def short_name(full: str, width: int = 48) -> str:
         if len(base) + len(", ".join([*kept, arg])) + 4 > width:
             if not kept and _IDENTIFIER.match(arg):  # `cutlass::Kernel<cutlass_80_tensorop_...>`
                 return _cut(f"{base}<{arg}", width - 1) + ">"
-            return f"{base}<{', '.join([*kept, '…'])}>" if kept or len(base) < width - 3 else _cut(base, width)
+            return (
+                f"{base}<{', '.join([*kept, '…'])}>"
+                if kept or len(base) < width - 3
+                else _cut(base, width)
+            )
         kept.append(arg)
     return _cut(f"{base}<{', '.join(kept)}>", width)
 
@@ -69,7 +73,7 @@ def _split_template(name: str) -> tuple[str, list[str] | None]:
     if start <= 0:
         return name, None
     args, current, depth = [], [], 0
-    for ch in name[start + 1:]:
+    for ch in name[start + 1 :]:
         if ch == "<":
             depth += 1
             if depth == 1:

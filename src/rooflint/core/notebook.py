@@ -17,14 +17,18 @@ def text(result) -> str:
     from rooflint.core.result import summary_numbers
 
     s = summary_numbers(result)
-    line = (f"<rooflint.Result: {len(result.launches)} launches, {si(s['total_time_s'], 's')}, "
-            f"headroom {si(s['total_headroom_s'], 's')} "
-            f"({pct(s['time_weighted_efficiency'])} efficiency) on {_devices(result)}")
+    line = (
+        f"<rooflint.Result: {len(result.launches)} launches, {si(s['total_time_s'], 's')}, "
+        f"headroom {si(s['total_headroom_s'], 's')} "
+        f"({pct(s['time_weighted_efficiency'])} efficiency) on {_devices(result)}"
+    )
     kernels = result.kernels
     if len(kernels):
         top = kernels.iloc[0]
-        line += (f";\n {len(kernels)} {result.group_by} groups, top: {_label(top, result)} "
-                 f"{si(top['headroom_s'], 's')} headroom")
+        line += (
+            f";\n {len(kernels)} {result.group_by} groups, top: {_label(top, result)} "
+            f"{si(top['headroom_s'], 's')} headroom"
+        )
     warned = len(warnings(result))
     return line + (f"; {warned} warning(s)" if warned else "") + ">"
 
@@ -35,24 +39,33 @@ def html(result, top: int = TOP) -> str:
 
     s = summary_numbers(result)
     acc = result.accounting
-    parts = [f"<p><b>rooflint</b>: {escape(si(s['total_time_s'], 's'))} total, "
-             f"{escape(si(s['total_headroom_s'], 's'))} headroom, "
-             f"{escape(pct(s['time_weighted_efficiency']))} time-weighted efficiency on "
-             f"{escape(device_description(result))}<br>launches read {acc['launches_read']} = "
-             f"analysed {acc['analysed']} + not analysable {acc['not_analysable']}</p>"]
-    parts += [f"<p style=\"color:#a33\"><b>Warning:</b> {escape(w)}</p>" for w in warnings(result)]
+    parts = [
+        f"<p><b>rooflint</b>: {escape(si(s['total_time_s'], 's'))} total, "
+        f"{escape(si(s['total_headroom_s'], 's'))} headroom, "
+        f"{escape(pct(s['time_weighted_efficiency']))} time-weighted efficiency on "
+        f"{escape(device_description(result))}<br>launches read {acc['launches_read']} = "
+        f"analysed {acc['analysed']} + not analysable {acc['not_analysable']}</p>"
+    ]
+    parts += [f'<p style="color:#a33"><b>Warning:</b> {escape(w)}</p>' for w in warnings(result)]
     head = ["#", "kernel", "launches", "time", "share", "verdict", "efficiency", "headroom"]
     rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for r in result.kernels.head(top).to_dict("records"):
-        cells = [r["rank"], _label(r, result), r["launches"], si(r["duration_s"], "s"),
-                 pct(r["time_share"], 1), r["verdict"], pct(r["efficiency"]),
-                 si(r["headroom_s"], "s")]
+        cells = [
+            r["rank"],
+            _label(r, result),
+            r["launches"],
+            si(r["duration_s"], "s"),
+            pct(r["time_share"], 1),
+            r["verdict"],
+            pct(r["efficiency"]),
+            si(r["headroom_s"], "s"),
+        ]
         rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
     more = len(result.kernels) - min(top, len(result.kernels))
     parts.append("<table>" + "".join(rows) + "</table>")
     if more:
         parts.append(f"<p>… and {more} more group(s) in <code>result.kernels</code></p>")
-    return "<div class=\"rooflint\">" + "\n".join(parts) + "</div>"
+    return '<div class="rooflint">' + "\n".join(parts) + "</div>"
 
 
 def _devices(result) -> str:

@@ -17,9 +17,18 @@ def by_operator(launches: pd.DataFrame) -> pd.DataFrame:
         return launches
     out = launches.copy()
     has = out["op"].notna().to_numpy()
-    label = (out["op"].astype("string") + " " + out["op_input_dims"].astype("string").fillna("") + " "
-             + out["op_input_types"].astype("string").fillna("").str.replace("c10::", "", regex=False)).str.strip()
-    for column, values in (("kernel", label), ("grid", OPERATOR_CONFIG), ("block", OPERATOR_CONFIG)):
+    label = (
+        out["op"].astype("string")
+        + " "
+        + out["op_input_dims"].astype("string").fillna("")
+        + " "
+        + out["op_input_types"].astype("string").fillna("").str.replace("c10::", "", regex=False)
+    ).str.strip()
+    for column, values in (
+        ("kernel", label),
+        ("grid", OPERATOR_CONFIG),
+        ("block", OPERATOR_CONFIG),
+    ):
         out[column] = out[column].astype("string").mask(has, values)
     return out
 
@@ -28,7 +37,7 @@ _SCALARS = {"", "Scalar", "ScalarList", "TensorList", "None"}
 
 
 def short_label(group: str) -> str:
-    """"aten::addmm [[512],[141,512],[512,512],[],[]] c10::BFloat16, ..., Scalar" (an `op` group)
+    """ "aten::addmm [[512],[141,512],[512,512],[],[]] c10::BFloat16, ..., Scalar" (an `op` group)
     -> "aten::addmm [[512],[141,512],[512,512]] BFloat16": empty shapes, scalars and repeated
     dtypes left out."""
     parts = str(group).split(" ", 2)
@@ -37,6 +46,8 @@ def short_label(group: str) -> str:
     if len(parts) < 2 or not parts[1].startswith("["):
         return str(group)
     dims = parts[1].replace(",[]", "").replace("[[],", "[").replace("[[]]", "[]")
-    types = [t.strip().removeprefix("c10::") for t in (parts[2] if len(parts) > 2 else "").split(",")]
+    types = [
+        t.strip().removeprefix("c10::") for t in (parts[2] if len(parts) > 2 else "").split(",")
+    ]
     kept = list(dict.fromkeys(t for t in types if t not in _SCALARS))
     return " ".join([parts[0], dims] + ([", ".join(kept)] if kept else []))

@@ -20,11 +20,20 @@ from dataclasses import dataclass
 
 # dtype text in a trace -> (canonical precision, bytes per element)
 DTYPES = {
-    "float": ("fp32", 4), "double": ("fp64", 8), "c10::Half": ("fp16", 2),
-    "c10::BFloat16": ("bf16", 2), "c10::Float8_e4m3fn": ("fp8", 1), "c10::Float8_e5m2": ("fp8", 1),
-    "c10::Float8_e4m3fnuz": ("fp8", 1), "c10::Float8_e5m2fnuz": ("fp8", 1),
-    "long int": ("int64", 8), "int": ("int32", 4), "short int": ("int16", 2),
-    "signed char": ("int8", 1), "unsigned char": ("uint8", 1), "bool": ("bool", 1),
+    "float": ("fp32", 4),
+    "double": ("fp64", 8),
+    "c10::Half": ("fp16", 2),
+    "c10::BFloat16": ("bf16", 2),
+    "c10::Float8_e4m3fn": ("fp8", 1),
+    "c10::Float8_e5m2": ("fp8", 1),
+    "c10::Float8_e4m3fnuz": ("fp8", 1),
+    "c10::Float8_e5m2fnuz": ("fp8", 1),
+    "long int": ("int64", 8),
+    "int": ("int32", 4),
+    "short int": ("int16", 2),
+    "signed char": ("int8", 1),
+    "unsigned char": ("uint8", 1),
+    "bool": ("bool", 1),
 }
 
 
@@ -45,8 +54,11 @@ def _numel(shape) -> int:
 
 def _tensors(dims, types) -> list[tuple[list[int], str]]:
     """(shape, dtype text) of every tensor argument (scalars, lists and None left out)."""
-    return [(d, t) for d, t in zip(dims, types, strict=False)
-            if t in DTYPES and isinstance(d, list) and all(isinstance(x, int) for x in d) and d]
+    return [
+        (d, t)
+        for d, t in zip(dims, types, strict=False)
+        if t in DTYPES and isinstance(d, list) and all(isinstance(x, int) for x in d) and d
+    ]
 
 
 def _size(shape, dtype: str) -> float:
@@ -66,6 +78,7 @@ def _ints(text) -> list[int]:
 
 
 # ---- GEMM family: 2·M·N·K per product, times the batch ----------------------------------------
+
 
 def gemm(m: int, n: int, k: int, batch: int, dtype: str, extra_bytes: float = 0.0) -> Work:
     """2·batch·M·N·K FLOPs on the matrix unit; bytes = A (M×K) + B (K×N) + C (M×N) per batch."""
@@ -122,16 +135,25 @@ def scaled_mm(dims, types, concrete) -> Work | None:
     is written in 16 bits at least, counted as 2 bytes per element."""
     (a, ta), (b, _) = _tensors(dims, types)[:2]
     m, k, n = a[0], a[1], b[1]
-    return Work(2.0 * m * n * k, "matrix", _precision(ta), float((m * k + k * n) * DTYPES[ta][1] + 2 * m * n))
+    return Work(
+        2.0 * m * n * k,
+        "matrix",
+        _precision(ta),
+        float((m * k + k * n) * DTYPES[ta][1] + 2 * m * n),
+    )
 
 
 # ---- convolution: 2·N·K·(C/groups)·R·S·P·Q -----------------------------------------------------
 
 # operator -> positions of (stride, padding, dilation, groups) among its arguments
 CONV_ARGS = {
-    "aten::convolution": (3, 4, 5, 8), "aten::_convolution": (3, 4, 5, 8),
-    "aten::conv2d": (3, 4, 5, 6), "aten::conv1d": (3, 4, 5, 6), "aten::conv3d": (3, 4, 5, 6),
-    "aten::cudnn_convolution": (3, 2, 4, 5), "aten::miopen_convolution": (4, 3, 5, 6),
+    "aten::convolution": (3, 4, 5, 8),
+    "aten::_convolution": (3, 4, 5, 8),
+    "aten::conv2d": (3, 4, 5, 6),
+    "aten::conv1d": (3, 4, 5, 6),
+    "aten::conv3d": (3, 4, 5, 6),
+    "aten::cudnn_convolution": (3, 2, 4, 5),
+    "aten::miopen_convolution": (4, 3, 5, 6),
 }
 
 
@@ -178,7 +200,9 @@ ATTENTION = {
 BACKWARD_FACTOR = 2.5  # two GEMMs forward; five in the backward pass (one recomputed)
 
 
-def attention_flops(b: int, h: int, s_q: int, s_k: int, d: int, causal: bool, backward: bool) -> float:
+def attention_flops(
+    b: int, h: int, s_q: int, s_k: int, d: int, causal: bool, backward: bool
+) -> float:
     """4·B·H·S_q·S_k·D (Q·Kᵀ and P·V, 2 FLOPs per multiply-add); causal halves it, backward ×2.5."""
     flops = 4.0 * b * h * s_q * s_k * d
     flops = flops / 2 if causal else flops
@@ -190,7 +214,7 @@ def attention_for(name: str) -> Callable:
 
     def model(dims, types, concrete) -> Work | None:
         """Attention by `attention_flops`; bytes = Q, K, V read and the output written once."""
-        q, k, v = dims[first:first + 3]
+        q, k, v = dims[first : first + 3]
         dtype = types[first]
         if dtype not in DTYPES or len(q) != 4 or len(k) != 4:
             return None
@@ -201,8 +225,12 @@ def attention_for(name: str) -> Callable:
         causal = _flag(concrete, causal_at) if causal_at is not None else _mask_causal(concrete)
         bytes_min = (2 * _numel(q) + _numel(k) + _numel(v)) * DTYPES[dtype][1]
         bytes_min *= 2 if backward else 1  # gradients of q, k, v and the incoming one
-        return Work(attention_flops(b, h, s_q, s_k, d, causal, backward), "matrix",
-                    _precision(dtype), float(bytes_min))
+        return Work(
+            attention_flops(b, h, s_q, s_k, d, causal, backward),
+            "matrix",
+            _precision(dtype),
+            float(bytes_min),
+        )
 
     return model
 
@@ -214,14 +242,16 @@ def _mask_causal(concrete) -> bool:
 
 # ---- memory-bound families: FLOPs per element, inputs read once + outputs written once ----------
 
+
 def _broadcast(shapes) -> list[int]:
     rank = max(len(s) for s in shapes)
     padded = [[1] * (rank - len(s)) + list(s) for s in shapes]
     return [max(col) for col in zip(*padded, strict=True)]
 
 
-def per_element(flops_per_element: float, output_like_first: bool = False,
-                out_bytes: int | None = None) -> Callable:
+def per_element(
+    flops_per_element: float, output_like_first: bool = False, out_bytes: int | None = None
+) -> Callable:
     """Elementwise: FLOPs = k × output elements; bytes = every tensor input + the output, whose
     element is `out_bytes` (1 for a comparison's bool) or else the narrowest input's, so that
     mixed-dtype promotion never makes the minimum larger than it is."""
@@ -286,27 +316,78 @@ def fill(dims, types, concrete) -> Work | None:
     return Work(0.0, "vector", "fp32", _size(*tensors[0])) if tensors else None
 
 
-ELEMENTWISE = ["add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "neg", "relu", "relu_",
-               "gelu", "silu", "silu_", "sigmoid", "tanh", "exp", "rsqrt", "sqrt", "pow", "clamp",
-               "clamp_min", "clamp_min_", "threshold_backward", "gelu_backward", "where", "masked_fill", "masked_fill_", "addcmul_", "addcdiv_", "lerp_", "abs",
-               "reciprocal", "log", "sin", "cos", "maximum", "minimum"]
+ELEMENTWISE = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "neg",
+    "relu",
+    "relu_",
+    "gelu",
+    "silu",
+    "silu_",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "rsqrt",
+    "sqrt",
+    "pow",
+    "clamp",
+    "clamp_min",
+    "clamp_min_",
+    "threshold_backward",
+    "gelu_backward",
+    "where",
+    "masked_fill",
+    "masked_fill_",
+    "addcmul_",
+    "addcdiv_",
+    "lerp_",
+    "abs",
+    "reciprocal",
+    "log",
+    "sin",
+    "cos",
+    "maximum",
+    "minimum",
+]
 COMPARISONS = ["eq", "ne", "lt", "gt", "le", "ge"]  # bool outputs: one byte per element
 MODELS: dict[str, Callable] = {
-    "aten::mm": mm, "aten::addmm": addmm, "aten::bmm": bmm, "aten::baddbmm": baddbmm,
-    "aten::matmul": matmul, "aten::linear": linear, "aten::_scaled_mm": scaled_mm,
+    "aten::mm": mm,
+    "aten::addmm": addmm,
+    "aten::bmm": bmm,
+    "aten::baddbmm": baddbmm,
+    "aten::matmul": matmul,
+    "aten::linear": linear,
+    "aten::_scaled_mm": scaled_mm,
     **{name: convolution_for(name) for name in CONV_ARGS},
     "aten::convolution_backward": convolution_for("aten::convolution", backward=True),
     **{name: attention_for(name) for name in ATTENTION},
-    "aten::native_layer_norm": normalisation(8), "aten::layer_norm": normalisation(8),
-    "aten::rms_norm": normalisation(4), "aten::_fused_rms_norm": normalisation(4),
-    "aten::_softmax": normalisation(5), "aten::softmax": normalisation(5),
+    "aten::native_layer_norm": normalisation(8),
+    "aten::layer_norm": normalisation(8),
+    "aten::rms_norm": normalisation(4),
+    "aten::_fused_rms_norm": normalisation(4),
+    "aten::_softmax": normalisation(5),
+    "aten::softmax": normalisation(5),
     "aten::_log_softmax": normalisation(6),
     **{f"aten::{name}": per_element(1) for name in ELEMENTWISE},
     **{f"aten::{name}": per_element(1, out_bytes=1) for name in COMPARISONS},
-    "aten::sum": reduction, "aten::mean": reduction, "aten::amax": reduction, "aten::max": reduction,
-    "aten::embedding": gather_rows, "aten::index_select": gather_rows,
-    "aten::copy_": copy, "aten::clone": copy, "aten::contiguous": copy,
-    "aten::fill_": fill, "aten::zero_": fill,
+    "aten::sum": reduction,
+    "aten::mean": reduction,
+    "aten::amax": reduction,
+    "aten::max": reduction,
+    "aten::embedding": gather_rows,
+    "aten::index_select": gather_rows,
+    "aten::copy_": copy,
+    "aten::clone": copy,
+    "aten::contiguous": copy,
+    "aten::fill_": fill,
+    "aten::zero_": fill,
 }
 
 
@@ -330,7 +411,11 @@ def compute_class(work: Work, vendor: str, kernel: str = "", allow_tf32: bool | 
     argument (default True).
     """
     if work.unit == "vector":
-        return f"vector_{work.precision}" if work.precision in ("fp64", "fp32", "fp16") else "vector_fp32"
+        return (
+            f"vector_{work.precision}"
+            if work.precision in ("fp64", "fp32", "fp16")
+            else "vector_fp32"
+        )
     if work.precision != "fp32":
         return f"matrix_{work.precision}"
     if vendor == "AMD":

@@ -27,11 +27,35 @@ GROUPINGS = {
 }
 MEMORY_LIMITERS = ("dram", "l2", "l1", "lds")
 
-KERNEL_COLUMNS = ["rank", "id", "group", "kernel", "grid", "block", "launches", "analysed", "duration_s",
-                  "time_share", "t_bound_s", "headroom_s", "headroom_share", "efficiency", "limiter",
-                  "verdict", "flops", "bytes_dram", "intensity_dram", "achieved_flops_per_s",
-                  "achieved_bytes_per_s", "duration_min_s", "duration_max_s", "above_roof_launches",
-                  "device_id", "reason", "unmeasured"]
+KERNEL_COLUMNS = [
+    "rank",
+    "id",
+    "group",
+    "kernel",
+    "grid",
+    "block",
+    "launches",
+    "analysed",
+    "duration_s",
+    "time_share",
+    "t_bound_s",
+    "headroom_s",
+    "headroom_share",
+    "efficiency",
+    "limiter",
+    "verdict",
+    "flops",
+    "bytes_dram",
+    "intensity_dram",
+    "achieved_flops_per_s",
+    "achieved_bytes_per_s",
+    "duration_min_s",
+    "duration_max_s",
+    "above_roof_launches",
+    "device_id",
+    "reason",
+    "unmeasured",
+]
 _SUMS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram"]
 
 
@@ -45,12 +69,15 @@ def normalise_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return frame
 
 
-def rank(analysed: pd.DataFrame, group_by: str = "kernel",
-         latency_threshold: float = LATENCY_THRESHOLD) -> pd.DataFrame:
+def rank(
+    analysed: pd.DataFrame, group_by: str = "kernel", latency_threshold: float = LATENCY_THRESHOLD
+) -> pd.DataFrame:
     """One row per group, ranked by headroom seconds (ties: longer time, then name)."""
     keys = GROUPINGS[group_by]
     analysed = analysed.assign(**{k: pd.NA for k in keys if k not in analysed})  # a non-trace input
-    frame = analysed[list(dict.fromkeys(keys + _SUMS + ["verdict", "limiter", "device_id", "reason"]))].copy()
+    frame = analysed[
+        list(dict.fromkeys(keys + _SUMS + ["verdict", "limiter", "device_id", "reason"]))
+    ].copy()
     normalise_keys(frame, keys)
     ok = (frame["verdict"] != NOT_ANALYSABLE).to_numpy()
     frame["_t_ok"] = frame["duration_s"].where(ok)
@@ -79,13 +106,20 @@ def rank(analysed: pd.DataFrame, group_by: str = "kernel",
 def _excess(analysed: pd.DataFrame, frame: pd.DataFrame, keys: list[str]) -> pd.Series:
     """Per group: measured DRAM bytes / the operators' minimum bytes, over launches with both."""
     both = analysed["excess_traffic"].notna()
-    sums = pd.DataFrame({**{k: frame[k] for k in keys}, "measured": analysed["bytes_dram"].where(both),
-                         "minimum": analysed["bytes_model_min"].where(both)})
+    sums = pd.DataFrame(
+        {
+            **{k: frame[k] for k in keys},
+            "measured": analysed["bytes_dram"].where(both),
+            "minimum": analysed["bytes_model_min"].where(both),
+        }
+    )
     grouped = sums.groupby(keys, sort=False, dropna=False)
     return grouped["measured"].sum(min_count=1) / grouped["minimum"].sum(min_count=1)
 
 
-def _finish(out: pd.DataFrame, keys: list[str], total_time: float, threshold: float) -> pd.DataFrame:
+def _finish(
+    out: pd.DataFrame, keys: list[str], total_time: float, threshold: float
+) -> pd.DataFrame:
     analysed = out["analysed"] > 0
     out["efficiency"] = out["t_bound_s"] / out["_t_ok"].where(analysed)
     out["t_bound_s"] = out["t_bound_s"].where(analysed)
@@ -101,8 +135,12 @@ def _finish(out: pd.DataFrame, keys: list[str], total_time: float, threshold: fl
     for col in ("kernel", "grid", "block"):
         if col not in out:
             out[col] = pd.NA
-    out = out.sort_values(["headroom_s", "duration_s", "group"], ascending=[False, False, True],
-                          na_position="last", kind="mergesort").reset_index(drop=True)
+    out = out.sort_values(
+        ["headroom_s", "duration_s", "group"],
+        ascending=[False, False, True],
+        na_position="last",
+        kind="mergesort",
+    ).reset_index(drop=True)
     out["rank"] = np.arange(1, len(out) + 1)
     out["id"] = group_ids(out, keys)
     if "_excess" in out:
@@ -150,7 +188,9 @@ def group_ids(out: pd.DataFrame, keys: list[str]) -> list[str]:
     repeated = base.duplicated(keep=False)
     if not repeated.any():
         return base.tolist()
-    order = pd.DataFrame({"base": base, "group": out["group"]}).sort_values(["base", "group"], kind="mergesort")
+    order = pd.DataFrame({"base": base, "group": out["group"]}).sort_values(
+        ["base", "group"], kind="mergesort"
+    )
     nth = (order.groupby("base").cumcount() + 1).reindex(out.index).astype(str)
     return base.where(~repeated, base + "." + nth).tolist()
 
@@ -158,7 +198,9 @@ def group_ids(out: pd.DataFrame, keys: list[str]) -> list[str]:
 def _time_weighted_mode(frame: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
     """Per group, the value of `column` that covers the most time."""
     if frame.empty:
-        return pd.Series(pd.NA, index=pd.MultiIndex.from_arrays([[]] * len(keys), names=keys), dtype="string")
+        return pd.Series(
+            pd.NA, index=pd.MultiIndex.from_arrays([[]] * len(keys), names=keys), dtype="string"
+        )
     weights = frame.groupby(keys + [column], dropna=False)["duration_s"].sum().reset_index()
     weights = weights.sort_values("duration_s", ascending=False, kind="mergesort")
     return weights.drop_duplicates(keys).set_index(keys)[column]
@@ -169,5 +211,7 @@ def _group_verdicts(out: pd.DataFrame, threshold: float) -> np.ndarray:
     memory = out["limiter"].isin(MEMORY_LIMITERS).to_numpy()
     verdict = np.where(memory, MEMORY_BOUND, COMPUTE_BOUND)
     verdict = np.where(eff < threshold, LATENCY_BOUND, verdict)
-    verdict = np.where((eff > 1 + ABOVE_ROOF_TOLERANCE) | (out["above_roof_launches"] > 0), ABOVE_ROOF, verdict)
+    verdict = np.where(
+        (eff > 1 + ABOVE_ROOF_TOLERANCE) | (out["above_roof_launches"] > 0), ABOVE_ROOF, verdict
+    )
     return np.where(np.isnan(eff), NOT_ANALYSABLE, verdict)

@@ -68,7 +68,9 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
     """launches read = analysed + not analysable, with the reasons counted."""
     not_ok = launches["verdict"] == analysis.NOT_ANALYSABLE
     reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
-    reasons = dict(sorted(((str(k), int(v)) for k, v in reasons.items()), key=lambda kv: (-kv[1], kv[0])))
+    reasons = dict(
+        sorted(((str(k), int(v)) for k, v in reasons.items()), key=lambda kv: (-kv[1], kv[0]))
+    )
     return {
         "launches_read": int(len(launches)),
         "analysed": int((~not_ok).sum()),
@@ -84,10 +86,14 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
 
 def per_source(launches: pd.DataFrame) -> pd.DataFrame:
     """Time, headroom and verdict mix per input file."""
-    mix = pd.crosstab(launches["source"], launches["verdict"]).reindex(columns=list(analysis.VERDICTS), fill_value=0)
-    sums = launches.groupby("source", sort=True).agg(launches=("duration_s", "size"),
-                                                     duration_s=("duration_s", "sum"),
-                                                     headroom_s=("headroom_s", "sum"))
+    mix = pd.crosstab(launches["source"], launches["verdict"]).reindex(
+        columns=list(analysis.VERDICTS), fill_value=0
+    )
+    sums = launches.groupby("source", sort=True).agg(
+        launches=("duration_s", "size"),
+        duration_s=("duration_s", "sum"),
+        headroom_s=("headroom_s", "sum"),
+    )
     return sums.join(mix).reset_index()
 
 
@@ -96,13 +102,16 @@ def summary_numbers(result: Result) -> dict:
     launches = result.launches
     ok = launches["verdict"] != analysis.NOT_ANALYSABLE
     t_ok = launches.loc[ok, "duration_s"].sum()
-    by_verdict = {v: plain(launches.loc[launches["verdict"] == v, "duration_s"].sum())
-                  for v in analysis.VERDICTS}
+    by_verdict = {
+        v: plain(launches.loc[launches["verdict"] == v, "duration_s"].sum())
+        for v in analysis.VERDICTS
+    }
     return {
         "total_time_s": plain(launches["duration_s"].sum(min_count=1)),
         "total_headroom_s": plain(launches["headroom_s"].sum(min_count=1)),
         "time_weighted_efficiency": plain(launches.loc[ok, "t_bound_s"].sum() / t_ok)
-        if t_ok > 0 else None,
+        if t_ok > 0
+        else None,
         "verdict_time_s": by_verdict,
         "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
     }
@@ -110,6 +119,8 @@ def summary_numbers(result: Result) -> dict:
 
 def device_description(result: Result) -> str:
     """The devices a result used, as "name (id)"; "no device ceilings" where none was found."""
-    parts = [f"{u.device.name} ({u.device.id})" if u.device is not None else "no device ceilings"
-             for u in result.devices]
+    parts = [
+        f"{u.device.name} ({u.device.id})" if u.device is not None else "no device ceilings"
+        for u in result.devices
+    ]
     return "; ".join(parts) or "no device"

@@ -55,7 +55,8 @@ TRACE_COLUMNS = [
     "op_input_types",  # its input dtypes ("c10::BFloat16, c10::BFloat16")
     "module",  # nn.Module path ("ViTModel_0.ViTEncoder_0.ViTLayer_3")
     "activity",  # kernel, gpu_memcpy or gpu_memset
-    "stream", "device_index",
+    "stream",
+    "device_index",
     "graph_replay",  # replayed from a CUDA graph
     "flops_source",  # counters, model, or NA
     "bytes_source",  # counters, model, or NA
@@ -103,7 +104,9 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
         if col in FLOAT_COLUMNS:
             out[col] = pd.to_numeric(values, errors="coerce").astype("float64")
         elif col in INT_COLUMNS:
-            out[col] = pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
+            out[col] = (
+                pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
+            )
         else:
             out[col] = values.astype("string")
     # copy=False: each column its own block, not copied into one 2-D block per dtype
@@ -192,7 +195,9 @@ def strings(codes: np.ndarray, labels: list) -> pd.api.extensions.ExtensionArray
     from the few distinct labels instead of one Python string per row."""
     codes = np.asarray(codes)
     indices = pa.array(codes.astype(np.int32, copy=False), mask=codes < 0)
-    column = pa.DictionaryArray.from_arrays(indices, pa.array(labels, pa.string())).cast(pa.string())
+    column = pa.DictionaryArray.from_arrays(indices, pa.array(labels, pa.string())).cast(
+        pa.string()
+    )
     return pd.StringDtype().__from_arrow__(column)
 
 

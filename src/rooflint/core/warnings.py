@@ -8,13 +8,18 @@ from rooflint.core.formatting import pct
 
 def device_warnings(result) -> list[str]:
     """One line per device whose identification the evidence left open (every format shows it)."""
-    open_uses = [use for use in result.devices
-                 if use.device is not None and getattr(use, "provisional", False)]
-    return [f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
-            f"profile's evidence also fits "
-            f"{', '.join(c for c in use.candidates if c != use.device.id)}"
-            f" with different ceilings, so the verdicts are provisional; {use.advice}"
-            for use in open_uses]
+    open_uses = [
+        use
+        for use in result.devices
+        if use.device is not None and getattr(use, "provisional", False)
+    ]
+    return [
+        f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
+        f"profile's evidence also fits "
+        f"{', '.join(c for c in use.candidates if c != use.device.id)}"
+        f" with different ceilings, so the verdicts are provisional; {use.advice}"
+        for use in open_uses
+    ]
 
 
 def above_roof_warning(result) -> str | None:
@@ -26,8 +31,10 @@ def above_roof_warning(result) -> str | None:
         return None
     total = launches["duration_s"].sum()
     share = launches.loc[above, "duration_s"].sum() / total if total > 0 else float("nan")
-    return (f"{count} launch(es) sit above the roof ({pct(share)} of the time): a data error "
-            "(wrong device, clock, units or counters); check the ceilings")
+    return (
+        f"{count} launch(es) sit above the roof ({pct(share)} of the time): a data error "
+        "(wrong device, clock, units or counters); check the ceilings"
+    )
 
 
 def warnings(result) -> list[str]:

@@ -31,9 +31,19 @@ DIFF_FORMATS = {
     "json": ("diff_json", "render", None),
     "github": ("diff_markdown", "render", 10),
 }
-EXTENSIONS = {".txt": "table", ".json": "json", ".md": "markdown", ".markdown": "markdown",
-              ".html": "html", ".htm": "html", ".csv": "csv", ".parquet": "parquet", ".png": "png",
-              ".svg": "svg", ".pdf": "pdf"}
+EXTENSIONS = {
+    ".txt": "table",
+    ".json": "json",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".png": "png",
+    ".svg": "svg",
+    ".pdf": "pdf",
+}
 
 
 def choose_format(fmt: str | None, output: str | None, formats=FORMATS) -> str:
@@ -52,8 +62,10 @@ def choose_format(fmt: str | None, output: str | None, formats=FORMATS) -> str:
             return "parquet"
         if suffix:  # out.xlsx: never a text table under a name that promises something else
             known = " ".join(s for s, f in EXTENSIONS.items() if f in formats)
-            raise UsageError(f"cannot tell the format from the extension {suffix!r} of -o "
-                             f"{output}; use one of {known}, or pass --format")
+            raise UsageError(
+                f"cannot tell the format from the extension {suffix!r} of -o "
+                f"{output}; use one of {known}, or pass --format"
+            )
     return "table"
 
 

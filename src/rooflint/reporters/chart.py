@@ -68,7 +68,9 @@ class ChartData:
     zero_flop: list[Point]  # kernels with no FLOPs: drawn in the strip at the left (byte/s)
     unplaced: list[tuple[str, str, str]]  # (label, short name, why) for groups with no position
     roofs: list[Roof]
-    bandwidths: list[tuple[str, str, float]]  # (device id, label, byte/s): the strip's reference lines
+    bandwidths: list[
+        tuple[str, str, float]
+    ]  # (device id, label, byte/s): the strip's reference lines
     x_range: tuple[float, float]
     y_range: tuple[float, float]
     strip_range: tuple[float, float]
@@ -94,10 +96,20 @@ def chart_data(result, level: str = "dram", top: int | None = None) -> ChartData
         if why:
             unplaced.append((label, _short(result, row), why))
             continue
-        point = Point(int(row.rank), label, _short(result, row), _full(result, row),
-                      float(row.x) if row.flops > 0 else math.nan, float(row.y), float(row.bytes_per_s),
-                      _float(row.time_share), str(row.verdict), _float(row.efficiency),
-                      row.device_id if isinstance(row.device_id, str) else None, False)
+        point = Point(
+            int(row.rank),
+            label,
+            _short(result, row),
+            _full(result, row),
+            float(row.x) if row.flops > 0 else math.nan,
+            float(row.y),
+            float(row.bytes_per_s),
+            _float(row.time_share),
+            str(row.verdict),
+            _float(row.efficiency),
+            row.device_id if isinstance(row.device_id, str) else None,
+            False,
+        )
         (points if row.flops > 0 else zero).append(point)
     ranked = sorted(points + zero, key=lambda p: p.rank)[:top]
     keep = {p.rank for p in ranked}
@@ -106,8 +118,19 @@ def chart_data(result, level: str = "dram", top: int | None = None) -> ChartData
     x_range, y_range = _ranges(result, points, level)
     roofs, notes = _roofs(result, level, x_range)
     strip = _strip_range(zero, result, level)
-    return ChartData(level, _title(result, level), points, zero, unplaced, roofs,
-                     _bandwidths(result, level), x_range, y_range, strip, notes)
+    return ChartData(
+        level,
+        _title(result, level),
+        points,
+        zero,
+        unplaced,
+        roofs,
+        _bandwidths(result, level),
+        x_range,
+        y_range,
+        strip,
+        notes,
+    )
 
 
 def charts(result, level: str = "dram", top: int | None = None) -> list[ChartData]:
@@ -132,11 +155,17 @@ def device_result(result, device_id: str):
     kernels = ranking.rank(launches, result.group_by, result.latency_threshold)
     uses = [u for u in result.devices if u.device is not None and u.device.id == device_id]
     inputs = [p for p in result.inputs if p.source in set(launches["source"].dropna())]
-    return dataclasses.replace(result, launches=launches, kernels=kernels, devices=uses, inputs=inputs)
+    return dataclasses.replace(
+        result, launches=launches, kernels=kernels, devices=uses, inputs=inputs
+    )
 
 
 def _float(value) -> float:
-    return float(value) if value is not None and value is not pd.NA and not pd.isna(value) else math.nan
+    return (
+        float(value)
+        if value is not None and value is not pd.NA and not pd.isna(value)
+        else math.nan
+    )
 
 
 def _labelled(point: Point, keep: set[int]) -> Point:
@@ -146,10 +175,19 @@ def _labelled(point: Point, keep: set[int]) -> Point:
 def _groups(result, level: str) -> pd.DataFrame:
     """result.kernels with x, y and bytes/s at `level` (DRAM straight from the ranking)."""
     k = result.kernels
-    frame = pd.DataFrame({"rank": k["rank"].to_numpy(), "group": k["group"], "kernel": k["kernel"],
-                          "flops": k["flops"].astype("float64"), "duration_s": k["duration_s"].astype("float64"),
-                          "time_share": k["time_share"], "verdict": k["verdict"], "efficiency": k["efficiency"],
-                          "device_id": k["device_id"]})
+    frame = pd.DataFrame(
+        {
+            "rank": k["rank"].to_numpy(),
+            "group": k["group"],
+            "kernel": k["kernel"],
+            "flops": k["flops"].astype("float64"),
+            "duration_s": k["duration_s"].astype("float64"),
+            "time_share": k["time_share"],
+            "verdict": k["verdict"],
+            "efficiency": k["efficiency"],
+            "device_id": k["device_id"],
+        }
+    )
     if level == "dram":
         frame["x"] = k["intensity_dram"].astype("float64")
         frame["y"] = k["achieved_flops_per_s"].astype("float64")
@@ -244,7 +282,7 @@ def _decades(lo: float, hi: float) -> tuple[float, float]:
     lo_e, hi_e = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     if hi_e - lo_e < 2:
         lo_e, hi_e = lo_e - 1, hi_e + 1
-    return 10.0 ** lo_e, 10.0 ** hi_e
+    return 10.0**lo_e, 10.0**hi_e
 
 
 def _roofs(result, level: str, x_range) -> tuple[list[Roof], list[str]]:
@@ -256,7 +294,9 @@ def _roofs(result, level: str, x_range) -> tuple[list[Roof], list[str]]:
         bandwidth = device.memory.get(level)
         classes = _roof_classes(result, device)
         reference = not any(c in device.compute for c in _used_classes(result, device.id))
-        ridges = {c: device.compute[c].value / bandwidth.value if bandwidth else None for c in classes}
+        ridges = {
+            c: device.compute[c].value / bandwidth.value if bandwidth else None for c in classes
+        }
         for same in _same_peak(device, classes):
             peak, ridge = device.compute[same[0]].value, ridges[same[0]]
             roofs_label = " / ".join(explain.roof_label(c, device.vendor) for c in same)
@@ -265,15 +305,36 @@ def _roofs(result, level: str, x_range) -> tuple[list[Roof], list[str]]:
                 label += f", ridge {ridge:.3g} FLOP/B"
             if reference:
                 label += " (for reference: no kernel here has FLOPs)"
-            roofs.append(Roof(device.id, "compute", "+".join(same), label, peak, ridge,
-                              (ridge if ridge is not None else lo, peak), (hi, peak)))
+            roofs.append(
+                Roof(
+                    device.id,
+                    "compute",
+                    "+".join(same),
+                    label,
+                    peak,
+                    ridge,
+                    (ridge if ridge is not None else lo, peak),
+                    (hi, peak),
+                )
+            )
         if bandwidth is None:
-            notes.append(f"{device.id} has no {LEVELS[level]} bandwidth: no memory roof at this level")
+            notes.append(
+                f"{device.id} has no {LEVELS[level]} bandwidth: no memory roof at this level"
+            )
             continue
         end = max((r for r in ridges.values() if r is not None), default=hi)
-        roofs.append(Roof(device.id, "memory", level,
-                          f"{prefix}{LEVELS[level]} {common.si(bandwidth.value, 'B/s')}", bandwidth.value, None,
-                          (lo, bandwidth.value * lo), (end, bandwidth.value * end)))
+        roofs.append(
+            Roof(
+                device.id,
+                "memory",
+                level,
+                f"{prefix}{LEVELS[level]} {common.si(bandwidth.value, 'B/s')}",
+                bandwidth.value,
+                None,
+                (lo, bandwidth.value * lo),
+                (end, bandwidth.value * end),
+            )
+        )
     return roofs, notes
 
 
@@ -295,7 +356,9 @@ def _bandwidths(result, level: str) -> list[tuple[str, str, float]]:
 
 
 def _strip_range(zero: list[Point], result, level: str) -> tuple[float, float]:
-    values = [p.bytes_per_s for p in zero if p.bytes_per_s > 0] + [b[2] for b in _bandwidths(result, level)]
+    values = [p.bytes_per_s for p in zero if p.bytes_per_s > 0] + [
+        b[2] for b in _bandwidths(result, level)
+    ]
     return _decades(min(values) / 2, max(values) * 2) if values else (1e9, 1e13)
 
 

@@ -66,8 +66,12 @@ def draw_all(charts: list[ChartData]):
 
 def _panel_width(data: ChartData) -> float:
     left = 1.0 if data.zero_flop else 1.45
-    return left + (_STRIP_W + _GAP if data.zero_flop else 0) + _MAIN_W + \
-        (_LEGEND_W + 0.3 if data.legend else 0.3)
+    return (
+        left
+        + (_STRIP_W + _GAP if data.zero_flop else 0)
+        + _MAIN_W
+        + (_LEGEND_W + 0.3 if data.legend else 0.3)
+    )
 
 
 def _draw_panel(figure, data: ChartData, width: float, height: float, top_in: float):
@@ -88,10 +92,23 @@ def _draw_panel(figure, data: ChartData, width: float, height: float, top_in: fl
     if has_legend:
         _draw_legend_table(box(main_x + _MAIN_W + 0.3, _LEGEND_W), data, {p.rank for p in left_off})
     room = (width - 0.6) * figure.dpi  # the title and caption fit between 0.3 in margins
-    title = figure.text(0.3 / width, 1 - (top_in + 0.3) / height, _mpl(data.title), fontsize=12,
-                        ha="left", va="center")
-    caption = figure.text(0.3 / width, 1 - (top_in + 0.6) / height, _mpl(_caption(data)), fontsize=8.5,
-                          color="#444444", ha="left", va="center")
+    title = figure.text(
+        0.3 / width,
+        1 - (top_in + 0.3) / height,
+        _mpl(data.title),
+        fontsize=12,
+        ha="left",
+        va="center",
+    )
+    caption = figure.text(
+        0.3 / width,
+        1 - (top_in + 0.6) / height,
+        _mpl(_caption(data)),
+        fontsize=8.5,
+        color="#444444",
+        ha="left",
+        va="center",
+    )
     _fit(title, room, 9)
     _fit(caption, room, 7)
 
@@ -106,7 +123,7 @@ def _fit(text, room_px: float, smallest: float) -> None:
     keep = len(full)
     while text.get_window_extent(renderer).width > room_px and keep > 1:
         keep = int(keep * room_px / text.get_window_extent(renderer).width) - 1
-        text.set_text(full[:max(keep, 1)].rstrip("\\") + "…")
+        text.set_text(full[: max(keep, 1)].rstrip("\\") + "…")
 
 
 def _caption(data: ChartData) -> str:
@@ -143,10 +160,20 @@ def _scatter(ax, xs, ys, points: list[Point]):
     style = _style(len(points))
     sizes = np.asarray([_size(p, style) for p in points])
     colours = np.asarray([VERDICT_COLOURS.get(p.verdict, "#7F7F7F") for p in points])
-    order = np.argsort(-sizes, kind="stable")  # big markers first, so small ones stay visible on top
-    ax.scatter(np.asarray(xs)[order], np.asarray(ys)[order], s=sizes[order], c=colours[order],
-               alpha=style["alpha"], edgecolors=style["edgecolors"], linewidths=style["linewidths"],
-               rasterized=True, zorder=3)
+    order = np.argsort(
+        -sizes, kind="stable"
+    )  # big markers first, so small ones stay visible on top
+    ax.scatter(
+        np.asarray(xs)[order],
+        np.asarray(ys)[order],
+        s=sizes[order],
+        c=colours[order],
+        alpha=style["alpha"],
+        edgecolors=style["edgecolors"],
+        linewidths=style["linewidths"],
+        rasterized=True,
+        zorder=3,
+    )
 
 
 _HALO = {"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7}
@@ -155,8 +182,9 @@ _DIRECTIONS = [(1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.3), (0, -1.3), (1.4, 0)
 _DISTANCES = (1.0, 2.2, 3.4, 5.0, 7.0, 9.5, 12.5)
 
 
-def _annotate(ax, x, y, labelled: list[Point], points: list[Point], obstacles: list = (),
-              sides=(1, -1)) -> list[Point]:
+def _annotate(
+    ax, x, y, labelled: list[Point], points: list[Point], obstacles: list = (), sides=(1, -1)
+) -> list[Point]:
     """Short ids beside the labelled markers, each with a leader line: the nearest spot that
     stays inside the axes and clear of the labelled markers, earlier labels, roof labels and the
     legend. A label with no free spot is left off (returned; the table beside still lists it):
@@ -168,12 +196,22 @@ def _annotate(ax, x, y, labelled: list[Point], points: list[Point], obstacles: l
     points_px = ax.figure.dpi / 72
     n = len(points)
     style = _style(n)
-    crowd = ax.transData.transform(np.column_stack([[x(p) for p in points], [y(p) for p in points]]))
+    crowd = ax.transData.transform(
+        np.column_stack([[x(p) for p in points], [y(p) for p in points]])
+    )
     reaches = [math.sqrt(_size(p, style)) / 2 * 0.75 + 4 for p in labelled]  # marker radius + gap
     if labelled:  # a dark ring marks the point each leader line ends at, even inside a cloud
-        ax.scatter([x(p) for p in labelled], [y(p) for p in labelled], s=[_size(p, style) for p in labelled],
-                   facecolors="none", edgecolors="#222222", linewidths=0.9, rasterized=True, zorder=4,
-                   gid="labelled")
+        ax.scatter(
+            [x(p) for p in labelled],
+            [y(p) for p in labelled],
+            s=[_size(p, style) for p in labelled],
+            facecolors="none",
+            edgecolors="#222222",
+            linewidths=0.9,
+            rasterized=True,
+            zorder=4,
+            gid="labelled",
+        )
     taken = [o.get_window_extent(renderer) for o in obstacles]
     for point, reach in zip(labelled, reaches, strict=True):
         cx, cy = ax.transData.transform((x(point), y(point)))
@@ -200,7 +238,12 @@ def _free_spot(ax, point, xy, reach, sides, frame, taken, renderer, crowd=None):
                 continue
             note = _note(ax, point.label, xy, (dx * reach * far, dy * reach * far))
             box = _text_box(note, renderer)
-            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            inside = (
+                frame.x0 <= box.x0
+                and box.x1 <= frame.x1
+                and frame.y0 <= box.y0
+                and box.y1 <= frame.y1
+            )
             if inside and not any(box.overlaps(t) for t in taken) and not _covers(box, crowd):
                 return box
             note.remove()
@@ -224,12 +267,19 @@ def _text_box(note, renderer):
 
 def _note(ax, text: str, xy, offset):
     dx, dy = offset
-    return ax.annotate(_mpl(text), xy, xytext=offset, textcoords="offset points",
-                       ha="left" if dx > 0 else ("right" if dx < 0 else "center"),
-                       va="bottom" if dy > 0 else ("top" if dy < 0 else "center"), fontsize=8, family="monospace", zorder=5,
-                       bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
-                       arrowprops={"arrowstyle": "-", "color": "#555555", "lw": 0.6, "shrinkA": 0,
-                                   "shrinkB": 0})
+    return ax.annotate(
+        _mpl(text),
+        xy,
+        xytext=offset,
+        textcoords="offset points",
+        ha="left" if dx > 0 else ("right" if dx < 0 else "center"),
+        va="bottom" if dy > 0 else ("top" if dy < 0 else "center"),
+        fontsize=8,
+        family="monospace",
+        zorder=5,
+        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
+        arrowprops={"arrowstyle": "-", "color": "#555555", "lw": 0.6, "shrinkA": 0, "shrinkB": 0},
+    )
 
 
 def _draw_main(ax, data: ChartData) -> list[Point]:
@@ -251,26 +301,69 @@ def _draw_main(ax, data: ChartData) -> list[Point]:
     dashes = {d: ("-" if i == 0 else "--") for i, d in enumerate(devices)}
     for roof in data.roofs:
         (x0, y0), (x1, y1) = roof.start, roof.end
-        ax.plot([x0, x1], [y0, y1], color="#222222" if roof.kind == "compute" else "#555555",
-                lw=1.6, ls=dashes[roof.device_id], zorder=2)
+        ax.plot(
+            [x0, x1],
+            [y0, y1],
+            color="#222222" if roof.kind == "compute" else "#555555",
+            lw=1.6,
+            ls=dashes[roof.device_id],
+            zorder=2,
+        )
         if roof.kind == "compute":
-            roof_texts.append(ax.text(x1 / 1.15, y1 * 1.08, _mpl(roof.label), ha="right", va="bottom",
-                                      fontsize=8, zorder=4, bbox=_HALO))
+            roof_texts.append(
+                ax.text(
+                    x1 / 1.15,
+                    y1 * 1.08,
+                    _mpl(roof.label),
+                    ha="right",
+                    va="bottom",
+                    fontsize=8,
+                    zorder=4,
+                    bbox=_HALO,
+                )
+            )
             if roof.ridge is not None:
                 ax.plot([roof.ridge], [y0], marker="o", ms=3.5, color="#222222", zorder=4)
         else:
             roof_texts += _slope_label(ax, roof)
-    present = [v for v in VERDICT_COLOURS if any(p.verdict == v for p in data.points + data.zero_flop)]
-    handles = [Line2D([], [], ls="", marker="o", ms=7, color=VERDICT_COLOURS[v], label=v) for v in present]
+    present = [
+        v for v in VERDICT_COLOURS if any(p.verdict == v for p in data.points + data.zero_flop)
+    ]
+    handles = [
+        Line2D([], [], ls="", marker="o", ms=7, color=VERDICT_COLOURS[v], label=v) for v in present
+    ]
     if handles:  # drawn before the labels, so that they keep off it
-        roof_texts.append(ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9,
-                                    title="verdict", title_fontsize=8))
+        roof_texts.append(
+            ax.legend(
+                handles=handles,
+                loc="lower right",
+                fontsize=8,
+                framealpha=0.9,
+                title="verdict",
+                title_fontsize=8,
+            )
+        )
     if not data.points:
-        ax.text(0.97, 0.3, "no kernel with FLOPs to place", transform=ax.transAxes, ha="right", color="#777777")
+        ax.text(
+            0.97,
+            0.3,
+            "no kernel with FLOPs to place",
+            transform=ax.transAxes,
+            ha="right",
+            color="#777777",
+        )
         return []
-    _scatter(ax, [p.intensity for p in data.points], [p.flops_per_s for p in data.points], data.points)
-    return _annotate(ax, lambda p: p.intensity, lambda p: p.flops_per_s, [p for p in data.points if p.labelled],
-                     data.points, roof_texts)
+    _scatter(
+        ax, [p.intensity for p in data.points], [p.flops_per_s for p in data.points], data.points
+    )
+    return _annotate(
+        ax,
+        lambda p: p.intensity,
+        lambda p: p.flops_per_s,
+        [p for p in data.points if p.labelled],
+        data.points,
+        roof_texts,
+    )
 
 
 def _tick(value: float, unit: str = "") -> str:
@@ -300,8 +393,20 @@ def _slope_label(ax, roof: Roof):
     p0 = ax.transData.transform((x, y))
     p1 = ax.transData.transform((x * 10, y * 10))
     angle = math.degrees(math.atan2(p1[1] - p0[1], p1[0] - p0[0]))
-    return [ax.text(x, y * 1.25, _mpl(roof.label), rotation=angle, rotation_mode="anchor", fontsize=8,
-                    ha="left", va="bottom", zorder=4, bbox=_HALO)]
+    return [
+        ax.text(
+            x,
+            y * 1.25,
+            _mpl(roof.label),
+            rotation=angle,
+            rotation_mode="anchor",
+            fontsize=8,
+            ha="left",
+            va="bottom",
+            zorder=4,
+            bbox=_HALO,
+        )
+    ]
 
 
 def _draw_strip(ax, data: ChartData) -> list[Point]:
@@ -323,8 +428,14 @@ def _draw_strip(ax, data: ChartData) -> list[Point]:
         texts.append(ax.text(0.03, value * 1.1, _mpl(label), fontsize=7, va="bottom"))
     xs = [_strip_x(p.rank) for p in data.zero_flop]
     _scatter(ax, xs, [p.bytes_per_s for p in data.zero_flop], data.zero_flop)
-    return _annotate(ax, lambda p: _strip_x(p.rank), lambda p: p.bytes_per_s,
-                     [p for p in data.zero_flop if p.labelled], data.zero_flop, texts)
+    return _annotate(
+        ax,
+        lambda p: _strip_x(p.rank),
+        lambda p: p.bytes_per_s,
+        [p for p in data.zero_flop if p.labelled],
+        data.zero_flop,
+        texts,
+    )
 
 
 def _strip_x(rank: int) -> float:
@@ -337,27 +448,67 @@ def _draw_legend_table(ax, data: ChartData, unlabelled: set[int] = frozenset()):
     Two lines a kernel while they fit; one line each for a long top-N; past that, a count."""
     ax.axis("off")
     rows = data.legend
-    ax.text(0.0, 1.0, "labelled kernels (by headroom)", fontsize=8.5, weight="bold", va="top",
-            transform=ax.transAxes)
+    ax.text(
+        0.0,
+        1.0,
+        "labelled kernels (by headroom)",
+        fontsize=8.5,
+        weight="bold",
+        va="top",
+        transform=ax.transAxes,
+    )
     height_pt = ax.get_window_extent().height * 72 / ax.figure.dpi
     two_lines = len(rows) * 22 <= height_pt * 0.9
-    step = (max(22.0, min(0.075 * height_pt, 0.9 * height_pt / max(len(rows), 1))) if two_lines else 11.5) / height_pt
+    step = (
+        max(22.0, min(0.075 * height_pt, 0.9 * height_pt / max(len(rows), 1)))
+        if two_lines
+        else 11.5
+    ) / height_pt
     fits = len(rows) if two_lines else int(0.9 / step) - 1
     for i, p in enumerate(rows[:fits]):
         y = 0.93 - i * step
         where = " · no room to label it" if p.rank in unlabelled else ""
-        ax.text(0.0, y, _mpl(p.label), fontsize=8 if two_lines else 7, family="monospace", va="top",
-                transform=ax.transAxes, color=VERDICT_COLOURS.get(p.verdict, "#333333"), weight="bold")
+        ax.text(
+            0.0,
+            y,
+            _mpl(p.label),
+            fontsize=8 if two_lines else 7,
+            family="monospace",
+            va="top",
+            transform=ax.transAxes,
+            color=VERDICT_COLOURS.get(p.verdict, "#333333"),
+            weight="bold",
+        )
         if not two_lines:
-            ax.text(0.3, y, _mpl(f"#{p.rank} {_cut(p.name, 30)}{where and ' (unlabelled)'}"), fontsize=7,
-                    va="top", transform=ax.transAxes)
+            ax.text(
+                0.3,
+                y,
+                _mpl(f"#{p.rank} {_cut(p.name, 30)}{where and ' (unlabelled)'}"),
+                fontsize=7,
+                va="top",
+                transform=ax.transAxes,
+            )
             continue
         ax.text(0.25, y, _mpl(_cut(p.name, 34)), fontsize=7.5, va="top", transform=ax.transAxes)
-        ax.text(0.25, y - step * 0.45, f"#{p.rank} · {common.pct(p.time_share, 1)} of time · {p.verdict}{where}",
-                fontsize=7, va="top", transform=ax.transAxes, color="#555555")
+        ax.text(
+            0.25,
+            y - step * 0.45,
+            f"#{p.rank} · {common.pct(p.time_share, 1)} of time · {p.verdict}{where}",
+            fontsize=7,
+            va="top",
+            transform=ax.transAxes,
+            color="#555555",
+        )
     if fits < len(rows):
-        ax.text(0.0, 0.93 - fits * step, f"… and {len(rows) - fits} more: see the report's kernel table",
-                fontsize=7, va="top", transform=ax.transAxes, color="#555555")
+        ax.text(
+            0.0,
+            0.93 - fits * step,
+            f"… and {len(rows) - fits} more: see the report's kernel table",
+            fontsize=7,
+            va="top",
+            transform=ax.transAxes,
+            color="#555555",
+        )
 
 
 def _cut(text: str, width: int) -> str:

@@ -22,11 +22,15 @@ def kernel_sentence(result, row) -> str:
     eff = row["efficiency"]
     eff = float(eff) if eff is not None and eff is not pd.NA and not pd.isna(eff) else float("nan")
     unmeasured = row.get("unmeasured", "")
-    text = explain.sentence(row["verdict"], eff, row["limiter"] if not pd.isna(row["limiter"]) else None,
-                            row["reason"] if not pd.isna(row["reason"]) else "",
-                            vendor_of(result, row["device_id"]),
-                            unmeasured if isinstance(unmeasured, str) else "",
-                            _dram_fraction(result, row))
+    text = explain.sentence(
+        row["verdict"],
+        eff,
+        row["limiter"] if not pd.isna(row["limiter"]) else None,
+        row["reason"] if not pd.isna(row["reason"]) else "",
+        vendor_of(result, row["device_id"]),
+        unmeasured if isinstance(unmeasured, str) else "",
+        _dram_fraction(result, row),
+    )
     excess = row.get("excess_traffic")
     if excess is not None and not pd.isna(excess):
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
@@ -42,7 +46,11 @@ def _dram_fraction(result, row) -> float | None:
     """The group's achieved DRAM bandwidth as a fraction of its device's DRAM roof."""
     achieved = row.get("achieved_bytes_per_s")
     for use in result.devices:
-        if use.device is not None and use.device.id == row["device_id"] and "dram" in use.device.memory:
+        if (
+            use.device is not None
+            and use.device.id == row["device_id"]
+            and "dram" in use.device.memory
+        ):
             if achieved is not None and not pd.isna(achieved):
                 return float(achieved) / use.device.memory["dram"].value
     return None
@@ -64,18 +72,39 @@ def display_name(row, group_by: str, width: int = 48) -> str:
 
 def ceiling_rows(result) -> list[dict]:
     """Every ceiling of every device used: name, value, unit, ridge point, source."""
-    return [{"device": use.device.id, "ceiling": c["name"], "kind": c["kind"], "value": c["value"],
-             "unit": c["unit"], "ridge_dram": c.get("ridge_dram"), "source": c["source"]}
-            for use in result.devices if use.device is not None
-            for c in device_ceilings(use.device)]
+    return [
+        {
+            "device": use.device.id,
+            "ceiling": c["name"],
+            "kind": c["kind"],
+            "value": c["value"],
+            "unit": c["unit"],
+            "ridge_dram": c.get("ridge_dram"),
+            "source": c["source"],
+        }
+        for use in result.devices
+        if use.device is not None
+        for c in device_ceilings(use.device)
+    ]
 
 
 def device_ceilings(device) -> list[dict]:
     """One device's ceilings, compute then memory; compute ones carry their DRAM ridge point."""
-    compute = [{"name": k, "kind": "compute", "value": c.value, "unit": "op/s", "source": c.source,
-                "ridge_dram": ridge_dram(device, k)} for k, c in device.compute.items()]
-    return compute + [{"name": k, "kind": "memory", "value": c.value, "unit": "byte/s",
-                       "source": c.source} for k, c in device.memory.items()]
+    compute = [
+        {
+            "name": k,
+            "kind": "compute",
+            "value": c.value,
+            "unit": "op/s",
+            "source": c.source,
+            "ridge_dram": ridge_dram(device, k),
+        }
+        for k, c in device.compute.items()
+    ]
+    return compute + [
+        {"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
+        for k, c in device.memory.items()
+    ]
 
 
 def ridge_dram(device, cls) -> float | None:
@@ -88,13 +117,14 @@ def ridge_dram(device, cls) -> float | None:
 
 def accounting_line(result) -> str:
     acc = result.accounting
-    line = (f"launches read {acc['launches_read']} = analysed {acc['analysed']} + not analysable "
-            f"{acc['not_analysable']}")
+    line = (
+        f"launches read {acc['launches_read']} = analysed {acc['analysed']} + not analysable "
+        f"{acc['not_analysable']}"
+    )
     if acc["not_analysable_reasons"]:
         reasons = ", ".join(f"{n} {r}" for r, n in acc["not_analysable_reasons"].items())
         line += f" ({reasons})"
     return line
-
 
 
 def notes(result) -> list[str]:

@@ -27,7 +27,9 @@ def render(result, per: str = "launch", excel_safe: bool = False, **_options) ->
 def table(result, per: str = "launch") -> pd.DataFrame:
     """The rows the CSV holds: launches in input order, or kernel groups in rank order."""
     if per == "kernel":
-        return result.kernels[[c for c in ranking.KERNEL_COLUMNS + ["excess_traffic"] if c in result.kernels]]
+        return result.kernels[
+            [c for c in ranking.KERNEL_COLUMNS + ["excess_traffic"] if c in result.kernels]
+        ]
     if per != "launch":
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
     columns = LAUNCH_COLUMNS + schema.TRACE_COLUMNS  # the trace columns when a trace was read

@@ -14,8 +14,24 @@ from rooflint.core.formatting import show_pct, signed_pct
 from rooflint.core.gates import failures
 from rooflint.reporters.common import pct, si
 
-HEADER = ["#", "id", "kernel", "match", "launches", "base", "head", "Δ time", "Δ %", "change [CI]",
-          "method", "run noise", "efficiency", "verdict", "Δ headroom", "status"]
+HEADER = [
+    "#",
+    "id",
+    "kernel",
+    "match",
+    "launches",
+    "base",
+    "head",
+    "Δ time",
+    "Δ %",
+    "change [CI]",
+    "method",
+    "run noise",
+    "efficiency",
+    "verdict",
+    "Δ headroom",
+    "status",
+]
 NUMERIC = {0, 4, 5, 6, 7, 8, 9, 11, 14}
 
 
@@ -27,10 +43,16 @@ def summary_line(d: diffs.Diff, gates) -> str:
     """`PASS|FAIL — total time +x % [lo, hi] (base a → head b)`, the one line a PR reader needs."""
     t = d.totals
     outcome = verdict(gates) if gates else "PASS (no gate set)"
-    line = (f"{outcome} — total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → "
-            f"head {si(t['time_head_s'], 's')}{noise_clause(t)})")
+    line = (
+        f"{outcome} — total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → "
+        f"head {si(t['time_head_s'], 's')}{noise_clause(t)})"
+    )
     s = t["status"]
-    counts = [f"{s[k]} {k}" for k in (diffs.SLOWER, diffs.FASTER, diffs.NEW, diffs.REMOVED, diffs.ABOVE_ROOF) if s[k]]
+    counts = [
+        f"{s[k]} {k}"
+        for k in (diffs.SLOWER, diffs.FASTER, diffs.NEW, diffs.REMOVED, diffs.ABOVE_ROOF)
+        if s[k]
+    ]
     if counts:
         line += "; " + ", ".join(counts)
     if not gates:
@@ -49,7 +71,11 @@ def context_lines(d: diffs.Diff) -> list[str]:
         f"{t['launches_head']}",
         f"kernel groups: {matched} matched ({fuzzy} fuzzy), {t['head_only']} new, {t['base_only']} removed; "
         f"{diffs.regression_rule_text(d.threshold, d.level)}"
-        + (f"; groups under {show_pct(d.min_time)} of total time in both profiles are ignored" if d.min_time else ""),
+        + (
+            f"; groups under {show_pct(d.min_time)} of total time in both profiles are ignored"
+            if d.min_time
+            else ""
+        ),
     ]
 
 
@@ -63,7 +89,11 @@ def display(r: dict) -> str:
 
 def match_text(r: dict) -> str:
     if r["match"] == diffs.NAME:
-        changes = [f"{k} {r[k + '_base']}→{r[k + '_head']}" for k in ("grid", "block") if r[k + "_base"] != r[k + "_head"]]
+        changes = [
+            f"{k} {r[k + '_base']}→{r[k + '_head']}"
+            for k in ("grid", "block")
+            if r[k + "_base"] != r[k + "_head"]
+        ]
         return "name (" + ", ".join(changes) + ")" if changes else "name"
     if r["match"] == diffs.BASE_NAME:
         return "fuzzy: base name"
@@ -71,10 +101,24 @@ def match_text(r: dict) -> str:
 
 
 def cells(rank: int, r: dict) -> list[str]:
-    return [str(rank), names.short_id(r["kernel"]), display(r), match_text(r), _pair(r, "launches", _count),
-            si(r["duration_s_base"], "s"), si(r["duration_s_head"], "s"), signed_si(r["delta_s"]),
-            signed_pct(_f(r["delta_pct"])), interval_text(r), method_text(r), _noise(r),
-            _pair(r, "efficiency", pct), _verdicts(r), signed_si(r["headroom_delta_s"]), status_text(r)]
+    return [
+        str(rank),
+        names.short_id(r["kernel"]),
+        display(r),
+        match_text(r),
+        _pair(r, "launches", _count),
+        si(r["duration_s_base"], "s"),
+        si(r["duration_s_head"], "s"),
+        signed_si(r["delta_s"]),
+        signed_pct(_f(r["delta_pct"])),
+        interval_text(r),
+        method_text(r),
+        _noise(r),
+        _pair(r, "efficiency", pct),
+        _verdicts(r),
+        signed_si(r["headroom_delta_s"]),
+        status_text(r),
+    ]
 
 
 def status_text(r: dict) -> str:
@@ -102,8 +146,10 @@ def spread_text(r: dict, side: str) -> str:
         return "—"
     if int(n) < 2:
         return si(r[f"mean_s_{side}"], "s")
-    return (f"{int(n)}× {si(r[f'min_s_{side}'], 's')}–{si(r[f'max_s_{side}'], 's')} "
-            f"(spread {show_pct(_f(r[f'spread_{side}']))}, CV {show_pct(_f(r[f'cv_{side}']))})")
+    return (
+        f"{int(n)}× {si(r[f'min_s_{side}'], 's')}–{si(r[f'max_s_{side}'], 's')} "
+        f"(spread {show_pct(_f(r[f'spread_{side}']))}, CV {show_pct(_f(r[f'cv_{side}']))})"
+    )
 
 
 def _noise(r: dict) -> str:

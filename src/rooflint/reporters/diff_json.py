@@ -10,8 +10,25 @@ from rooflint.core.formatting import plain
 from rooflint.core.version import __version__
 from rooflint.reporters import diff_common as dc
 
-_SIDE = ["launches", "duration_s", "mean_s", "min_s", "max_s", "spread", "cv", "time_share", "efficiency",
-         "verdict", "limiter", "headroom_s", "above_roof_launches", "device_id", "grid", "block", "reason"]
+_SIDE = [
+    "launches",
+    "duration_s",
+    "mean_s",
+    "min_s",
+    "max_s",
+    "spread",
+    "cv",
+    "time_share",
+    "efficiency",
+    "verdict",
+    "limiter",
+    "headroom_s",
+    "above_roof_launches",
+    "device_id",
+    "grid",
+    "block",
+    "reason",
+]
 
 
 def render(d, gates, **_options) -> str:
@@ -37,39 +54,88 @@ def document(d, gates) -> dict:
         "warnings": d.warnings,
         "notes": d.notes,
         "totals": {k: plain(v) if not isinstance(v, dict) else v for k, v in d.totals.items()},
-        "gates": [{"option": g.option, "setting": g.setting, "origin": g.origin or "command line",
-                   "passed": g.passed, "failures": g.failures} for g in gates],
+        "gates": [
+            {
+                "option": g.option,
+                "setting": g.setting,
+                "origin": g.origin or "command line",
+                "passed": g.passed,
+                "failures": g.failures,
+            }
+            for g in gates
+        ],
         "groups": [_group(r) for r in dc.records(d)],
     }
 
 
 def _side(side) -> dict:
-    return {"input": side.label, "runs": side.runs, "inputs": list(side.inputs or [side.label]),
-            "saved_report": side.saved, "devices": [_device(u) for u in side.result.devices],
-            "accounting": side.result.accounting}
+    return {
+        "input": side.label,
+        "runs": side.runs,
+        "inputs": list(side.inputs or [side.label]),
+        "saved_report": side.saved,
+        "devices": [_device(u) for u in side.result.devices],
+        "accounting": side.result.accounting,
+    }
 
 
 def _device(use) -> dict:
     device = use.device
     if device is None:
-        return {"id": None, "name": None, "sources": use.sources, "provenance": use.provenance, "ceilings": []}
-    ceilings = [{"name": k, "kind": "compute", "value": c.value, "unit": "op/s", "source": c.source}
-                for k, c in device.compute.items()]
-    ceilings += [{"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
-                 for k, c in device.memory.items()]
-    return {"id": device.id, "name": device.name, "sources": use.sources, "provenance": use.provenance,
-            "ceilings": ceilings}
+        return {
+            "id": None,
+            "name": None,
+            "sources": use.sources,
+            "provenance": use.provenance,
+            "ceilings": [],
+        }
+    ceilings = [
+        {"name": k, "kind": "compute", "value": c.value, "unit": "op/s", "source": c.source}
+        for k, c in device.compute.items()
+    ]
+    ceilings += [
+        {"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
+        for k, c in device.memory.items()
+    ]
+    return {
+        "id": device.id,
+        "name": device.name,
+        "sources": use.sources,
+        "provenance": use.provenance,
+        "ceilings": ceilings,
+    }
 
 
 def _group(r: dict) -> dict:
-    out = {"kernel": r["kernel"], "short_name": names.short_name(r["kernel"]), "short_id": names.short_id(r["kernel"]),
-           "match": r["match"], "status": r["status"], "ignored": bool(r["ignored"])}
+    out = {
+        "kernel": r["kernel"],
+        "short_name": names.short_name(r["kernel"]),
+        "short_id": names.short_id(r["kernel"]),
+        "match": r["match"],
+        "status": r["status"],
+        "ignored": bool(r["ignored"]),
+    }
     for side in ("base", "head"):
-        out[side] = ({"kernel": r[f"kernel_{side}"], **{f: plain(r[f"{f}_{side}"]) for f in _SIDE}}
-                     if diffs.present(r, side) else None)
-    for f in ("delta_s", "delta_pct", "mean_delta_pct", "change", "change_low", "change_high",
-              "method", "pairs", "compared_base", "compared_head", "run_noise", "headroom_delta_s",
-              "efficiency_delta"):
+        out[side] = (
+            {"kernel": r[f"kernel_{side}"], **{f: plain(r[f"{f}_{side}"]) for f in _SIDE}}
+            if diffs.present(r, side)
+            else None
+        )
+    for f in (
+        "delta_s",
+        "delta_pct",
+        "mean_delta_pct",
+        "change",
+        "change_low",
+        "change_high",
+        "method",
+        "pairs",
+        "compared_base",
+        "compared_head",
+        "run_noise",
+        "headroom_delta_s",
+        "efficiency_delta",
+    ):
         out[f] = plain(r[f])
     for f in ("pairs", "compared_base", "compared_head"):
         out[f] = int(out[f]) if out[f] is not None else None

@@ -42,13 +42,21 @@ def code(text) -> str:
 
 def render(d, gates, top: int | None = 10, **_options) -> str:
     head = _head(d, gates, top or 10)
-    tail_open = ["", "<details>", f"<summary>All {len(d.groups)} kernel groups, devices and notes</summary>", ""]
+    tail_open = [
+        "",
+        "<details>",
+        f"<summary>All {len(d.groups)} kernel groups, devices and notes</summary>",
+        "",
+    ]
     tail_close = ["", "</details>", ""]
     budget = LIMIT - len(_join(head + tail_open + tail_close)) - 400  # room for the "cut" sentence
     body, cut = _fit(_details(d), budget)
     if cut:
-        body += ["", f"_Cut {cut} line(s) here to stay under GitHub's {LIMIT:,}-character limit; "
-                 "run `rooflint diff --format json` for everything._"]
+        body += [
+            "",
+            f"_Cut {cut} line(s) here to stay under GitHub's {LIMIT:,}-character limit; "
+            "run `rooflint diff --format json` for everything._",
+        ]
     return _join(head + tail_open + body + tail_close)
 
 
@@ -59,7 +67,9 @@ def _join(lines: list[str]) -> str:
 def _head(d, gates, top: int) -> list[str]:
     icon = "❌" if dc.verdict(gates) == "FAIL" else "✅"
     lines = [f"### {icon} rooflint diff: {escape(dc.summary_line(d, gates))}", ""]
-    lines += [f"> ⚠️ **{escape(w.split(':', 1)[0])}**:{escape(w.split(':', 1)[1])}" for w in d.warnings]
+    lines += [
+        f"> ⚠️ **{escape(w.split(':', 1)[0])}**:{escape(w.split(':', 1)[1])}" for w in d.warnings
+    ]
     if d.warnings:
         lines.append("")
     lines += [escape(line) + "  " for line in dc.context_lines(d)]
@@ -75,7 +85,10 @@ def _head(d, gates, top: int) -> list[str]:
     lines += gate_lines + ([""] if gate_lines else [])
     changed = [r for r in dc.records(d) if _changed(r)]
     if changed:
-        lines += [f"**Top changes** (largest time change first; {len(changed)} group(s) changed)", ""]
+        lines += [
+            f"**Top changes** (largest time change first; {len(changed)} group(s) changed)",
+            "",
+        ]
         lines += _table([dc.cells(i, r) for i, r in enumerate(changed[:top], 1)])
     else:
         lines.append("No kernel group changed time.")
@@ -88,35 +101,60 @@ def _changed(r: dict) -> bool:
 
 def _table(rows: list[list[str]]) -> list[str]:
     header = "| " + " | ".join(dc.HEADER) + " |"
-    align = "| " + " | ".join("---:" if i in dc.NUMERIC else "---" for i in range(len(dc.HEADER))) + " |"
+    align = (
+        "| "
+        + " | ".join("---:" if i in dc.NUMERIC else "---" for i in range(len(dc.HEADER)))
+        + " |"
+    )
     return [header, align] + ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
 
 
 def _details(d) -> list[list[str]]:
     """Blocks of lines in order of importance; _fit keeps whole lines until the budget runs out."""
     rows = dc.records(d)
-    blocks = [["**All kernel groups**", ""] + _table([dc.cells(i, r) for i, r in enumerate(rows, 1)])]
+    blocks = [
+        ["**All kernel groups**", ""] + _table([dc.cells(i, r) for i, r in enumerate(rows, 1)])
+    ]
     noisy = [r for r in rows if _several(r)]
     if noisy:
-        title = ("**Per-launch spread** (how different a group's launches are from each other; "
-                 "not noise)")
-        blocks.append(["", title, "",
-                       "| id | kernel | base | head |", "| --- | --- | --- | --- |"]
-                      + [f"| {names.short_id(r['kernel'])} | {escape(dc.display(r))} | {escape(dc.spread_text(r, 'base'))} "
-                         f"| {escape(dc.spread_text(r, 'head'))} |" for r in noisy])
+        title = (
+            "**Per-launch spread** (how different a group's launches are from each other; "
+            "not noise)"
+        )
+        blocks.append(
+            ["", title, "", "| id | kernel | base | head |", "| --- | --- | --- | --- |"]
+            + [
+                f"| {names.short_id(r['kernel'])} | {escape(dc.display(r))} | {escape(dc.spread_text(r, 'base'))} "
+                f"| {escape(dc.spread_text(r, 'head'))} |"
+                for r in noisy
+            ]
+        )
     fuzzy = [r for r in rows if r["match"] in diffs.FUZZY]
     if fuzzy:
-        blocks.append(["", "**Fuzzy matches** (check these are the same kernel)", ""]
-                      + [f"- `{names.short_id(r['kernel'])}` {escape(_cut(r['kernel_base']))} → "
-                         f"{escape(_cut(r['kernel_head']))} ({escape(dc.match_text(r))})" for r in fuzzy])
-    blocks.append(["", "**Devices and ceilings**", "",
-                   f"- base {code(d.base.label)}: {escape(_devices(d.base))}",
-                   f"- head {code(d.head.label)}: {escape(_devices(d.head))}"]
-                  + [f"- changed: {escape(dc.ceiling_text(c))}" for c in d.ceiling_changes])
+        blocks.append(
+            ["", "**Fuzzy matches** (check these are the same kernel)", ""]
+            + [
+                f"- `{names.short_id(r['kernel'])}` {escape(_cut(r['kernel_base']))} → "
+                f"{escape(_cut(r['kernel_head']))} ({escape(dc.match_text(r))})"
+                for r in fuzzy
+            ]
+        )
+    blocks.append(
+        [
+            "",
+            "**Devices and ceilings**",
+            "",
+            f"- base {code(d.base.label)}: {escape(_devices(d.base))}",
+            f"- head {code(d.head.label)}: {escape(_devices(d.head))}",
+        ]
+        + [f"- changed: {escape(dc.ceiling_text(c))}" for c in d.ceiling_changes]
+    )
     if d.notes:
         blocks.append(["", "**Notes**", ""] + [f"- {escape(n)}" for n in d.notes])
-    blocks.append(["", "**Full kernel names**", ""]
-                  + [f"- `{names.short_id(r['kernel'])}` {escape(_cut(r['kernel']))}" for r in rows])
+    blocks.append(
+        ["", "**Full kernel names**", ""]
+        + [f"- `{names.short_id(r['kernel'])}` {escape(_cut(r['kernel']))}" for r in rows]
+    )
     return blocks
 
 

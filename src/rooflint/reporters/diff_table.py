@@ -124,4 +124,3 @@ def _grid(rows: list[dict], level: float, width: int) -> list[str]:
         if k:
             out += _pack(detail(rows[k - 1]), indent, width)
     return out
-

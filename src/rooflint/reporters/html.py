@@ -76,36 +76,45 @@ def render(result, top: int | None = None, level: str = "dram", **_options) -> s
     body = [
         "<h1>rooflint report</h1>",
         _summary(result),
-        "<h2>Roofline</h2>" if len(chart_list) == 1 else f"<h2>Roofline, one chart per device ({len(chart_list)})</h2>",
-        *(part for data in chart_list for part in (_chart_heading(data, len(chart_list)), svg(data),
-                                                    _unplaced(data))),
-        f"<h2>Kernels <span class=\"muted\">({len(kernels)} of {len(result.kernels)} groups; "
+        "<h2>Roofline</h2>"
+        if len(chart_list) == 1
+        else f"<h2>Roofline, one chart per device ({len(chart_list)})</h2>",
+        *(
+            part
+            for data in chart_list
+            for part in (_chart_heading(data, len(chart_list)), svg(data), _unplaced(data))
+        ),
+        f'<h2>Kernels <span class="muted">({len(kernels)} of {len(result.kernels)} groups; '
         "click a header to sort)</span></h2>",
         _kernel_table(result, kernels),
         "<h2>Ceilings and their sources</h2>",
         _ceilings(result),
         _notes(result),
         _skipped(result),
-        f"<p class=\"muted\">rooflint {esc(__version__)}</p>",
+        f'<p class="muted">rooflint {esc(__version__)}</p>',
     ]
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>rooflint report: {esc(common.device_line(result))}</title>\n<style>{CSS}</style>\n"
-            "</head>\n<body>\n" + "\n".join(b for b in body if b) +
-            f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>rooflint report: {esc(common.device_line(result))}</title>\n<style>{CSS}</style>\n"
+        "</head>\n<body>\n"
+        + "\n".join(b for b in body if b)
+        + f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
+    )
 
 
 def _summary(result) -> str:
     s = common.summary_numbers(result)
-    parts = [f"<p class=\"summary\"><b>{esc(common.si(s['total_time_s'], 's'))}</b> total · "
-             f"<b>{esc(common.si(s['total_headroom_s'], 's'))}</b> headroom · "
-             f"<b>{esc(common.pct(s['time_weighted_efficiency']))}</b> time-weighted efficiency</p>",
-             f"<p>Device: {esc(common.device_line(result))}</p>",
-             f"<p>{esc(common.accounting_line(result))}</p>"]
+    parts = [
+        f'<p class="summary"><b>{esc(common.si(s["total_time_s"], "s"))}</b> total · '
+        f"<b>{esc(common.si(s['total_headroom_s'], 's'))}</b> headroom · "
+        f"<b>{esc(common.pct(s['time_weighted_efficiency']))}</b> time-weighted efficiency</p>",
+        f"<p>Device: {esc(common.device_line(result))}</p>",
+        f"<p>{esc(common.accounting_line(result))}</p>",
+    ]
     parts += [f"<p>{esc(text)}</p>"] if (text := coverage.line(result)) else []
-    parts += [f"<p class=\"warn\">{esc(w)}</p>" for w in common.warnings(result)]
+    parts += [f'<p class="warn">{esc(w)}</p>' for w in common.warnings(result)]
     return "\n".join(parts)
-
 
 
 def _num(value) -> str:
@@ -115,46 +124,66 @@ def _num(value) -> str:
     return repr(float(value))
 
 
-_HEADERS = [("#", True), ("id", False), ("kernel", False), ("launches", True), ("time", True),
-            ("share", True), ("verdict", False), ("efficiency", True), ("headroom", True),
-            ("limiter", False), ("FLOP/byte (DRAM)", True), ("FLOP/s", True), ("what would help", False)]
+_HEADERS = [
+    ("#", True),
+    ("id", False),
+    ("kernel", False),
+    ("launches", True),
+    ("time", True),
+    ("share", True),
+    ("verdict", False),
+    ("efficiency", True),
+    ("headroom", True),
+    ("limiter", False),
+    ("FLOP/byte (DRAM)", True),
+    ("FLOP/s", True),
+    ("what would help", False),
+]
 
 
 def _kernel_table(result, kernels: pd.DataFrame) -> str:
-    head = "".join(f"<th class=\"n\">{esc(h)}</th>" if numeric else f"<th>{esc(h)}</th>" for h, numeric in _HEADERS)
+    head = "".join(
+        f'<th class="n">{esc(h)}</th>' if numeric else f"<th>{esc(h)}</th>"
+        for h, numeric in _HEADERS
+    )
     rows = [_kernel_row(result, r) for r in kernels.to_dict("records")]  # dicts: fast on 10^4 rows
-    return (f"<div class=\"scroll\"><table class=\"sortable\" id=\"kernels\">\n<thead><tr>{head}</tr></thead>\n"
-            "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table></div>")
+    return (
+        f'<div class="scroll"><table class="sortable" id="kernels">\n<thead><tr>{head}</tr></thead>\n'
+        "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table></div>"
+    )
 
 
 def _kernel_row(result, r) -> str:
     colour = VERDICT_COLOURS.get(r["verdict"], "#777")
     full = common.full_name(result, r)
     config = " ".join(str(r[c]) for c in ("grid", "block") if isinstance(r[c], str))
-    name = (f"<details><summary>{esc(common.display_name(r, result.group_by))}</summary>"
-            f"<div class=\"full\">{esc(full)}</div>"
-            + (f"<div class=\"muted\">grid, block: {esc(config)}</div>" if config else "") + "</details>")
+    name = (
+        f"<details><summary>{esc(common.display_name(r, result.group_by))}</summary>"
+        f'<div class="full">{esc(full)}</div>'
+        + (f'<div class="muted">grid, block: {esc(config)}</div>' if config else "")
+        + "</details>"
+    )
     limiter = r["limiter"] if isinstance(r["limiter"], str) else ""
     cells = [
         _n(r["rank"], str(r["rank"])),
-        f"<td class=\"id\">{esc(r['id'])}</td>",
-        f"<td class=\"name\" data-sort=\"{esc(full.lower())}\">{name}</td>",
+        f'<td class="id">{esc(r["id"])}</td>',
+        f'<td class="name" data-sort="{esc(full.lower())}">{name}</td>',
         _n(r["launches"], str(r["launches"])),
         _n(r["duration_s"], common.si(r["duration_s"], "s")),
         _n(r["time_share"], common.pct(r["time_share"], 1)),
-        f"<td class=\"verdict\"><span class=\"dot\" style=\"background:{colour}\"></span>{esc(r['verdict'])}</td>",
+        f'<td class="verdict"><span class="dot" style="background:{colour}"></span>{esc(r["verdict"])}</td>',
         _n(r["efficiency"], common.pct(r["efficiency"])),
         _n(r["headroom_s"], common.si(r["headroom_s"], "s")),
         f"<td>{esc(limiter)}</td>",
         _n(r["intensity_dram"], common.si(r["intensity_dram"])),
         _n(r["achieved_flops_per_s"], common.si(r["achieved_flops_per_s"], "FLOP/s")),
-        f"<td class=\"why\">{esc(common.kernel_sentence(result, r))}</td>",
+        f'<td class="why">{esc(common.kernel_sentence(result, r))}</td>',
     ]
     return "<tr>" + "".join(cells) + "</tr>"
 
 
 def _n(raw, shown: str) -> str:
-    return f"<td class=\"n\" data-sort=\"{_num(raw)}\">{esc(shown)}</td>"
+    return f'<td class="n" data-sort="{_num(raw)}">{esc(shown)}</td>'
 
 
 def _ceilings(result) -> str:
@@ -162,17 +191,26 @@ def _ceilings(result) -> str:
     if not rows:
         return "<p>No ceilings: no device could be matched (pass <code>--device ID</code> or <code>--device-file</code>).</p>"
     vendors = {u.device.id: u.device.vendor for u in result.devices if u.device is not None}
-    out = ["<table class=\"sortable\" id=\"ceilings\">",
-           "<thead><tr><th>device</th><th>ceiling</th><th>roof</th><th class=\"n\">peak</th>"
-           "<th class=\"n\">ridge vs DRAM (FLOP/byte)</th><th>source</th></tr></thead>", "<tbody>"]
+    out = [
+        '<table class="sortable" id="ceilings">',
+        '<thead><tr><th>device</th><th>ceiling</th><th>roof</th><th class="n">peak</th>'
+        '<th class="n">ridge vs DRAM (FLOP/byte)</th><th>source</th></tr></thead>',
+        "<tbody>",
+    ]
     for row in rows:
-        unit = "B/s" if row["kind"] == "memory" else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
+        unit = (
+            "B/s"
+            if row["kind"] == "memory"
+            else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
+        )
         ridge = row.get("ridge_dram")
-        out.append(f"<tr><td>{esc(row['device'])}</td><td>{esc(row['ceiling'])}</td>"
-                   f"<td>{esc(explain.roof_label(row['ceiling'], vendors.get(row['device'])))}</td>"
-                   + _n(row["value"], common.si(row["value"], unit))
-                   + _n(ridge, f"{ridge:.3g}" if ridge else "—")
-                   + f"<td>{esc(row['source'])}</td></tr>")
+        out.append(
+            f"<tr><td>{esc(row['device'])}</td><td>{esc(row['ceiling'])}</td>"
+            f"<td>{esc(explain.roof_label(row['ceiling'], vendors.get(row['device'])))}</td>"
+            + _n(row["value"], common.si(row["value"], unit))
+            + _n(ridge, f"{ridge:.3g}" if ridge else "—")
+            + f"<td>{esc(row['source'])}</td></tr>"
+        )
     out += ["</tbody>", "</table>"]
     for use in result.devices:
         title = f"{use.device.name} ({use.device.id})" if use.device is not None else "no device"
@@ -186,7 +224,11 @@ def _notes(result) -> str:
     notes = common.notes(result)
     if not notes:
         return ""
-    return "<h2>Notes from the inputs</h2>\n<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
+    return (
+        "<h2>Notes from the inputs</h2>\n<ul>"
+        + "".join(f"<li>{esc(n)}</li>" for n in notes)
+        + "</ul>"
+    )
 
 
 def _skipped(result) -> str:
@@ -203,8 +245,10 @@ def _chart_heading(data: ChartData, count: int) -> str:
 def _unplaced(data: ChartData) -> str:
     if not data.unplaced and not data.notes:
         return ""
-    items = [f"<li><span class=\"id\">{esc(label)}</span> {esc(name)}: {esc(why)}</li>"
-             for label, name, why in data.unplaced[:50]]
+    items = [
+        f'<li><span class="id">{esc(label)}</span> {esc(name)}: {esc(why)}</li>'
+        for label, name, why in data.unplaced[:50]
+    ]
     if len(data.unplaced) > 50:
         items.append(f"<li>… and {len(data.unplaced) - 50} more (see the table)</li>")
     items += [f"<li>{esc(n)}</li>" for n in data.notes]
@@ -233,7 +277,7 @@ class _Log:
         return self.p0 + frac * (self.p1 - self.p0)
 
     def decades(self):
-        return [10.0 ** e for e in range(math.ceil(self.lo), math.floor(self.hi) + 1)]
+        return [10.0**e for e in range(math.ceil(self.lo), math.floor(self.hi) + 1)]
 
 
 def svg(data: ChartData) -> str:
@@ -241,30 +285,47 @@ def svg(data: ChartData) -> str:
     box = _main_box(data)
     x0, y0, x1, y1 = box
     sx, sy = _Log(*data.x_range, x0, x1), _Log(*data.y_range, y1, y0)
-    out = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" "
-           f"role=\"img\" aria-label=\"{esc(data.title)}\">",
-           f"<title>{esc(data.title)}</title>",
-           f"<defs><clipPath id=\"plot\"><rect x=\"{x0}\" y=\"{y0}\" width=\"{x1 - x0}\" height=\"{y1 - y0}\"/></clipPath></defs>",
-           f"<rect x=\"{x0}\" y=\"{y0}\" width=\"{x1 - x0}\" height=\"{y1 - y0}\" fill=\"#fff\" stroke=\"#333\"/>"]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+        f'role="img" aria-label="{esc(data.title)}">',
+        f"<title>{esc(data.title)}</title>",
+        f'<defs><clipPath id="plot"><rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}"/></clipPath></defs>',
+        f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="#fff" stroke="#333"/>',
+    ]
     out += _grid(sx, sy, box, lambda v: f"{v:g}", lambda v: common.si(v, "FLOP/s"))
-    out.append(f"<text x=\"{(x0 + x1) / 2}\" y=\"{y1 + 40}\" text-anchor=\"middle\" font-size=\"13\">"
-               f"arithmetic intensity (FLOP per {LEVELS[data.level]} byte)</text>")
-    out.append(f"<text transform=\"translate({x0 - 86},{(y0 + y1) / 2}) rotate(-90)\" text-anchor=\"middle\" "
-               "font-size=\"13\">achieved FLOP/s</text>")
-    out.append("<g clip-path=\"url(#plot)\">")
+    out.append(
+        f'<text x="{(x0 + x1) / 2}" y="{y1 + 40}" text-anchor="middle" font-size="13">'
+        f"arithmetic intensity (FLOP per {LEVELS[data.level]} byte)</text>"
+    )
+    out.append(
+        f'<text transform="translate({x0 - 86},{(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" '
+        'font-size="13">achieved FLOP/s</text>'
+    )
+    out.append('<g clip-path="url(#plot)">')
     obstacles = []
     for roof in data.roofs:
         (ax, ay), (bx, by) = roof.start, roof.end
         colour = "#222" if roof.kind == "compute" else "#555"
-        out.append(f"<line x1=\"{sx(ax):.1f}\" y1=\"{sy(ay):.1f}\" x2=\"{sx(bx):.1f}\" y2=\"{sy(by):.1f}\" "
-                   f"stroke=\"{colour}\" stroke-width=\"2\"><title>{esc(roof.label)}</title></line>")
+        out.append(
+            f'<line x1="{sx(ax):.1f}" y1="{sy(ay):.1f}" x2="{sx(bx):.1f}" y2="{sy(by):.1f}" '
+            f'stroke="{colour}" stroke-width="2"><title>{esc(roof.label)}</title></line>'
+        )
         if roof.kind == "compute":
-            out.append(f"<text x=\"{x1 - 6}\" y=\"{sy(ay) - 5:.1f}\" text-anchor=\"end\" font-size=\"11\">"
-                       f"{esc(roof.label)}</text>")
+            out.append(
+                f'<text x="{x1 - 6}" y="{sy(ay) - 5:.1f}" text-anchor="end" font-size="11">'
+                f"{esc(roof.label)}</text>"
+            )
             obstacles.append((x1 - 6 - 6.6 * len(roof.label), sy(ay) - 18, x1 - 6, sy(ay) - 1))
         else:
             out.append(_slope_text(roof, sx, sy))
-    out += _points(data.points, lambda p: sx(p.intensity), lambda p: sy(p.flops_per_s), "FLOP/s", box, obstacles)
+    out += _points(
+        data.points,
+        lambda p: sx(p.intensity),
+        lambda p: sy(p.flops_per_s),
+        "FLOP/s",
+        box,
+        obstacles,
+    )
     out.append("</g>")
     if data.zero_flop:
         out += _strip(data)
@@ -278,12 +339,16 @@ def _grid(sx: _Log, sy: _Log, box, fx, fy) -> list[str]:
     out = []
     for v in sx.decades():
         px = sx(v)
-        out.append(f"<line x1=\"{px:.1f}\" y1=\"{y0}\" x2=\"{px:.1f}\" y2=\"{y1}\" stroke=\"#e6e6e6\"/>")
-        out.append(f"<text x=\"{px:.1f}\" y=\"{y1 + 16}\" text-anchor=\"middle\" font-size=\"11\">{esc(fx(v))}</text>")
+        out.append(f'<line x1="{px:.1f}" y1="{y0}" x2="{px:.1f}" y2="{y1}" stroke="#e6e6e6"/>')
+        out.append(
+            f'<text x="{px:.1f}" y="{y1 + 16}" text-anchor="middle" font-size="11">{esc(fx(v))}</text>'
+        )
     for v in sy.decades():
         py = sy(v)
-        out.append(f"<line x1=\"{x0}\" y1=\"{py:.1f}\" x2=\"{x1}\" y2=\"{py:.1f}\" stroke=\"#e6e6e6\"/>")
-        out.append(f"<text x=\"{x0 - 6}\" y=\"{py + 4:.1f}\" text-anchor=\"end\" font-size=\"11\">{esc(fy(v))}</text>")
+        out.append(f'<line x1="{x0}" y1="{py:.1f}" x2="{x1}" y2="{py:.1f}" stroke="#e6e6e6"/>')
+        out.append(
+            f'<text x="{x0 - 6}" y="{py + 4:.1f}" text-anchor="end" font-size="11">{esc(fy(v))}</text>'
+        )
     return out
 
 
@@ -292,8 +357,10 @@ def _slope_text(roof, sx: _Log, sy: _Log) -> str:
     angle = math.degrees(math.atan2(sy(by) - sy(ay), sx(bx) - sx(ax)))
     mx = math.sqrt(ax * bx)  # halfway along the segment on a log axis
     px, py = sx(mx), sy(roof.value * mx)
-    return (f"<text x=\"{px:.1f}\" y=\"{py - 6:.1f}\" font-size=\"11\" text-anchor=\"middle\" "
-            f"transform=\"rotate({angle:.2f} {px:.1f} {py:.1f})\">{esc(roof.label)}</text>")
+    return (
+        f'<text x="{px:.1f}" y="{py - 6:.1f}" font-size="11" text-anchor="middle" '
+        f'transform="rotate({angle:.2f} {px:.1f} {py:.1f})">{esc(roof.label)}</text>'
+    )
 
 
 def _radius(point: Point, n: int) -> float:
@@ -301,7 +368,9 @@ def _radius(point: Point, n: int) -> float:
     return (2.0 if n > 200 else 4.0) + 22 * math.sqrt(max(share, 0.0))
 
 
-def _points(points: list[Point], fx, fy, unit: str, frame, obstacles: list | None = None) -> list[str]:
+def _points(
+    points: list[Point], fx, fy, unit: str, frame, obstacles: list | None = None
+) -> list[str]:
     """Markers (each with a hover <title>) and the labelled ones' ids, placed clear of each other."""
     n = len(points)
     opacity = "0.85" if n <= 200 else "0.4"
@@ -309,12 +378,18 @@ def _points(points: list[Point], fx, fy, unit: str, frame, obstacles: list | Non
     for p in sorted(points, key=lambda p: -(p.time_share if p.time_share == p.time_share else 0)):
         x, y = fx(p), fy(p)
         value = p.flops_per_s if unit == "FLOP/s" else p.bytes_per_s
-        where = (f"{common.si(p.intensity)} FLOP/byte, " if p.intensity == p.intensity else "0 FLOP, ")
-        hover = (f"#{p.rank} {p.label} {p.full_name}\n{where}{common.si(value, unit)}, "
-                 f"{common.pct(p.time_share, 1)} of time, {p.verdict}, {common.pct(p.efficiency)} of roof")
-        out.append(f"<circle class=\"pt\" cx=\"{x:.1f}\" cy=\"{y:.1f}\" r=\"{_radius(p, n):.1f}\" "
-                   f"fill=\"{VERDICT_COLOURS.get(p.verdict, '#777')}\" fill-opacity=\"{opacity}\" stroke=\"#fff\" "
-                   f"stroke-width=\"0.5\"><title>{esc(hover)}</title></circle>")
+        where = (
+            f"{common.si(p.intensity)} FLOP/byte, " if p.intensity == p.intensity else "0 FLOP, "
+        )
+        hover = (
+            f"#{p.rank} {p.label} {p.full_name}\n{where}{common.si(value, unit)}, "
+            f"{common.pct(p.time_share, 1)} of time, {p.verdict}, {common.pct(p.efficiency)} of roof"
+        )
+        out.append(
+            f'<circle class="pt" cx="{x:.1f}" cy="{y:.1f}" r="{_radius(p, n):.1f}" '
+            f'fill="{VERDICT_COLOURS.get(p.verdict, "#777")}" fill-opacity="{opacity}" stroke="#fff" '
+            f'stroke-width="0.5"><title>{esc(hover)}</title></circle>'
+        )
     labelled = sorted((p for p in points if p.labelled), key=lambda p: p.rank)
     taken = list(obstacles or [])
     taken += [_around(fx(p), fy(p), _radius(p, n)) for p in labelled]
@@ -324,12 +399,18 @@ def _points(points: list[Point], fx, fy, unit: str, frame, obstacles: list | Non
             continue
         x0, y0, x1, y1 = box
         lx, ly = min(max(fx(p), x0), x1), min(max(fy(p), y0), y1)  # the box's nearest point
-        out.append(f"<line x1=\"{fx(p):.1f}\" y1=\"{fy(p):.1f}\" x2=\"{lx:.1f}\" y2=\"{ly:.1f}\" "
-                   "stroke=\"#555\" stroke-width=\"0.7\"/>")
-        out.append(f"<rect x=\"{x0:.1f}\" y=\"{y0:.1f}\" width=\"{x1 - x0:.1f}\" height=\"{y1 - y0:.1f}\" "
-                   "fill=\"#fff\" fill-opacity=\"0.8\" rx=\"2\"/>")
-        out.append(f"<text x=\"{x0 + 2:.1f}\" y=\"{y1 - 3:.1f}\" font-size=\"11\" font-family=\"monospace\">"
-                   f"{esc(p.label)}</text>")
+        out.append(
+            f'<line x1="{fx(p):.1f}" y1="{fy(p):.1f}" x2="{lx:.1f}" y2="{ly:.1f}" '
+            'stroke="#555" stroke-width="0.7"/>'
+        )
+        out.append(
+            f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" '
+            'fill="#fff" fill-opacity="0.8" rx="2"/>'
+        )
+        out.append(
+            f'<text x="{x0 + 2:.1f}" y="{y1 - 3:.1f}" font-size="11" font-family="monospace">'
+            f"{esc(p.label)}</text>"
+        )
     return out
 
 
@@ -345,9 +426,26 @@ def _place(x: float, y: float, r: float, width: float, frame, taken: list):
     fx0, fy0, fx1, fy1 = frame
     for far in (1.0, 2.0, 3.2, 4.6, 6.4, 8.6, 11.5):
         gap = r * far + 3
-        for dx, dy in ((1, -1), (1, 1), (-1, -1), (-1, 1), (0, -1.4), (0, 1.4), (1.4, 0), (-1.4, 0)):
-            left = x + gap * abs(dx) if dx > 0 else (x - gap * abs(dx) - width if dx < 0 else x - width / 2)
-            top = y - gap * abs(dy) - height if dy < 0 else (y + gap * dy if dy > 0 else y - height / 2)
+        for dx, dy in (
+            (1, -1),
+            (1, 1),
+            (-1, -1),
+            (-1, 1),
+            (0, -1.4),
+            (0, 1.4),
+            (1.4, 0),
+            (-1.4, 0),
+        ):
+            left = (
+                x + gap * abs(dx)
+                if dx > 0
+                else (x - gap * abs(dx) - width if dx < 0 else x - width / 2)
+            )
+            top = (
+                y - gap * abs(dy) - height
+                if dy < 0
+                else (y + gap * dy if dy > 0 else y - height / 2)
+            )
             box = (left, top, left + width, top + height)
             inside = fx0 <= box[0] and box[2] <= fx1 and fy0 <= box[1] and box[3] <= fy1
             if inside and not any(_overlap(box, t) for t in taken):
@@ -363,30 +461,45 @@ def _overlap(a, b) -> bool:
 def _strip(data: ChartData) -> list[str]:
     x0, y0, x1, y1 = STRIP
     sy = _Log(*data.strip_range, y1, y0)
-    out = [f"<rect x=\"{x0}\" y=\"{y0}\" width=\"{x1 - x0}\" height=\"{y1 - y0}\" fill=\"#f6f6f6\" stroke=\"#333\"/>",
-           f"<text x=\"{(x0 + x1) / 2}\" y=\"{y0 - 8}\" text-anchor=\"middle\" font-size=\"12\">0 FLOP</text>",
-           f"<text transform=\"translate({x0 - 68},{(y0 + y1) / 2}) rotate(-90)\" text-anchor=\"middle\" "
-           f"font-size=\"12\">zero-FLOP kernels: {LEVELS[data.level]} byte/s</text>"]
+    out = [
+        f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="#f6f6f6" stroke="#333"/>',
+        f'<text x="{(x0 + x1) / 2}" y="{y0 - 8}" text-anchor="middle" font-size="12">0 FLOP</text>',
+        f'<text transform="translate({x0 - 68},{(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" '
+        f'font-size="12">zero-FLOP kernels: {LEVELS[data.level]} byte/s</text>',
+    ]
     for v in sy.decades():
-        out.append(f"<text x=\"{x0 - 4}\" y=\"{sy(v) + 4:.1f}\" text-anchor=\"end\" font-size=\"10\">"
-                   f"{esc(common.si(v, 'B/s'))}</text>")
+        out.append(
+            f'<text x="{x0 - 4}" y="{sy(v) + 4:.1f}" text-anchor="end" font-size="10">'
+            f"{esc(common.si(v, 'B/s'))}</text>"
+        )
     for _device, label, value in data.bandwidths:
-        out.append(f"<line x1=\"{x0}\" y1=\"{sy(value):.1f}\" x2=\"{x1}\" y2=\"{sy(value):.1f}\" stroke=\"#555\" "
-                   f"stroke-width=\"2\"><title>{esc(label)}</title></line>")
-        out.append(f"<text x=\"{x0 + 3}\" y=\"{sy(value) - 4:.1f}\" font-size=\"10\">{esc(label)}</text>")
+        out.append(
+            f'<line x1="{x0}" y1="{sy(value):.1f}" x2="{x1}" y2="{sy(value):.1f}" stroke="#555" '
+            f'stroke-width="2"><title>{esc(label)}</title></line>'
+        )
+        out.append(f'<text x="{x0 + 3}" y="{sy(value) - 4:.1f}" font-size="10">{esc(label)}</text>')
     width = x1 - x0
-    out += _points(data.zero_flop, lambda p: x0 + width * (0.15 + 0.5 * ((p.rank * 0.6180339887) % 1.0)),
-                   lambda p: sy(p.bytes_per_s), "B/s", STRIP)
+    out += _points(
+        data.zero_flop,
+        lambda p: x0 + width * (0.15 + 0.5 * ((p.rank * 0.6180339887) % 1.0)),
+        lambda p: sy(p.bytes_per_s),
+        "B/s",
+        STRIP,
+    )
     return out
 
 
 def _verdict_key(data: ChartData, box) -> list[str]:
-    present = [v for v in VERDICT_COLOURS if any(p.verdict == v for p in data.points + data.zero_flop)]
+    present = [
+        v for v in VERDICT_COLOURS if any(p.verdict == v for p in data.points + data.zero_flop)
+    ]
     out, x = [], box[0]
     for verdict in present:
-        out.append(f"<circle cx=\"{x + 5}\" cy=\"22\" r=\"5\" fill=\"{VERDICT_COLOURS[verdict]}\"/>")
-        out.append(f"<text x=\"{x + 14}\" y=\"26\" font-size=\"12\">{esc(verdict)}</text>")
+        out.append(f'<circle cx="{x + 5}" cy="22" r="5" fill="{VERDICT_COLOURS[verdict]}"/>')
+        out.append(f'<text x="{x + 14}" y="26" font-size="12">{esc(verdict)}</text>')
         x += 30 + 7.2 * len(verdict)
-    out.append(f"<text x=\"{box[2]}\" y=\"{H - 4}\" font-size=\"11\" text-anchor=\"end\" fill=\"#666\">"
-               "marker area ∝ share of time; hover a marker for details</text>")
+    out.append(
+        f'<text x="{box[2]}" y="{H - 4}" font-size="11" text-anchor="end" fill="#666">'
+        "marker area ∝ share of time; hover a marker for details</text>"
+    )
     return out

@@ -16,7 +16,9 @@ from rooflint.core.result import summary_numbers
 from rooflint.core.version import __version__
 from rooflint.reporters import common
 
-LAUNCH_FIELDS = [c for c in schema.COLUMNS if c not in ("missing",)] + analysis.RESULT_COLUMNS + ["family"]
+LAUNCH_FIELDS = (
+    [c for c in schema.COLUMNS if c not in ("missing",)] + analysis.RESULT_COLUMNS + ["family"]
+)
 
 
 def launch_fields(launches: pd.DataFrame) -> list[str]:
@@ -39,27 +41,36 @@ def chunks(result, top: int | None = None, **_options) -> Iterator[str]:
     so a caller can write a report of any size without holding it."""
     launches = result.launches
     sources, codes = _source_codes(launches)
-    head = json.dumps({**_head(result, top), "sources": sources, "launches": _PLACEHOLDER}, indent=1,
-                      ensure_ascii=False, allow_nan=False)
+    head = json.dumps(
+        {**_head(result, top), "sources": sources, "launches": _PLACEHOLDER},
+        indent=1,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
     at = head.rindex(json.dumps(_PLACEHOLDER))  # "launches" is the last value of the document
     yield head[:at] + "["
     columns = [c for c in launch_fields(launches) if c != "source"]
     for start in range(0, len(launches), CHUNK_ROWS):
-        part = launches.iloc[start:start + CHUNK_ROWS][columns]  # copies one chunk only
-        lines = launch_lines(part, codes[start:start + CHUNK_ROWS])
+        part = launches.iloc[start : start + CHUNK_ROWS][columns]  # copies one chunk only
+        lines = launch_lines(part, codes[start : start + CHUNK_ROWS])
         if lines is None:  # columns of a kind launch_lines does not encode: the general encoder
-            lines = ",\n".join(_LINE_INDENT + json.dumps(r, ensure_ascii=False, allow_nan=False)
-                               for r in _launch_records(part, codes[start:start + CHUNK_ROWS]))
+            lines = ",\n".join(
+                _LINE_INDENT + json.dumps(r, ensure_ascii=False, allow_nan=False)
+                for r in _launch_records(part, codes[start : start + CHUNK_ROWS])
+            )
         yield ("\n" if start == 0 else ",\n") + lines
-    yield ("\n ]" if len(launches) else "]") + head[at + len(json.dumps(_PLACEHOLDER)):] + "\n"
+    yield ("\n ]" if len(launches) else "]") + head[at + len(json.dumps(_PLACEHOLDER)) :] + "\n"
 
 
 def document(result, top: int | None = None) -> dict:
     """The report as a dict, built record by record: the reference that `chunks` must equal."""
     sources, codes = _source_codes(result.launches)
     columns = [c for c in launch_fields(result.launches) if c != "source"]
-    return {**_head(result, top), "sources": sources,
-            "launches": _launch_records(result.launches[columns], codes)}
+    return {
+        **_head(result, top),
+        "sources": sources,
+        "launches": _launch_records(result.launches[columns], codes),
+    }
 
 
 def _source_codes(launches: pd.DataFrame) -> tuple[list, np.ndarray]:
@@ -87,7 +98,12 @@ def _head(result, top: int | None) -> dict:
     return {
         "format_version": FORMAT_VERSION,
         "tool": f"rooflint {__version__}",
-        "units": {**schema.UNITS, **analysis.RESULT_UNITS, "time_share": "fraction", "headroom_share": "fraction"},
+        "units": {
+            **schema.UNITS,
+            **analysis.RESULT_UNITS,
+            "time_share": "fraction",
+            "headroom_share": "fraction",
+        },
         "group_by": result.group_by,
         "latency_threshold": result.latency_threshold,
         "device": devices[0] if devices else None,
@@ -103,12 +119,27 @@ def _head(result, top: int | None) -> dict:
 def _device(use) -> dict:
     device = use.device
     if device is None:
-        return {"id": None, "name": None, "sources": use.sources, "provenance": use.provenance, "ceilings": []}
+        return {
+            "id": None,
+            "name": None,
+            "sources": use.sources,
+            "provenance": use.provenance,
+            "ceilings": [],
+        }
     ceilings = common.device_ceilings(device)
-    return {"id": device.id, "name": device.name, "vendor": device.vendor, "arch": device.arch,
-            "evidence": getattr(use, "evidence", ""), "provisional": getattr(use, "provisional", False),
-            "candidates": list(getattr(use, "candidates", [])), "choose": getattr(use, "advice", ""),
-            "sources": use.sources, "provenance": use.provenance, "ceilings": ceilings}
+    return {
+        "id": device.id,
+        "name": device.name,
+        "vendor": device.vendor,
+        "arch": device.arch,
+        "evidence": getattr(use, "evidence", ""),
+        "provisional": getattr(use, "provisional", False),
+        "candidates": list(getattr(use, "candidates", [])),
+        "choose": getattr(use, "advice", ""),
+        "sources": use.sources,
+        "provenance": use.provenance,
+        "ceilings": ceilings,
+    }
 
 
 def _kernel(result, row: dict) -> dict:
@@ -137,11 +168,15 @@ def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> str | None:
     dtype is not one it encodes exactly (use json.dumps then)."""
     if frame.columns.has_duplicates or frame.empty:
         return None if frame.columns.has_duplicates else ""
-    first = pa.array([f'{_LINE_INDENT}{{"source_index": {c}' for c in range(int(codes.max()) + 1)],
-                     pa.large_string()).take(pa.array(codes))
+    first = pa.array(
+        [f'{_LINE_INDENT}{{"source_index": {c}' for c in range(int(codes.max()) + 1)],
+        pa.large_string(),
+    ).take(pa.array(codes))
     pieces = [first]
     for name in frame.columns:
-        values = _encoded(frame[name], name == "missing", f", {json.dumps(name, ensure_ascii=False)}: ")
+        values = _encoded(
+            frame[name], name == "missing", f", {json.dumps(name, ensure_ascii=False)}: "
+        )
         if values is None:
             return None
         pieces.append(values)
@@ -150,7 +185,7 @@ def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> str | None:
     del pieces
     offsets, data = records.buffers()[1:3]
     end = np.frombuffer(offsets, dtype=np.int64, count=len(records) + 1, offset=records.offset * 8)
-    return str(memoryview(data)[int(end[0]):int(end[-1]) - 2], "utf-8")  # the last ",\n" dropped
+    return str(memoryview(data)[int(end[0]) : int(end[-1]) - 2], "utf-8")  # the last ",\n" dropped
 
 
 def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
@@ -189,7 +224,9 @@ def _floats(numbers: np.ndarray) -> list[str]:
 
 def _texts(text: list[str], codes: np.ndarray, key: str) -> pa.Array:
     """key + text[code] per row; "" where the code is -1 (NA) or the text is null or {}."""
-    table = pa.array([key + t if t not in ("null", "{}") else "" for t in text] + [""], pa.large_string())
+    table = pa.array(
+        [key + t if t not in ("null", "{}") else "" for t in text] + [""], pa.large_string()
+    )
     return table.take(pa.array(np.where(codes < 0, len(text), codes)))
 
 

@@ -67,8 +67,10 @@ class _Parts:
             n_top, n_full, n_notes, n_skipped = fits
         text = self.document(n_top, n_full, n_notes, n_skipped)
         if length(text) >= LIMIT:  # header and ceilings alone are too big: say so, briefly
-            text = ("### rooflint report\n\n*The report does not fit GitHub's 65,536-character limit; "
-                    "use `--format html` or `--format csv`.*\n")
+            text = (
+                "### rooflint report\n\n*The report does not fit GitHub's 65,536-character limit; "
+                "use `--format html` or `--format csv`.*\n"
+            )
         return text
 
     def _largest(self, which: str, *counts: int) -> tuple[int, int, int, int]:
@@ -96,31 +98,56 @@ class _Parts:
                 lines += ["", f"… and {self.more} more kernel group(s) in the full table below."]
             lines += ["", *self.sentences[:n_top]]
         if self.full_rows:
-            lines += ["", _details(f"All kernel groups ({len(self.full_rows)}), full names",
-                                   [*_FULL_HEADER, *self.full_rows[:n_full],
-                                    *_omission(len(self.full_rows) - n_full)])]
+            lines += [
+                "",
+                _details(
+                    f"All kernel groups ({len(self.full_rows)}), full names",
+                    [
+                        *_FULL_HEADER,
+                        *self.full_rows[:n_full],
+                        *_omission(len(self.full_rows) - n_full),
+                    ],
+                ),
+            ]
         lines += ["", _details("Ceilings and their sources", self.ceilings)]
         if self.notes:
-            lines += ["", _details(f"Notes from the inputs ({len(self.notes)})",
-                                   self.notes[:n_notes] + _omission(len(self.notes) - n_notes))]
+            lines += [
+                "",
+                _details(
+                    f"Notes from the inputs ({len(self.notes)})",
+                    self.notes[:n_notes] + _omission(len(self.notes) - n_notes),
+                ),
+            ]
         if self.skipped:
-            lines += ["", f"**Skipped inputs ({len(self.skipped)})**", "", *self.skipped[:n_skipped]]
+            lines += [
+                "",
+                f"**Skipped inputs ({len(self.skipped)})**",
+                "",
+                *self.skipped[:n_skipped],
+            ]
             lines += _omission(len(self.skipped) - n_skipped)
         return "\n".join(lines) + "\n"
 
 
-_TOP_HEADER = ["| # | id | kernel | launches | time | share | verdict | efficiency | headroom |",
-               "|--:|:--|:--|--:|--:|--:|:--|--:|--:|"]
-_FULL_HEADER = ["| # | id | kernel | grid | block | launches | time | share | verdict | efficiency "
-                "| headroom | limiter | FLOP/byte (DRAM) | FLOP/s |",
-                "|--:|:--|:--|:--|:--|--:|--:|--:|:--|--:|--:|:--|--:|--:|"]
+_TOP_HEADER = [
+    "| # | id | kernel | launches | time | share | verdict | efficiency | headroom |",
+    "|--:|:--|:--|--:|--:|--:|:--|--:|--:|",
+]
+_FULL_HEADER = [
+    "| # | id | kernel | grid | block | launches | time | share | verdict | efficiency "
+    "| headroom | limiter | FLOP/byte (DRAM) | FLOP/s |",
+    "|--:|:--|:--|:--|:--|--:|--:|--:|:--|--:|--:|:--|--:|--:|",
+]
 
 
 def _omission(count: int) -> list[str]:
     if count <= 0:
         return []
-    return ["", f"*{count} rows omitted to stay under GitHub's 65,536-character limit; "
-                "`--format html` or `--format csv` has them all.*"]
+    return [
+        "",
+        f"*{count} rows omitted to stay under GitHub's 65,536-character limit; "
+        "`--format html` or `--format csv` has them all.*",
+    ]
 
 
 def _head(result) -> list[str]:
@@ -128,15 +155,16 @@ def _head(result) -> list[str]:
     if len(result.launches) == 0:
         summary = "No kernel launches in the input."
     else:
-        summary = (f"**{common.si(s['total_time_s'], 's')}** total · "
-                   f"**{common.si(s['total_headroom_s'], 's')}** headroom · "
-                   f"**{common.pct(s['time_weighted_efficiency'])}** time-weighted efficiency · "
-                   f"device: {escape(common.device_line(result))}")
+        summary = (
+            f"**{common.si(s['total_time_s'], 's')}** total · "
+            f"**{common.si(s['total_headroom_s'], 's')}** headroom · "
+            f"**{common.pct(s['time_weighted_efficiency'])}** time-weighted efficiency · "
+            f"device: {escape(common.device_line(result))}"
+        )
     lines = ["### rooflint report", "", summary, "", escape(common.accounting_line(result))]
     lines += ["", escape(text)] if (text := coverage.line(result)) else []
     lines += [f"\n**Warning: {escape(w)}**" for w in common.warnings(result)]
     return lines
-
 
 
 def _text(value) -> str:
@@ -144,18 +172,37 @@ def _text(value) -> str:
 
 
 def _top_row(result, r) -> str:
-    cells = [str(r["rank"]), f"`{r['id']}`", escape(common.display_name(r, result.group_by)),
-             str(r["launches"]), common.si(r["duration_s"], "s"), common.pct(r["time_share"], 1),
-             escape(r["verdict"]), common.pct(r["efficiency"]), common.si(r["headroom_s"], "s")]
+    cells = [
+        str(r["rank"]),
+        f"`{r['id']}`",
+        escape(common.display_name(r, result.group_by)),
+        str(r["launches"]),
+        common.si(r["duration_s"], "s"),
+        common.pct(r["time_share"], 1),
+        escape(r["verdict"]),
+        common.pct(r["efficiency"]),
+        common.si(r["headroom_s"], "s"),
+    ]
     return "| " + " | ".join(cells) + " |"
 
 
 def _full_row(result, r) -> str:
-    cells = [str(r["rank"]), f"`{r['id']}`", escape(common.full_name(result, r)),
-             escape(_text(r["grid"])), escape(_text(r["block"])), str(r["launches"]),
-             common.si(r["duration_s"], "s"), common.pct(r["time_share"], 1), escape(r["verdict"]),
-             common.pct(r["efficiency"]), common.si(r["headroom_s"], "s"), escape(_text(r["limiter"])),
-             common.si(r["intensity_dram"]), common.si(r["achieved_flops_per_s"], "FLOP/s")]
+    cells = [
+        str(r["rank"]),
+        f"`{r['id']}`",
+        escape(common.full_name(result, r)),
+        escape(_text(r["grid"])),
+        escape(_text(r["block"])),
+        str(r["launches"]),
+        common.si(r["duration_s"], "s"),
+        common.pct(r["time_share"], 1),
+        escape(r["verdict"]),
+        common.pct(r["efficiency"]),
+        common.si(r["headroom_s"], "s"),
+        escape(_text(r["limiter"])),
+        common.si(r["intensity_dram"]),
+        common.si(r["achieved_flops_per_s"], "FLOP/s"),
+    ]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -170,7 +217,9 @@ def _ceilings(result) -> list[str]:
     for use in result.devices:
         device = use.device
         title = f"{device.name} ({device.id})" if device is not None else "no device"
-        used = ", ".join(use.sources[:5]) + (f" and {len(use.sources) - 5} more" if len(use.sources) > 5 else "")
+        used = ", ".join(use.sources[:5]) + (
+            f" and {len(use.sources) - 5} more" if len(use.sources) > 5 else ""
+        )
         lines += [f"**{escape(title)}**, for {escape(used)}", ""]
         lines += [f"- {escape(line)}" for line in use.provenance]
         lines.append("")
@@ -178,13 +227,22 @@ def _ceilings(result) -> list[str]:
     if not rows:
         return lines + ["No ceilings: pass `--device ID` or `--device-file FILE.toml`."]
     vendors = {use.device.id: use.device.vendor for use in result.devices if use.device is not None}
-    lines += ["| device | ceiling | roof | peak | ridge vs DRAM (FLOP/byte) |", "|:--|:--|:--|--:|--:|"]
+    lines += [
+        "| device | ceiling | roof | peak | ridge vs DRAM (FLOP/byte) |",
+        "|:--|:--|:--|--:|--:|",
+    ]
     for row in rows:
-        unit = "B/s" if row["kind"] == "memory" else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
+        unit = (
+            "B/s"
+            if row["kind"] == "memory"
+            else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
+        )
         roof = explain.roof_label(row["ceiling"], vendors.get(row["device"]))
         ridge = f"{row['ridge_dram']:.3g}" if row.get("ridge_dram") else "—"
-        lines.append(f"| {escape(row['device'])} | {escape(row['ceiling'])} | {escape(roof)} "
-                     f"| {common.si(row['value'], unit)} | {ridge} |")
+        lines.append(
+            f"| {escape(row['device'])} | {escape(row['ceiling'])} | {escape(roof)} "
+            f"| {common.si(row['value'], unit)} | {ridge} |"
+        )
     return lines
 
 
@@ -193,4 +251,6 @@ def _notes(result) -> list[str]:
 
 
 def _details(summary: str, body: list[str]) -> str:
-    return "\n".join(["<details>", f"<summary>{escape(summary)}</summary>", "", *body, "", "</details>"])
+    return "\n".join(
+        ["<details>", f"<summary>{escape(summary)}</summary>", "", *body, "", "</details>"]
+    )

@@ -31,10 +31,21 @@ PARTITION = "source_key"
 METADATA_KEY = b"rooflint"
 
 KERNEL_INTS = {"rank", "launches", "analysed", "above_roof_launches"}
-KERNEL_UNITS = {"duration_s": "s", "time_share": "fraction", "t_bound_s": "s", "headroom_s": "s",
-                "headroom_share": "fraction", "efficiency": "fraction of attainable", "flops": "op",
-                "bytes_dram": "byte", "intensity_dram": "op/byte", "achieved_flops_per_s": "op/s",
-                "achieved_bytes_per_s": "byte/s", "duration_min_s": "s", "duration_max_s": "s"}
+KERNEL_UNITS = {
+    "duration_s": "s",
+    "time_share": "fraction",
+    "t_bound_s": "s",
+    "headroom_s": "s",
+    "headroom_share": "fraction",
+    "efficiency": "fraction of attainable",
+    "flops": "op",
+    "bytes_dram": "byte",
+    "intensity_dram": "op/byte",
+    "achieved_flops_per_s": "op/s",
+    "achieved_bytes_per_s": "byte/s",
+    "duration_min_s": "s",
+    "duration_max_s": "s",
+}
 
 
 CHUNK_ROWS = 50_000  # rows converted to Arrow at a time for a single file (one row group each)
@@ -68,21 +79,27 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         units = KERNEL_UNITS
         types = {c: pa.int64() for c in KERNEL_INTS}
     elif per == "launch":
-        frame = _rows(result.launches, rows)[[c for c in LAUNCH_COLUMNS if c in result.launches.columns]]
+        frame = _rows(result.launches, rows)[
+            [c for c in LAUNCH_COLUMNS if c in result.launches.columns]
+        ]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
         types = {c: pa.int64() for c in schema.INT_COLUMNS}
     else:
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
     fields, arrays = [], []
     for column in frame.columns:
-        kind = types.get(column) or (pa.float64() if pd.api.types.is_float_dtype(frame[column]) else pa.string())
+        kind = types.get(column) or (
+            pa.float64() if pd.api.types.is_float_dtype(frame[column]) else pa.string()
+        )
         meta = {"unit": units[column]} if column in units else None
         fields.append(pa.field(column, kind, metadata=meta))
         arrays.append(_array(frame[column], kind))
     if per == "launch":
         fields.append(pa.field(PARTITION, pa.string()))
         arrays.append(pa.array(partition_values(frame["source"]), pa.string()))
-    meta = {METADATA_KEY: json.dumps(_metadata(result, per, units), ensure_ascii=False).encode("utf-8")}
+    meta = {
+        METADATA_KEY: json.dumps(_metadata(result, per, units), ensure_ascii=False).encode("utf-8")
+    }
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
 
 
@@ -93,7 +110,9 @@ def _rows(frame: pd.DataFrame, rows: slice | None) -> pd.DataFrame:
 
 def _array(values: pd.Series, kind: pa.DataType) -> pa.Array:
     if pa.types.is_floating(kind):  # missing is null (as SQL engines expect), never NaN
-        return pa.array(values.to_numpy(dtype="float64", na_value=float("nan")), kind, from_pandas=True)
+        return pa.array(
+            values.to_numpy(dtype="float64", na_value=float("nan")), kind, from_pandas=True
+        )
     if pa.types.is_integer(kind):
         return pa.array(values.astype("Int64"), kind)
     return pa.array(values.astype("string"), pa.string())
@@ -109,13 +128,18 @@ def _metadata(result, per: str, units: dict) -> dict:
         "group_by": result.group_by,
         "latency_threshold": result.latency_threshold,
         "units": units,
-        "partitioning": {"flavor": "hive", "column": PARTITION, "from": "source"} if per == "launch" else None,
+        "partitioning": {"flavor": "hive", "column": PARTITION, "from": "source"}
+        if per == "launch"
+        else None,
         "sources": [profile.source for profile in result.inputs],  # in the order they were read
         "devices": [_device(use) for use in result.devices],
         # The exact ceilings each source was analysed with (one device id can differ per source:
         # each profile's own clock and peaks), so the analysis can be redone per partition.
-        "source_ceilings": {source: _ceilings(device) for use in result.devices
-                            for source, device in use.by_source.items()},
+        "source_ceilings": {
+            source: _ceilings(device)
+            for use in result.devices
+            for source, device in use.by_source.items()
+        },
         "accounting": result.accounting,
     }
 
@@ -123,9 +147,14 @@ def _metadata(result, per: str, units: dict) -> dict:
 def _ceilings(device) -> dict | None:
     if device is None:
         return None
-    return {"id": device.id, "name": device.name, "vendor": device.vendor, "arch": device.arch,
-            "compute": {k: {"value": c.value, "source": c.source} for k, c in device.compute.items()},
-            "memory": {k: {"value": c.value, "source": c.source} for k, c in device.memory.items()}}
+    return {
+        "id": device.id,
+        "name": device.name,
+        "vendor": device.vendor,
+        "arch": device.arch,
+        "compute": {k: {"value": c.value, "source": c.source} for k, c in device.compute.items()},
+        "memory": {k: {"value": c.value, "source": c.source} for k, c in device.memory.items()},
+    }
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -153,17 +182,27 @@ def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None
     """Write the dataset next to `target`, then move it into place: never half a dataset there."""
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
-        raise UsageError(f"output folder {parent} does not exist; create it or choose another -o path",
-                         path=str(target))
+        raise UsageError(
+            f"output folder {parent} does not exist; create it or choose another -o path",
+            path=str(target),
+        )
     if target.exists() and not _replaceable(target):
-        raise UsageError("output folder is not empty and holds more than a rooflint dataset; choose an "
-                         "empty or new folder", path=str(target))
+        raise UsageError(
+            "output folder is not empty and holds more than a rooflint dataset; choose an "
+            "empty or new folder",
+            path=str(target),
+        )
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
     try:
         if partition and table.num_rows:
-            ds.write_dataset(table, staging, format="parquet", basename_template="part-{i}.parquet",
-                             partitioning=ds.partitioning(pa.schema([(PARTITION, pa.string())]), flavor="hive"),
-                             existing_data_behavior="overwrite_or_ignore")
+            ds.write_dataset(
+                table,
+                staging,
+                format="parquet",
+                basename_template="part-{i}.parquet",
+                partitioning=ds.partitioning(pa.schema([(PARTITION, pa.string())]), flavor="hive"),
+                existing_data_behavior="overwrite_or_ignore",
+            )
         else:
             pq.write_table(table, staging / "part-0.parquet")
         _swap_in(staging, target)
@@ -176,7 +215,9 @@ def _replaceable(target: Path) -> bool:
     """An empty folder, or one that holds only what an earlier `-o DIR/` wrote."""
     if not target.is_dir():
         return False
-    return all(p.name.startswith(f"{PARTITION}=") or p.name == "part-0.parquet" for p in target.iterdir())
+    return all(
+        p.name.startswith(f"{PARTITION}=") or p.name == "part-0.parquet" for p in target.iterdir()
+    )
 
 
 def _swap_in(staging: Path, target: Path) -> None:

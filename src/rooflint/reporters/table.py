@@ -9,8 +9,18 @@ from __future__ import annotations
 from rooflint.core import coverage
 from rooflint.reporters import common, terminal
 
-COLUMNS = ["#", "id", "kernel", "launches", "time", "share", "verdict", "eff", "headroom",
-           "limiter"]
+COLUMNS = [
+    "#",
+    "id",
+    "kernel",
+    "launches",
+    "time",
+    "share",
+    "verdict",
+    "eff",
+    "headroom",
+    "limiter",
+]
 NUMERIC = {"#", "launches", "time", "share", "eff", "headroom", "traffic/min"}
 KERNEL = 2
 # dropped when the kernel name would get too narrow (the top rows' sentences name the roof);
@@ -21,8 +31,9 @@ EXPLAINED = 5  # rows with a "what would help" line under them
 GAP = "  "
 
 
-def render(result, top: int | None = 20, verbose: bool = False, columns: int | None = None,
-           **_options) -> str:
+def render(
+    result, top: int | None = 20, verbose: bool = False, columns: int | None = None, **_options
+) -> str:
     columns = columns or terminal.width()
     lines = terminal.wrap_all(_head(result), columns)
     lines += ["", *_table(result, top, columns)]
@@ -33,10 +44,12 @@ def render(result, top: int | None = 20, verbose: bool = False, columns: int | N
 def _head(result) -> list[str]:
     """The summary line, the accounting, then every warning."""
     s = common.summary_numbers(result)
-    lines = [f"rooflint: total {common.si(s['total_time_s'], 's')}, headroom "
-             f"{common.si(s['total_headroom_s'], 's')}, time-weighted efficiency "
-             f"{common.pct(s['time_weighted_efficiency'])} on {common.device_line(result)}",
-             common.accounting_line(result)]
+    lines = [
+        f"rooflint: total {common.si(s['total_time_s'], 's')}, headroom "
+        f"{common.si(s['total_headroom_s'], 's')}, time-weighted efficiency "
+        f"{common.pct(s['time_weighted_efficiency'])} on {common.device_line(result)}",
+        common.accounting_line(result),
+    ]
     lines += [text for text in [coverage.line(result)] if text]
     lines += [f"WARNING: {w}" for w in common.warnings(result)]
     return lines
@@ -77,21 +90,30 @@ def _table(result, top, columns: int) -> list[str]:
     rows = [_row(result, r, columns) for r in records]
     if "excess_traffic" in kernels and kernels["excess_traffic"].notna().any():  # trace + counters
         header.append("traffic/min")
-        rows = [row + [common.excess_text(r["excess_traffic"])] for row, r in zip(rows, records,
-                                                                                  strict=True)]
+        rows = [
+            row + [common.excess_text(r["excess_traffic"])]
+            for row, r in zip(rows, records, strict=True)
+        ]
     header, rows, widths = _fit(header, rows, columns)
     if result.group_by in ("kernel", "name"):  # names.short_name elides template arguments first
-        rows = [row[:KERNEL] + [terminal.middle(common.display_name(r, result.group_by,
-                                                                    widths[KERNEL]),
-                                                widths[KERNEL])] + row[KERNEL + 1:]
-                for row, r in zip(rows, records, strict=True)]
+        rows = [
+            row[:KERNEL]
+            + [
+                terminal.middle(
+                    common.display_name(r, result.group_by, widths[KERNEL]), widths[KERNEL]
+                )
+            ]
+            + row[KERNEL + 1 :]
+            for row, r in zip(rows, records, strict=True)
+        ]
     out = [_line(header, header, widths)]
     for k, (row, record) in enumerate(zip(rows, records, strict=True)):
         out.append(_line(row, header, widths))
         if k < EXPLAINED:
             indent = " " * (widths[0] + len(GAP))
-            out += terminal.wrap(_help(result, record, row[KERNEL]), columns, indent + "  ",
-                                 indent + "→ ")
+            out += terminal.wrap(
+                _help(result, record, row[KERNEL]), columns, indent + "  ", indent + "→ "
+            )
     if top is not None and len(result.kernels) > top:
         out.append(f"... {len(result.kernels) - top} more group(s); use --top to show more")
     return out
@@ -105,11 +127,18 @@ def _help(result, record, shown: str) -> str:
 
 
 def _row(result, r, columns: int) -> list[str]:
-    return [str(r["rank"]), r["id"], common.display_name(r, result.group_by, columns),
-            str(r["launches"]),
-            common.si(r["duration_s"], "s"), common.pct(r["time_share"], 1), r["verdict"],
-            common.pct(r["efficiency"]), common.si(r["headroom_s"], "s"),
-            r["limiter"] if isinstance(r["limiter"], str) else "—"]
+    return [
+        str(r["rank"]),
+        r["id"],
+        common.display_name(r, result.group_by, columns),
+        str(r["launches"]),
+        common.si(r["duration_s"], "s"),
+        common.pct(r["time_share"], 1),
+        r["verdict"],
+        common.pct(r["efficiency"]),
+        common.si(r["headroom_s"], "s"),
+        r["limiter"] if isinstance(r["limiter"], str) else "—",
+    ]
 
 
 def _fit(header, rows, columns: int):
@@ -119,30 +148,41 @@ def _fit(header, rows, columns: int):
         if _kernel_room(header, rows, columns) >= MIN_KERNEL or name not in header:
             continue
         i = header.index(name)
-        header = header[:i] + header[i + 1:]
-        rows = [row[:i] + row[i + 1:] for row in rows]
+        header = header[:i] + header[i + 1 :]
+        rows = [row[:i] + row[i + 1 :] for row in rows]
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    widths[KERNEL] = max(len(header[KERNEL]), min(widths[KERNEL],
-                                                  _kernel_room(header, rows, columns)))
-    rows = [row[:KERNEL] + [terminal.middle(row[KERNEL], widths[KERNEL])] + row[KERNEL + 1:]
-            for row in rows]
+    widths[KERNEL] = max(
+        len(header[KERNEL]), min(widths[KERNEL], _kernel_room(header, rows, columns))
+    )
+    rows = [
+        row[:KERNEL] + [terminal.middle(row[KERNEL], widths[KERNEL])] + row[KERNEL + 1 :]
+        for row in rows
+    ]
     return header, rows, widths
 
 
 def _kernel_room(header, rows, columns: int) -> int:
-    others = sum(max(len(str(row[i])) for row in [header, *rows])
-                 for i in range(len(header)) if i != KERNEL)
+    others = sum(
+        max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header)) if i != KERNEL
+    )
     return columns - others - len(GAP) * (len(header) - 1)
 
 
 def _line(row, header, widths) -> str:
-    cells = [str(c).rjust(w) if name in NUMERIC else str(c).ljust(w)
-             for c, name, w in zip(row, header, widths, strict=True)]
+    cells = [
+        str(c).rjust(w) if name in NUMERIC else str(c).ljust(w)
+        for c, name, w in zip(row, header, widths, strict=True)
+    ]
     return GAP.join(cells).rstrip()
 
 
 def _ceiling_text(row) -> str:
-    unit = ("B/s" if row["kind"] == "memory" else
-            "OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
+    unit = (
+        "B/s"
+        if row["kind"] == "memory"
+        else "OP/s"
+        if row["ceiling"].endswith("int8")
+        else "FLOP/s"
+    )
     ridge = f" (ridge {row['ridge_dram']:.3g})" if row.get("ridge_dram") else ""
     return f"{row['ceiling']} {common.si(row['value'], unit)}{ridge}"

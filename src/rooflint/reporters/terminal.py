@@ -26,8 +26,14 @@ def width() -> int:
 
 def wrap(line: str, columns: int, indent: str = "    ", first: str = "") -> list[str]:
     """`line` (after `first`) in lines of at most `columns`; later lines start with `indent`."""
-    return textwrap.wrap(first + line, columns, subsequent_indent=indent, break_on_hyphens=False,
-                         break_long_words=True, drop_whitespace=True) or [first.rstrip()]
+    return textwrap.wrap(
+        first + line,
+        columns,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+        break_long_words=True,
+        drop_whitespace=True,
+    ) or [first.rstrip()]
 
 
 def wrap_all(lines: list[str], columns: int, indent: str = "    ") -> list[str]:

@@ -14,10 +14,21 @@ _DTYPE = click.Choice(list(bounds.DTYPE_BYTES))
 
 
 def _device_options(f):
-    f = click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-                     show_default=True, help="Text for people, or JSON (SI units) for scripts.")(f)
-    f = click.option("--device-file", type=click.Path(dir_okay=False), metavar="FILE.toml",
-                     help="Device or measured ceilings (TOML) instead of a catalog device.")(f)
+    f = click.option(
+        "-f",
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "json"]),
+        default="table",
+        show_default=True,
+        help="Text for people, or JSON (SI units) for scripts.",
+    )(f)
+    f = click.option(
+        "--device-file",
+        type=click.Path(dir_okay=False),
+        metavar="FILE.toml",
+        help="Device or measured ceilings (TOML) instead of a catalog device.",
+    )(f)
     return click.option("--device", "device_id", metavar="ID", help="Catalog device id.")(f)
 
 
@@ -71,8 +82,10 @@ def _show(b: bounds.Bound, device, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(_as_json(b, device), indent=1))
         return
-    click.echo(f"device           {device.id} ({b.compute_class} {si(b.peak, 'FLOP/s')}, "
-               f"DRAM {si(b.bandwidth, 'B/s')})")
+    click.echo(
+        f"device           {device.id} ({b.compute_class} {si(b.peak, 'FLOP/s')}, "
+        f"DRAM {si(b.bandwidth, 'B/s')})"
+    )
     click.echo(f"work             {si(b.ops, 'FLOP')}, {si(b.bytes, 'B')} moved (perfect reuse)")
     click.echo(f"intensity        {b.intensity:.3g} FLOP/B (ridge {b.peak / b.bandwidth:.3g})")
     click.echo(f"attainable       {si(b.attainable, 'FLOP/s')} ({b.bound_by}-bound)")
@@ -84,10 +97,25 @@ def _show(b: bounds.Bound, device, fmt: str) -> None:
 def _as_json(b: bounds.Bound, device) -> dict:
     return {
         "device": {"id": device.id, "name": device.name},
-        "compute_class": b.compute_class, "peak": b.peak, "bandwidth": b.bandwidth,
-        "ops": b.ops, "bytes": b.bytes, "intensity": b.intensity, "ridge": b.peak / b.bandwidth,
-        "attainable": b.attainable, "bound_by": b.bound_by, "min_time_s": b.min_time_s,
+        "compute_class": b.compute_class,
+        "peak": b.peak,
+        "bandwidth": b.bandwidth,
+        "ops": b.ops,
+        "bytes": b.bytes,
+        "intensity": b.intensity,
+        "ridge": b.peak / b.bandwidth,
+        "attainable": b.attainable,
+        "bound_by": b.bound_by,
+        "min_time_s": b.min_time_s,
         "notes": b.notes,
-        "units": {"peak": "op/s", "bandwidth": "byte/s", "ops": "op", "bytes": "byte",
-                  "intensity": "op/byte", "ridge": "op/byte", "attainable": "op/s", "min_time_s": "s"},
+        "units": {
+            "peak": "op/s",
+            "bandwidth": "byte/s",
+            "ops": "op",
+            "bytes": "byte",
+            "intensity": "op/byte",
+            "ridge": "op/byte",
+            "attainable": "op/s",
+            "min_time_s": "s",
+        },
     }

@@ -12,7 +12,9 @@ from rooflint.reporters import terminal
 
 
 @click.group(invoke_without_command=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
 @click.pass_context
 def devices(ctx, fmt):
     """List the device catalog with ridge points (FLOP per DRAM byte) per compute class."""
@@ -27,18 +29,24 @@ def devices(ctx, fmt):
 
 @devices.command()
 @click.argument("device_id")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
 def show(device_id, fmt):
     """Every ceiling of one device, with its source and ridge point."""
     device = hardware.get(device_id)
     if fmt == "json":
         click.echo(json.dumps(_as_dict(device), indent=1))
         return
-    lines = [f"{device.name} ({device.id}), {device.vendor} {device.arch}, {device.sm_count} SM/CU, "
-             f"boost {si(device.boost_clock_hz, 'Hz')}", f"source: {device.source}"]
+    lines = [
+        f"{device.name} ({device.id}), {device.vendor} {device.arch}, {device.sm_count} SM/CU, "
+        f"boost {si(device.boost_clock_hz, 'Hz')}",
+        f"source: {device.source}",
+    ]
     for cls, c in device.compute.items():
-        lines.append(f"  {cls:<12} {si(c.value, 'FLOP/s'):>14}  ridge {_ridge(device, cls)}  "
-                     f"[{c.source}]")
+        lines.append(
+            f"  {cls:<12} {si(c.value, 'FLOP/s'):>14}  ridge {_ridge(device, cls)}  [{c.source}]"
+        )
     for level, c in device.memory.items():
         lines.append(f"  {level:<12} {si(c.value, 'B/s'):>14}  [{c.source}]")
     click.echo("\n".join(terminal.wrap_all(lines, terminal.width(), " " * 6)))
@@ -52,8 +60,10 @@ def _ridge(device, cls) -> str:
 
 
 HEADER = ["id", "DRAM", "FP32", "ridge", "best matrix", "ridge", "name"]
-FOOTNOTE = ("ridge: the intensity (FLOP per DRAM byte) where the FP32 or best matrix roof meets "
-            "the DRAM roof; `rooflint devices show ID` has every ceiling")
+FOOTNOTE = (
+    "ridge: the intensity (FLOP per DRAM byte) where the FP32 or best matrix roof meets "
+    "the DRAM roof; `rooflint devices show ID` has every ceiling"
+)
 
 
 def _catalog_table(devices, width: int) -> str:
@@ -64,8 +74,10 @@ def _catalog_table(devices, width: int) -> str:
     widths[-1] = max(len(HEADER[-1]), min(widths[-1], room))
     lines = []
     for row in rows:
-        cells = [c.ljust(w) if i in (0, 4, 6) else c.rjust(w)
-                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            c.ljust(w) if i in (0, 4, 6) else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
         cells[-1] = terminal.middle(row[-1], widths[-1])
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines + terminal.wrap(FOOTNOTE, width))
@@ -74,13 +86,21 @@ def _catalog_table(devices, width: int) -> str:
 def _cells(device) -> list[str]:
     fp32 = device.compute.get("vector_fp32")
     dram = device.memory.get("dram")
-    matrices = [(c.value, k) for k, c in device.compute.items()
-                if k.startswith("matrix_") and k != "matrix_int8"]
+    matrices = [
+        (c.value, k)
+        for k, c in device.compute.items()
+        if k.startswith("matrix_") and k != "matrix_int8"
+    ]
     best = max(matrices) if matrices else None
-    return [device.id, si(dram.value if dram else None, "B/s"),
-            si(fp32.value if fp32 else None, "FLOP/s"), _ridge_number(device, "vector_fp32"),
-            f"{best[1].removeprefix('matrix_')} {si(best[0], 'FLOP/s')}" if best else "—",
-            _ridge_number(device, best[1]) if best else "—", device.name]
+    return [
+        device.id,
+        si(dram.value if dram else None, "B/s"),
+        si(fp32.value if fp32 else None, "FLOP/s"),
+        _ridge_number(device, "vector_fp32"),
+        f"{best[1].removeprefix('matrix_')} {si(best[0], 'FLOP/s')}" if best else "—",
+        _ridge_number(device, best[1]) if best else "—",
+        device.name,
+    ]
 
 
 def _ridge_number(device, cls) -> str:
@@ -91,15 +111,30 @@ def _ridge_number(device, cls) -> str:
 
 
 def _as_dict(device) -> dict:
-    ceilings = {k: {"value": c.value, "unit": "op/s", "source": c.source} for k, c in device.compute.items()}
-    ceilings.update({k: {"value": c.value, "unit": "byte/s", "source": c.source} for k, c in device.memory.items()})
+    ceilings = {
+        k: {"value": c.value, "unit": "op/s", "source": c.source} for k, c in device.compute.items()
+    }
+    ceilings.update(
+        {
+            k: {"value": c.value, "unit": "byte/s", "source": c.source}
+            for k, c in device.memory.items()
+        }
+    )
     ridges = {}
     for cls in device.compute:
         try:
             ridges[cls] = device.ridge(cls)
         except Exception:
             pass
-    return {"id": device.id, "name": device.name, "vendor": device.vendor, "arch": device.arch,
-            "profiler_names": list(device.profiler_names), "sm_count": device.sm_count,
-            "boost_clock_hz": device.boost_clock_hz, "source": device.source, "ceilings": ceilings,
-            "ridge_dram_flop_per_byte": ridges}
+    return {
+        "id": device.id,
+        "name": device.name,
+        "vendor": device.vendor,
+        "arch": device.arch,
+        "profiler_names": list(device.profiler_names),
+        "sm_count": device.sm_count,
+        "boost_clock_hz": device.boost_clock_hz,
+        "source": device.source,
+        "ceilings": ceilings,
+        "ridge_dram_flop_per_byte": ridges,
+    }

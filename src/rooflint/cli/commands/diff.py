@@ -19,30 +19,79 @@ from rooflint.core.errors import UsageError
 @click.command()
 @click.argument("base", type=click.Path(), required=False)
 @click.argument("head", type=click.Path(), required=False)
-@click.option("--base", "base_runs", multiple=True, metavar="PATH",
-              help="A run of the base side (repeat it, or give a folder or a glob, for several "
-                   "runs); instead of BASE.")
-@click.option("--head", "head_runs", multiple=True, metavar="PATH",
-              help="A run of the head side (repeatable, a folder or a glob); instead of HEAD.")
-@click.option("-f", "--format", "fmt", type=Suggesting(list(reporters.DIFF_FORMATS)),
-              help="table (default), markdown (a PR comment), json, or github (Markdown, also appended to "
-                   "$GITHUB_STEP_SUMMARY).")
+@click.option(
+    "--base",
+    "base_runs",
+    multiple=True,
+    metavar="PATH",
+    help="A run of the base side (repeat it, or give a folder or a glob, for several "
+    "runs); instead of BASE.",
+)
+@click.option(
+    "--head",
+    "head_runs",
+    multiple=True,
+    metavar="PATH",
+    help="A run of the head side (repeatable, a folder or a glob); instead of HEAD.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=Suggesting(list(reporters.DIFF_FORMATS)),
+    help="table (default), markdown (a PR comment), json, or github (Markdown, also appended to "
+    "$GITHUB_STEP_SUMMARY).",
+)
 @click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")
-@click.option("--top", type=click.IntRange(1), default=None,
-              help="Rows in the table (default 20) or in the Markdown top-changes table (default 10).")
-@click.option("--min-time", metavar="FRACTION", callback=exits.click_fraction, default=None,
-              help="Ignore groups under this share of total time in both profiles (0.01 or 1%).")
-@click.option("--fail-on-regression", metavar="PCT", callback=exits.click_percent, default=None,
-              help="Exit 1 when total time, or a group's time, grows by more than PCT percent "
-                   "with its whole confidence interval above PCT (and beyond the run-to-run "
-                   "noise, with several runs).")
-@click.option("--confidence", metavar="PCT", callback=exits.click_level, default=None,
-              help="Confidence level of the intervals (default 95%; 0.99 or 99%).")
-@click.option("--fail-on-new-latency-bound/--no-fail-on-new-latency-bound", default=False,
-              help="Exit 1 when a group is latency-bound in head but was not (or did not exist) in base.")
+@click.option(
+    "--top",
+    type=click.IntRange(1),
+    default=None,
+    help="Rows in the table (default 20) or in the Markdown top-changes table (default 10).",
+)
+@click.option(
+    "--min-time",
+    metavar="FRACTION",
+    callback=exits.click_fraction,
+    default=None,
+    help="Ignore groups under this share of total time in both profiles (0.01 or 1%).",
+)
+@click.option(
+    "--fail-on-regression",
+    metavar="PCT",
+    callback=exits.click_percent,
+    default=None,
+    help="Exit 1 when total time, or a group's time, grows by more than PCT percent "
+    "with its whole confidence interval above PCT (and beyond the run-to-run "
+    "noise, with several runs).",
+)
+@click.option(
+    "--confidence",
+    metavar="PCT",
+    callback=exits.click_level,
+    default=None,
+    help="Confidence level of the intervals (default 95%; 0.99 or 99%).",
+)
+@click.option(
+    "--fail-on-new-latency-bound/--no-fail-on-new-latency-bound",
+    default=False,
+    help="Exit 1 when a group is latency-bound in head but was not (or did not exist) in base.",
+)
 @input_options
-def diff(base, head, base_runs, head_runs, fmt, output, top, min_time, fail_on_regression,
-         confidence, fail_on_new_latency_bound, **kwargs):
+def diff(
+    base,
+    head,
+    base_runs,
+    head_runs,
+    fmt,
+    output,
+    top,
+    min_time,
+    fail_on_regression,
+    confidence,
+    fail_on_new_latency_bound,
+    **kwargs,
+):
     """Compare HEAD against BASE: each a profile or a saved `rooflint report --format json` file.
 
     Kernel groups are matched by name and launch configuration, then by name, then by name without
@@ -54,16 +103,29 @@ def diff(base, head, base_runs, head_runs, fmt, output, top, min_time, fail_on_r
     2: an error.
     """
     ctx = click.get_current_context()
-    settings, origins = config.settle(ctx, {"fail_on_regression": fail_on_regression,
-                                            "fail_on_new_latency_bound": fail_on_new_latency_bound,
-                                            "min_time": min_time, "confidence": confidence,
-                                            "latency_threshold": kwargs.get("latency_threshold")})
+    settings, origins = config.settle(
+        ctx,
+        {
+            "fail_on_regression": fail_on_regression,
+            "fail_on_new_latency_bound": fail_on_new_latency_bound,
+            "min_time": min_time,
+            "confidence": confidence,
+            "latency_threshold": kwargs.get("latency_threshold"),
+        },
+    )
     kwargs["latency_threshold"] = settings["latency_threshold"]
     base_paths, head_paths = _runs(base, head, base_runs, head_runs)
-    d = rooflint.diff(base_paths, head_paths, threshold=settings["fail_on_regression"],
-                      min_time=settings["min_time"], level=settings["confidence"],
-                      **api_options(kwargs))
-    gates = gate_mod.diff_gates(d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins)
+    d = rooflint.diff(
+        base_paths,
+        head_paths,
+        threshold=settings["fail_on_regression"],
+        min_time=settings["min_time"],
+        level=settings["confidence"],
+        **api_options(kwargs),
+    )
+    gates = gate_mod.diff_gates(
+        d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins
+    )
     fmt = reporters.choose_format(fmt, output, reporters.DIFF_FORMATS)
     text = reporters.render_diff(d, gates, fmt, top)
     if fmt == "github":
@@ -100,8 +162,10 @@ def append_step_summary(text: str) -> None:
         with open(target, "a", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
-        raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY ({exc.strerror}); check the variable",
-                         path=target) from None
+        raise UsageError(
+            f"cannot append to $GITHUB_STEP_SUMMARY ({exc.strerror}); check the variable",
+            path=target,
+        ) from None
 
 
 def _annotation(message: str) -> str:

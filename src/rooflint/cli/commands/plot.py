@@ -16,14 +16,40 @@ from rooflint.core.ranking import GROUPINGS
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@click.option("-o", "--output", required=True, metavar="CHART.png",
-              help="Write the chart here (.png, .svg or .pdf); '-' is stdout with --format.")
-@click.option("-f", "--format", "fmt", type=click.Choice(reporters.CHART_FORMATS), help="Chart format (default: from -o).")
-@click.option("--level", type=click.Choice(["dram", "l2", "l1"]), default="dram", show_default=True,
-              help="Memory level for the intensity axis and the sloped roof.")
-@click.option("--top", type=click.IntRange(1), default=None, help="Label the top N kernel groups [default: 8].")
-@click.option("--group-by", type=click.Choice(list(GROUPINGS)), default="kernel", show_default=True,
-              help="kernel = name + launch configuration; name merges configurations.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="CHART.png",
+    help="Write the chart here (.png, .svg or .pdf); '-' is stdout with --format.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(reporters.CHART_FORMATS),
+    help="Chart format (default: from -o).",
+)
+@click.option(
+    "--level",
+    type=click.Choice(["dram", "l2", "l1"]),
+    default="dram",
+    show_default=True,
+    help="Memory level for the intensity axis and the sloped roof.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(1),
+    default=None,
+    help="Label the top N kernel groups [default: 8].",
+)
+@click.option(
+    "--group-by",
+    type=click.Choice(list(GROUPINGS)),
+    default="kernel",
+    show_default=True,
+    help="kernel = name + launch configuration; name merges configurations.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @input_options
 def plot(inputs, output, fmt, level, top, group_by, quiet, **kwargs):
@@ -42,5 +68,6 @@ def _format_of(output: str) -> str:
     suffix = Path(output).suffix.lower().lstrip(".")
     if suffix in reporters.CHART_FORMATS:
         return suffix
-    raise click.UsageError(f"cannot tell the chart format from {output!r}; name it .png, .svg or .pdf "
-                           "or pass --format")
+    raise click.UsageError(
+        f"cannot tell the chart format from {output!r}; name it .png, .svg or .pdf or pass --format"
+    )
