@@ -22,7 +22,7 @@ TABLES = {
 }
 STRING_KEYS = ("id", "name", "vendor", "arch", "source", "base")
 # Facts that identify a SKU among parts of one architecture, with their own source line.
-IDENTITY_KEYS = ("base_clock_mhz", "memory_bus_bits", "identity_source")
+IDENTITY_KEYS = ("base_clock_mhz", "memory_clock_mhz", "memory_bus_bits", "identity_source")
 KNOWN_KEYS = (
     *STRING_KEYS,
     "profiler_names",
@@ -163,11 +163,14 @@ def _identity(data: dict, label: str, base: Device) -> dict:
 
 
 def _identity_facts(data: dict, label: str, base: Device | None = None) -> dict:
-    """Base clock, memory bus width and their source: the file's where given, else the base's."""
+    """Base and memory clocks, bus width and their source: the file's where given, else the base's."""
     return {
         "base_clock_hz": _clock(data, label, "base_clock_mhz")
         if "base_clock_mhz" in data
         else (base.base_clock_hz if base else 0.0),
+        "listed_memory_clock_hz": _clock(data, label, "memory_clock_mhz")
+        if "memory_clock_mhz" in data
+        else (base.listed_memory_clock_hz if base else 0.0),
         "memory_bus_bits": _count(data, label, "memory_bus_bits")
         if "memory_bus_bits" in data
         else (base.memory_bus_bits if base else 0),

@@ -36,11 +36,16 @@ class Device:
     base_clock_hz: float = 0.0
     memory_bus_bits: int = 0
     identity_source: str = ""
+    # The DRAM clock as measured on the part, where a datasheet's rounded bandwidth would
+    # derive the wrong one (H200: 4800 GB/s over 6144 bits gives 3125 MHz; it runs at 3201).
+    listed_memory_clock_hz: float = 0.0
 
     @property
     def memory_clock_hz(self) -> float:
-        """The DRAM clock CUDA and ncu report (per-pin data rate / 2), from the DRAM bandwidth
-        and the bus width; 0 when either is unknown."""
+        """The DRAM clock CUDA and ncu report (per-pin data rate / 2): the listed one, else from
+        the DRAM bandwidth and the bus width; 0 when neither is known."""
+        if self.listed_memory_clock_hz:
+            return self.listed_memory_clock_hz
         dram = self.memory.get("dram")
         if not self.memory_bus_bits or dram is None:
             return 0.0

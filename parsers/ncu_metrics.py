@@ -8,8 +8,9 @@ Conventions (why, not what):
   Compute's own roofline sections count them. Half precision follows the same rule: an HFMA2
   (packed pair) counts as one fma instruction, so packed half math is counted per instruction,
   like ncu's chart does; this may under-count packed kernels by up to 2x, and we say so.
-- Tensor ops come from `sm__ops_path_tensor_src_<type>...` which already count operations (no
-  multiplier). Only when those are absent do we estimate from `sm__inst_executed_pipe_tensor`
+- Tensor ops come from `sm__ops_path_tensor_src_<type>...` which already count operations, two
+  per multiply-add (no multiplier; 2*M*N*K exactly for cuBLAS products on an H200, see
+  benchmarks/tensor_ops/). Only when those are absent do we estimate from `sm__inst_executed_pipe_tensor`
   x K, where K = 2*m*n*k of the MMA instruction shape, and we say so per launch.
 """
 
@@ -71,6 +72,15 @@ MISSING_REASONS = {
     "ops_matrix": "no tensor-core counters (sm__ops_path_tensor_* or sm__inst_executed_pipe_tensor.sum): "
     "tensor work is not in the compute time",
 }
+
+
+# Measured on an H200 (benchmarks/tensor_ops/results.json): cuBLAS GEMMs did 2,048 (DMMA) to
+# 131,072 (FP8 warpgroup MMA) operations per counted tensor instruction, so no one factor fits.
+WARPGROUP_MMA_NOTE = (
+    "matrix ops not estimated: from Hopper on, tensor instructions vary in shape (2,048 to "
+    "131,072 operations each, measured on an H200), so sm__inst_executed_pipe_tensor cannot be "
+    "turned into operations; collect sm__ops_path_tensor_* (`rooflint metrics ncu --arch hopper`)"
+)
 
 
 def wanted(metric: str) -> bool:
@@ -275,6 +285,10 @@ def _tensor_ops(wide, names, arch, notes):
         dtype="float64",
     )
     used = inst > 0
+    warpgroup = used & (k.isna())
+    if warpgroup.any():
+        notes.append((WARPGROUP_MMA_NOTE, warpgroup))
+    used = used & ~warpgroup
     for value in sorted(set(k[used])):
         notes.append(
             (
@@ -320,7 +334,8 @@ def mma_ops_per_instruction(name, arch) -> float:
 
     Volta has only HMMA.884 (512). Otherwise the shape is read from a CUTLASS `arch::Mma<GemmShape<m,n,k>>`
     or a cuBLAS name like `s16816gemm`; failing both, the architecture's usual FP16 shape:
-    HMMA.1688 on Turing (2048), HMMA.16816 from Ampere on (4096).
+    HMMA.1688 on Turing (2048), HMMA.16816 on Ampere (4096), and NaN from Hopper on, whose
+    warpgroup instructions vary in shape.
     """
     cc = _float(arch)
     if cc is not None and 7.0 <= cc < 7.5:
@@ -335,6 +350,8 @@ def mma_ops_per_instruction(name, arch) -> float:
         return float(_CUBLAS_K[m.group(1)])
     if cc is not None and cc < 8.0:
         return 2048.0
+    if cc is not None and cc >= 9.0:
+        return float("nan")  # warpgroup MMA: no fixed shape (WARPGROUP_MMA_NOTE)
     return 4096.0
 
 

@@ -34,7 +34,17 @@ _TENSOR = {
         "sm__ops_path_tensor_src_int8.sum",
     ],
 }
-_TENSOR["hopper"] = _TENSOR["ampere"] + ["sm__ops_path_tensor_src_fp8.sum"]
+# As `ncu --query-metrics` lists them on an H200 (ncu 2025.3.1): Hopper folds fp16 into one
+# counter with no _dst_ suffix, and ncu refuses a command that names a metric the GPU lacks
+# (benchmarks/tensor_ops/). Blackwell's list is assumed to match; no B200 query is recorded.
+_TENSOR["hopper"] = [
+    "sm__ops_path_tensor_src_fp16.sum",
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+    "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+    "sm__ops_path_tensor_src_fp64.sum",
+    "sm__ops_path_tensor_src_int8.sum",
+    "sm__ops_path_tensor_src_fp8.sum",
+]
 _TENSOR["blackwell"] = _TENSOR["hopper"]
 
 # rocprofv3 passes: what fits one pass together (FLOP counters, then memory counters).
