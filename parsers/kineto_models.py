@@ -12,7 +12,8 @@ from .kineto_events import Columns, arguments
 
 MODEL_BYTES_NOTE = (
     "modelled launches have no measured DRAM bytes: their memory term uses the "
-    "operator's minimum traffic from its shapes (a lower bound of the real traffic), "
+    "operator's minimum traffic from its shapes (what it must move unless its tensors "
+    "stay in L2 between kernels), "
     "so each verdict compares the kernel with an ideal one that moves only those "
     "bytes and any excess traffic counts as headroom; pass an ncu/rocprof export "
     "of the same run for measured traffic"

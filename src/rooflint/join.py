@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema
+from rooflint.core import names, schema
 from rooflint.core.profile import Profile
 
 TRACE_FORMAT = "pytorch-trace"
@@ -49,11 +47,12 @@ def lend(trace: Profile, counters: Profile) -> None:
 
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Join keys: the kernel's name without its argument list, grid, block, and which occurrence
-    of that key the launch is (0, 1, 2, ... in launch order)."""
+    """Join keys: the kernel's function name (the spellings of its namespaces and template
+    arguments differ between a trace and ncu), grid, block, and which occurrence of that key the
+    launch is (0, 1, 2, ... in launch order)."""
     out = pd.DataFrame(
         {
-            "_name": frame["kernel"].fillna("").map(_base_name),
+            "_name": frame["kernel"].fillna("").map(names.function_name),
             "grid": frame["grid"].fillna(""),
             "block": frame["block"].fillna(""),
             "_row": np.arange(len(frame)),
@@ -61,16 +60,6 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     )
     out["_nth"] = out.groupby(_KEY, sort=False).cumcount()
     return out
-
-
-_ARGS = re.compile(r"\(.*\)\s*$")
-
-
-def _base_name(name: str) -> str:
-    """ncu prints `void k<T>(args)` or `k`; a trace prints the demangled name: compare without
-    `void ` and the parameter list."""
-    name = name.strip().removeprefix("void ")
-    return _ARGS.sub("", name) if name.endswith(")") else name
 
 
 def _mark_counters(launches: pd.DataFrame, rows: np.ndarray, source: pd.DataFrame) -> None:

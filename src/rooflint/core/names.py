@@ -17,8 +17,7 @@ def short_name(full: str, width: int = 48) -> str:
     """
     if not isinstance(full, str) or not full:
         return "(unnamed)"
-    name = _drop_parameters(_RETURN_TYPE.sub("", full.strip()).replace("<unnamed>", "{anonymous}"))
-    base, args = _split_template(name)
+    base, args = _split_template(_bare(full))
     if len(base) > width // 2 and "::" in base:
         base = base.rsplit("::", 1)[-1]
     if args is None:
@@ -46,8 +45,22 @@ def base_name(full: str) -> str:
     """The name without return type, parameters or template arguments (for fuzzy matching)."""
     if not isinstance(full, str) or not full:
         return ""
-    name = _drop_parameters(_RETURN_TYPE.sub("", full.strip()).replace("<unnamed>", "{anonymous}"))
-    return _split_template(name)[0]
+    return _split_template(_bare(full))[0]
+
+
+def function_name(full: str) -> str:
+    """The base name's last part, which CUPTI's and ncu's demangled names of one kernel share
+    (`at::native::(anonymous namespace)::k<...>(...)` in a trace is `at::<unnamed>::k<...>` in
+    ncu, with other template spellings): `k`."""
+    return base_name(full).rsplit("::", 1)[-1]
+
+
+def _bare(full: str) -> str:
+    """Without return type or parameters; both spellings of the anonymous namespace as one, so
+    that its parentheses are not taken for the parameter list."""
+    name = full.strip().replace("<unnamed>", "{anonymous}")
+    name = name.replace("(anonymous namespace)", "{anonymous}")
+    return _drop_parameters(_RETURN_TYPE.sub("", name))
 
 
 def _cut(text: str, width: int) -> str:

@@ -191,6 +191,7 @@ ATTENTION = {
     "aten::_scaled_dot_product_flash_attention": ("bhsd", 0, 4, False),
     "aten::_scaled_dot_product_efficient_attention": ("bhsd", 0, 6, False),
     "aten::_scaled_dot_product_cudnn_attention": ("bhsd", 0, 6, False),
+    "aten::_cudnn_attention_forward": ("bhsd", 0, 10, False),
     "aten::_flash_attention_forward": ("bshd", 0, 8, False),
     "aten::_efficient_attention_forward": ("bshd", 0, None, False),
     "aten::_scaled_dot_product_flash_attention_backward": ("bhsd", 1, 11, True),

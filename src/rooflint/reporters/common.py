@@ -34,6 +34,8 @@ def kernel_sentence(result, row) -> str:
     excess = row.get("excess_traffic")
     if excess is not None and not pd.isna(excess):
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
+        if excess < 1:
+            text += " (under 1×: tensors stayed in L2 between kernels, or the model over-counts)"
     return text
 
 
