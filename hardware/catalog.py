@@ -149,7 +149,8 @@ def _over_base(data: dict, label: str) -> tuple[Device, set[str]]:
 
 
 def _identity(data: dict, label: str, base: Device) -> dict:
-    """id, name, vendor, arch, names, SM count and clock: the file's where given, else the base's."""
+    """id, name, vendor, arch, names, SM count and clock: the file's where given, else the
+    base's."""
     return {
         "id": _string(data, "id", label) if "id" in data else base.id,
         "name": _string(data, "name", label) if "name" in data else base.name,
@@ -163,7 +164,8 @@ def _identity(data: dict, label: str, base: Device) -> dict:
 
 
 def _identity_facts(data: dict, label: str, base: Device | None = None) -> dict:
-    """Base and memory clocks, bus width and their source: the file's where given, else the base's."""
+    """Base and memory clocks, bus width and their source: the file's where given, else the
+    base's."""
     return {
         "base_clock_hz": _clock(data, label, "base_clock_mhz")
         if "base_clock_mhz" in data
@@ -305,7 +307,8 @@ def _ceilings(
     for key, value in entries.items():
         if key not in allowed:
             raise DeviceError(
-                f"unknown {what} '{table}.{key}' (known: {', '.join(allowed)}); rename or remove it",
+                f"unknown {what} '{table}.{key}' (known: {', '.join(allowed)}); "
+                "rename or remove it",
                 path=label,
             )
         if not _is_number(value) or value <= 0:

@@ -1,4 +1,5 @@
-"""Choosing the ceilings of a run: user file > measured > profile-derived > catalog (at the run's clock)."""
+"""Choosing the ceilings of a run: user file > measured > profile-derived > catalog (at the run's
+clock)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from .identify import Identification, check_choice, identify
 
 
 def profile_ceilings(launches: pd.DataFrame) -> dict[str, Ceiling]:
-    """The peaks the profile measured for its own run: the median over launches of each peak column."""
+    """The peaks the profile measured for its own run: the median over launches of each peak
+    column."""
     clock = median_clock(launches)
     found = {}
     for column in PEAKS:

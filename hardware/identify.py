@@ -137,7 +137,8 @@ class _Clue:
     def stated(self, device: Device, clues: Clues) -> str:
         if self.unit == "SM":
             return f"{self.value(clues)} SMs"
-        text = f"{self.label} {_mhz(self.value(clues))} ≈ its {self._listed_name} {_mhz(self.listed(device))}"
+        listed = _mhz(self.listed(device))
+        text = f"{self.label} {_mhz(self.value(clues))} ≈ its {self._listed_name} {listed}"
         return text + (" (ncu locks clocks to base)" if self.label == "SM clock" else "")
 
     def ignored(self, clues: Clues) -> str:

@@ -65,7 +65,8 @@ def match(
         device = catalog()[CC_DEFAULT[gfx_or_cc]]
         return (
             device,
-            f"inferred from compute capability {gfx_or_cc} ({device.name}); pass --device to choose",
+            f"inferred from compute capability {gfx_or_cc} ({device.name}); "
+            "pass --device to choose",
         )
     if name:
         raise unknown_device(name)
@@ -99,7 +100,10 @@ def _combined(name: str, cu_count: int | None) -> tuple[Device, str] | None:
     by_cu = [d for d in parts if cu_count and d.sm_count == cu_count]
     if len(by_cu) == 1:
         return by_cu[0], f"'{name}' names {ids}; chose {by_cu[0].id} by its CU count {cu_count}"
-    how = f"'{name}' names {ids} (ambiguous); chose the larger, {parts[0].id}; pass --device to choose"
+    how = (
+        f"'{name}' names {ids} (ambiguous); chose the larger, {parts[0].id}; "
+        "pass --device to choose"
+    )
     return parts[0], how
 
 

@@ -8,6 +8,9 @@ metrics `rooflint metrics ncu --arch hopper` prints. Needs a GPU, PyTorch and nc
     python3 benchmarks/h200_trace/capture.py --out DIR
 
 Writes DIR/trace.json.gz and DIR/ncu-raw-stdout.csv (as `ncu --csv ... > file` leaves it).
+With `--train STEPS` it captures that many training steps instead (forward, backward, AdamW),
+printing a line per step as a live run does, into DIR/train-trace.json.gz and
+DIR/train-ncu-raw-stdout.csv.
 """
 
 from __future__ import annotations
@@ -54,32 +57,47 @@ def block(torch):
     return Block().cuda().to(torch.bfloat16)
 
 
-def run(mode: str, out: Path) -> None:
+def run(mode: str, out: Path, steps: int) -> None:
     import torch
 
     model = block(torch)
     x = torch.randn(BATCH, SEQ, WIDTH, device="cuda", dtype=torch.bfloat16)
+    if steps:
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        work = lambda: _train(model, x, optimizer, steps)  # noqa: E731
+        _train(model, x, optimizer, 2)
+        name = "train-trace.json"
+    else:
+        work = lambda: _forward(torch, model, x)  # noqa: E731
+        _forward(torch, model, x)
+        name = "trace.json"
+    torch.cuda.synchronize()
+    if mode == "trace":
+        kinds = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=kinds, record_shapes=True, with_stack=True) as prof:
+            work()
+            torch.cuda.synchronize()
+        prof.export_chrome_trace(str(out / name))
+    else:
+        torch.cuda.cudart().cudaProfilerStart()
+        work()
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStop()
+
+
+def _forward(torch, model, x) -> None:
     with torch.no_grad():
         for _ in range(2):
             model(x)
-        torch.cuda.synchronize()
-        if mode == "trace":
-            kinds = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-            with torch.profiler.profile(
-                activities=kinds, record_shapes=True, with_stack=True
-            ) as prof:
-                _iterations(torch, model, x)
-            prof.export_chrome_trace(str(out / "trace.json"))
-        else:
-            torch.cuda.cudart().cudaProfilerStart()
-            _iterations(torch, model, x)
-            torch.cuda.cudart().cudaProfilerStop()
 
 
-def _iterations(torch, model, x) -> None:
-    for _ in range(2):
-        model(x)
-    torch.cuda.synchronize()
+def _train(model, x, optimizer, steps: int) -> None:
+    for step in range(steps):
+        loss = model(x).float().pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        print(f"step {step} loss {loss.item():.4f}", flush=True)
 
 
 def hopper_metrics() -> str:
@@ -94,25 +112,24 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--mode", choices=["trace", "ncu"])
+    parser.add_argument("--train", type=int, default=0, metavar="STEPS")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.mode:
-        run(args.mode, args.out)
+        run(args.mode, args.out, args.train)
         return
-    subprocess.run(
-        [sys.executable, __file__, "--out", str(args.out), "--mode", "trace"], check=True
-    )
-    with (
-        (args.out / "trace.json").open("rb") as src,
-        gzip.open(args.out / "trace.json.gz", "wb") as dst,
-    ):
+    prefix = "train-" if args.train else ""
+    app = [sys.executable, __file__, "--out", str(args.out), "--train", str(args.train)]
+    subprocess.run(app + ["--mode", "trace"], check=True, stdout=subprocess.DEVNULL)
+    trace = args.out / f"{prefix}trace.json"
+    with trace.open("rb") as src, gzip.open(f"{trace}.gz", "wb") as dst:
         shutil.copyfileobj(src, dst)
-    (args.out / "trace.json").unlink()
+    trace.unlink()
     ncu = shutil.which("ncu") or "ncu"
     cmd = [ncu, "--profile-from-start", "off", "--csv", "--page", "raw", "--print-units", "base"]
-    cmd += ["--metrics", hopper_metrics(), sys.executable, __file__, "--out", str(args.out)]
-    with (args.out / "ncu-raw-stdout.csv").open("w") as sink:
-        subprocess.run(cmd + ["--mode", "ncu"], stdout=sink, check=True, timeout=400)
+    cmd += ["--metrics", hopper_metrics(), *app, "--mode", "ncu"]
+    with (args.out / f"{prefix}ncu-raw-stdout.csv").open("w") as sink:
+        subprocess.run(cmd, stdout=sink, check=True, timeout=400)
 
 
 if __name__ == "__main__":

@@ -47,12 +47,12 @@ def lend(trace: Profile, counters: Profile) -> None:
 
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Join keys: the kernel's function name (the spellings of its namespaces and template
-    arguments differ between a trace and ncu), grid, block, and which occurrence of that key the
-    launch is (0, 1, 2, ... in launch order)."""
+    """Join keys: the kernel's name signature (a trace and ncu spell namespaces, literals and
+    lambdas differently), grid, block, and which occurrence of that key the launch is (0, 1,
+    2, ... in launch order)."""
     out = pd.DataFrame(
         {
-            "_name": frame["kernel"].fillna("").map(names.function_name),
+            "_name": frame["kernel"].fillna("").map(names.signature),
             "grid": frame["grid"].fillna(""),
             "block": frame["block"].fillna(""),
             "_row": np.arange(len(frame)),

@@ -48,11 +48,32 @@ def base_name(full: str) -> str:
     return _split_template(_bare(full))[0]
 
 
-def function_name(full: str) -> str:
-    """The base name's last part, which CUPTI's and ncu's demangled names of one kernel share
-    (`at::native::(anonymous namespace)::k<...>(...)` in a trace is `at::<unnamed>::k<...>` in
-    ncu, with other template spellings): `k`."""
-    return base_name(full).rsplit("::", 1)[-1]
+def signature(full: str) -> str:
+    """What CUPTI's and ncu's demangled names of one kernel share: the identifiers that are not
+    namespace qualifiers, outside every parenthesised list. The two differ in namespaces (ncu
+    drops `native::`, writes `<unnamed>` for `(anonymous namespace)`), literals (`2u`/`2`,
+    `false`/`0`), lambdas (`{lambda()#2}`/`[lambda() (instance 2)]`) and parameter lists
+    (`T1 const&` for the spelled-out type)."""
+    if not isinstance(full, str):
+        return ""
+    words = _WORD.findall(_without_parentheses(full.replace("<unnamed>", "")))
+    return " ".join(w for w in words if w not in _NOT_SIGNATURE)
+
+
+_WORD = re.compile(r"\b[A-Za-z_]\w*(?!\w)(?!\s*::)")  # an identifier not followed by ::
+_NOT_SIGNATURE = {"void", "const", "unsigned", "true", "false", "lambda", "instance", "operator"}
+
+
+def _without_parentheses(text: str) -> str:
+    out, depth = [], 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
 
 
 def _bare(full: str) -> str:

@@ -105,10 +105,12 @@ def ncu(arch):
         "# tensor ops, and the run's own peaks). One row per launch, SI units, no locale grouping:"
     )
     click.echo(
-        f"LC_ALL=C ncu --metrics {','.join(names)} \\\n    --csv --page raw --print-units base --log-file profile.csv ./your_app"
+        f"LC_ALL=C ncu --metrics {','.join(names)} \\\n"
+        "    --csv --page raw --print-units base --log-file profile.csv ./your_app"
     )
     click.echo(
-        "# From an existing report: LC_ALL=C ncu --import R.ncu-rep --csv --page raw --print-units base > profile.csv"
+        "# From an existing report: "
+        "LC_ALL=C ncu --import R.ncu-rep --csv --page raw --print-units base > profile.csv"
     )
     if arch in ("volta", "turing"):
         click.echo(
@@ -121,7 +123,8 @@ def ncu(arch):
 def rocprof():
     """rocprofv3: one --pmc line per pass (the counters do not all fit one pass)."""
     click.echo(
-        "# rocprofv3 counters rooflint reads (FLOPs per precision, MFMA ops, HBM/L2/L1/LDS traffic),"
+        "# rocprofv3 counters rooflint reads (FLOPs per precision, MFMA ops, HBM/L2/L1/LDS "
+        "traffic),"
     )
     click.echo("# one pass per --pmc group; kernel durations come from --kernel-trace:")
     groups = " ".join(f"--pmc {' '.join(p)}" for p in ROCPROF_PASSES)
