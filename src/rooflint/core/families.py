@@ -96,8 +96,8 @@ RULES: list[tuple[str, str]] = [
     # CUTLASS's reference kernels: a GEMM, or filling and comparing tensors
     ("gemm", r"cutlass::reference::\w+::kernel::gemm"),
     ("elementwise", r"cutlass::reference"),
-    # cuBLAS/cuBLASLt (incl. Hopper `nvjet`), CUTLASS, Tensile (`Cijk_`: hipBLASLt, rocBLAS), CK,
-    # generic
+    # cuBLAS/cuBLASLt (incl. Hopper `nvjet`), CUTLASS, Tensile (`Cijk_`: hipBLASLt, rocBLAS),
+    # CK, generic
     (
         "gemm",
         r"gemm|gemv|matmul|" + _W.format("mm|bmm|addmm") + r"|cublas|cutlass|xmma|nvjet|Cijk_|"
