@@ -1,4 +1,4 @@
-"""PyTorch profiler (Kineto) traces: every GPU kernel, copy and fill, with the operator behind it."""
+"""PyTorch profiler (Kineto) traces: each GPU kernel, copy and fill, with the operator behind it."""
 
 from __future__ import annotations
 

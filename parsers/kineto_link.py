@@ -136,7 +136,8 @@ def _index(keys) -> dict:
 
 
 def _modules(events: TraceEvents, around_ops: Enclosing) -> list[str]:
-    """An operator's module: its `Module Hierarchy` (TorchScript traces), else its nn.Module path."""
+    """An operator's module: its `Module Hierarchy` (TorchScript traces), else its nn.Module
+    path."""
     recorded = events.ops.get("module")
     return [
         r if isinstance(r, str) and r else m

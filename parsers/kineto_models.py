@@ -161,7 +161,8 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
 
 
 def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
-    """`missing` says why a launch has no FLOPs/bytes: no model for its operator, auxiliary, host."""
+    """`missing` says why a launch has no FLOPs/bytes: no model for its operator, auxiliary,
+    host."""
     need = schema.flops(out).isna().to_numpy() & (reason != "")
     op = (
         out["op"].fillna("(no operator)").to_numpy(dtype=object)

@@ -1,4 +1,4 @@
-"""Streaming a Chrome-trace JSON file: its events in parsed batches, never the whole list at once."""
+"""Streaming a Chrome-trace JSON file: events in parsed batches, never the whole list at once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AMD hardware counters -> operations and bytes, per architecture, the way rocprof-compute counts them.
+"""AMD hardware counters -> operations and bytes, per architecture, as rocprof-compute counts them.
 
 Sources checked (ROCm/rocm-systems, projects/rocprofiler-compute): `src/utils/roofline_calc.py`
 (`calc_ai_profile`) and `analysis_configs/gfx942|gfx950/0400_roofline.yaml` (tables 401/402) for

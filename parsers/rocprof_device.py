@@ -1,4 +1,4 @@
-"""What rocprof-compute and rocprofv3 say about the device: sysinfo.csv, agent_info.csv, roofline.csv."""
+"""Device facts from rocprof-compute and rocprofv3: sysinfo.csv, agent_info.csv, roofline.csv."""
 
 from __future__ import annotations
 

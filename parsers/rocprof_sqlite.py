@@ -1,4 +1,4 @@
-"""rocprof SQLite outputs: rocprof v1 `--stats` results.db (table KERN) and rocprofv3 rocpd databases."""
+"""rocprof SQLite: rocprof v1 `--stats` results.db (table KERN) and rocprofv3 rocpd databases."""
 
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ def read_rocpd(path: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, DeviceInf
         counters = None
         if "counters_collection" in names:
             counters = pd.read_sql_query(
-                "SELECT dispatch_id AS Dispatch_Id, pid AS Process_Id, counter_name AS Counter_Name, "
-                "value AS Counter_Value FROM counters_collection",
+                "SELECT dispatch_id AS Dispatch_Id, pid AS Process_Id, "
+                "counter_name AS Counter_Name, value AS Counter_Value FROM counters_collection",
                 con,
             )
         agents = _agents(con, names)

@@ -18,7 +18,8 @@ QUANTITIES = ["duration_s", "bytes_dram", "bytes_l2", "bytes_l1", "bytes_lds"]
 
 @dataclass
 class Table:
-    """One row per dispatch: identity and counter columns, durations, and what happened on the way."""
+    """One row per dispatch: identity and counter columns, durations, and what happened on the
+    way."""
 
     frame: pd.DataFrame
     duration_s: pd.Series
@@ -86,7 +87,7 @@ def _mixed(frame: pd.DataFrame, key: list[str], column: str) -> bool:
 
 
 def long(frame: pd.DataFrame, name: str) -> Table:
-    """rocprofv3 / rocpd counter rows (one per counter per dispatch) pivoted to one row per dispatch.
+    """rocprofv3 / rocpd counter rows (one per counter per dispatch), pivoted to one per dispatch.
 
     Only counters the formulas read are pivoted (see rocprof_counters.USED): a rocprof-compute
     collection carries ~2,000 counters per dispatch.

@@ -339,7 +339,8 @@ _NO_VALUE = {"", "n/a", "nan", "-"}
 def _not_numbers(
     cells: pd.DataFrame, parsed: pd.DataFrame, ids: pd.Series, names: pd.Series | None = None
 ) -> list[str]:
-    """Metric cells holding text instead of a number (read as missing), counted and the first named."""
+    """Metric cells holding text instead of a number (read as missing), counted and the first
+    named."""
     count, first = 0, None
     for j, col in enumerate(cells.columns):
         text = cells[col].astype("string").str.strip()
@@ -359,8 +360,8 @@ def _not_numbers(
     value = str(cells.iat[row, j]).strip()
     shown = value[:40] + ("..." if len(value) > 40 else "")
     return [
-        f"{count} metric value(s) that are not numbers read as missing (first: {metric} = {shown!r} "
-        f"for launch ID {ids.iloc[row]})"
+        f"{count} metric value(s) that are not numbers read as missing "
+        f"(first: {metric} = {shown!r} for launch ID {ids.iloc[row]})"
     ]
 
 

@@ -113,10 +113,11 @@ def test_dropped_and_repaired_rows_are_counted_and_named(tmp_path):
     assert acc["launches_read"] == 3
     assert acc["repairs"] == [
         f"{path}: last line cut short (the file ends mid-row: a truncated copy?) skipped",
-        f"{path}: 2 line(s) that are not launch rows (an embedded table such as NUMA affinity, or a row "
-        "cut short) skipped",
-        f"{path}: 2 rows share 1 launch ID(s): 0 (2 rows); all rows kept (two exports joined into one file?)",
-        f"{path}: 1 launch(es) with a negative or infinite value, read as missing (each launch's notes "
-        "name the quantity)",
+        f"{path}: 2 line(s) that are not launch rows "
+        "(an embedded table such as NUMA affinity, or a row cut short) skipped",
+        f"{path}: 2 rows share 1 launch ID(s): 0 (2 rows); all rows kept "
+        "(two exports joined into one file?)",
+        f"{path}: 1 launch(es) with a negative or infinite value, read as missing "
+        "(each launch's notes name the quantity)",
     ]
     assert acc["not_analysable_reasons"] == {"missing duration": 1}

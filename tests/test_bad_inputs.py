@@ -1,4 +1,4 @@
-"""Malformed inputs: one clear error line and exit 2 (or a counted partial result), nothing written."""
+"""Malformed inputs: one clear error line, exit 2 (or a counted partial result), nothing written."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dask: analysing a Parquet dataset partition by partition reproduces the single-machine ranking."""
+"""Dask: analysing a Parquet dataset partition by partition reproduces the one-machine ranking."""
 
 from __future__ import annotations
 

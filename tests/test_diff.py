@@ -29,8 +29,8 @@ B200_RAW = "roofline-analysis-b200-ncu2025.x-raw.csv"
 LEAN = "lean_reduction_kernel"  # 8 launches, 3.8 % of the B200 trace
 SDPA = "sdpa_sm100_flash"  # 8 launches, 96 % of it
 LEAN_FULL = (
-    "void cudnn::lean_reduction_kernel<0, 0, 0>(void *, float *, float *, float *, float *, const float *, "
-    "float *, float *, float *, float *, float *" + ", unsigned int" * 20 + ", bool)"
+    "void cudnn::lean_reduction_kernel<0, 0, 0>(void *, float *, float *, float *, float *, "
+    "const float *, float *, float *, float *, float *, float *" + ", unsigned int" * 20 + ", bool)"
 )
 INIT_FLOAT = "void InitializeMatrix_kernel<float, (bool)1>(T1 *, int, int, int)"
 
@@ -209,7 +209,8 @@ def test_table_is_the_default_and_says_pass():
     res = run("diff", A100, A100)
     assert res.exit_code == 0
     assert res.stdout.startswith(
-        "rooflint diff: PASS (no gate set) — total time +0.0 % [+0.0, +0.0] (base 906 ms → head 906 ms)"
+        "rooflint diff: PASS (no gate set) — total time +0.0 % [+0.0, +0.0] "
+        "(base 906 ms → head 906 ms)"
     )
     assert "nothing was gated" in res.stdout.splitlines()[1]
 
@@ -238,7 +239,8 @@ def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path
     assert first["run_noise"] is None  # one run a side: not measured
     assert doc["groups"][1]["status"] == "unchanged"
     assert (
-        f"gate failed: kernel {names.short_name(first['kernel'])} [{names.short_id(first['kernel'])}] "
+        f"gate failed: kernel {names.short_name(first['kernel'])} "
+        f"[{names.short_id(first['kernel'])}] "
         "time +30.0 % [+30.0, +30.0] paired, 8 launches (mean per launch 7.6 µs → 9.87 µs) "
         "exceeds --fail-on-regression 10 %" in res.stderr
     )

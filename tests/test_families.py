@@ -16,22 +16,26 @@ from tests.conftest import FIXTURES, shared
 FIXTURE_NAMES = [
     (
         "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
-        "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4, void at::native::templates::cuda::uniform_and_transform",
+        "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4, "
+        "void at::native::templates::cuda::uniform_and_transform",
         "elementwise",
     ),
     (
         "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
-        "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4, void at::native::templates::cuda::normal_and_transform",
+        "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4, "
+        "void at::native::templates::cuda::normal_and_transform",
         "elementwise",
     ),
     (
         "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
-        "void cutlass::Kernel<cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_align8>(T1::Params)",
+        "void cutlass::Kernel<cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_"
+        "align8>(T1::Params)",
         "gemm",
     ),
     (
         "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
-        "void cutlass::Kernel<cutlass_80_wmma_tensorop_f16_s161616gemm_f16_16x16_128x1_tn_align8>(T1::Params)",
+        "void cutlass::Kernel<cutlass_80_wmma_tensorop_f16_s161616gemm_f16_16x16_128x1_tn_"
+        "align8>(T1::Params)",
         "gemm",
     ),
     (
@@ -41,13 +45,14 @@ FIXTURE_NAMES = [
     ),
     (
         "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
-        "void fmha_fwd_loop_kernel<FMHA_kernel_traits<(int)128, (int)32, (int)16, (int)1, (int)4, (unsigned int)8, __half>, "
-        "(bool)0, (bool)0, (bool)0>(FMHA_fprop_params)",
+        "void fmha_fwd_loop_kernel<FMHA_kernel_traits<(int)128, (int)32, (int)16, (int)1, (int)4, "
+        "(unsigned int)8, __half>, (bool)0, (bool)0, (bool)0>(FMHA_fprop_params)",
         "attention",
     ),
     (
         "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
-        "void splitKreduce_kernel<(int)32, (int)16, int, __half, __half, float, __half, (bool)1, (bool)1, (bool)0>(cublasSplitKParams<T6>",
+        "void splitKreduce_kernel<(int)32, (int)16, int, __half, __half, float, __half, (bool)1, "
+        "(bool)1, (bool)0>(cublasSplitKParams<T6>",
         "gemm",
     ),
     (
@@ -63,12 +68,14 @@ FIXTURE_NAMES = [
     # CUTLASS 2.x GEMM whose template arguments hold `NumericArrayConverter` (not a convolution)
     (
         "ncu/cuda-roofline-v100-ncu2022.4-details-metrics-stdout.csv",
-        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<",
+        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::"
+        "MmaPipelined<",
         "gemm",
     ),
     (
         "ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv",
-        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaMultistage<",
+        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::"
+        "MmaMultistage<",
         "gemm",
     ),
     (
@@ -134,7 +141,8 @@ FIXTURE_NAMES = [
     ),
     (
         "ncu/roofline-analysis-b200-ncu2025.x-raw.csv",
-        "cudnn_generated_fort_native_sdpa_sm100_flash_fprop_f16_knob_7_1x128x128_4x1x1_cga1x1x1_kernel0_0",
+        "cudnn_generated_fort_native_sdpa_sm100_flash_fprop_f16_knob_7_1x128x128_4x1x1_cga1x1x1_"
+        "kernel0_0",
         "attention",
     ),
     (
@@ -176,12 +184,14 @@ FIXTURE_NAMES = [
     ),
     (
         "rocprof/v1_mi250_rocm571_stats_mode_results.csv",
-        "void laplacian_kernel<double>(double*, double const*, int, int, int, double, double, double, double) [clone .kd]",
+        "void laplacian_kernel<double>(double*, double const*, int, int, int, double, double, "
+        "double, double) [clone .kd]",
         "other",
     ),
     (
         "rocprof/v1_mi250_rocm571_stats_mode_results.csv",
-        "void check_kernel<double>(int*, double const*, int, int, int, double, double, double, double) [clone .kd]",
+        "void check_kernel<double>(int*, double const*, int, int, int, double, double, double, "
+        "double) [clone .kd]",
         "other",
     ),
     (
@@ -218,93 +228,104 @@ FIXTURE_NAMES = [
 LIBRARY_NAMES = [
     # cuBLAS / cuBLASLt
     (
-        "sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel",
+        "sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32_stage4_warpsize2x2x1_"
+        "tensor16x8x16_kernel",
         "gemm",
     ),
     (
-        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+        "segment_k_off_kernel__5x_cublas",
         "gemm",
     ),
     ("volta_h884gemm_128x128_ldg8_nn", "gemm"),
     ("turing_fp16_s1688gemm_fp16_256x128_ldg8_f2f_tn", "gemm"),
     ("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", "gemm"),
     (
-        "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false, false, true, false>"
-        "(cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<const float>, cublasGemvTensorStridedBatched<const float>, "
-        "cublasGemvTensorStridedBatched<float>, float>, float, float)",
+        "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, "
+        "false, false, true, false>(cublasGemvParamsEx<int, "
+        "cublasGemvTensorStridedBatched<const float>, cublasGemvTensorStridedBatched<const "
+        "float>, cublasGemvTensorStridedBatched<float>, float>, float, float)",
         "gemm",
     ),
     (
-        "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>"
-        "(cublasLt::cublasSplitKParams<float>, const float *, const __nv_bfloat16 *, __nv_bfloat16 *)",
+        "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, "
+        "__nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, const float *, "
+        "const __nv_bfloat16 *, __nv_bfloat16 *)",
         "gemm",
     ),
     # CUTLASS
     (
-        "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int, int>, "
-        "cutlass::gemm::collective::CollectiveMma<cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized<4, "
-        "cute::tuple<cute::C<2>, cute::C<1>, cute::C<1>>, cutlass::gemm::KernelTmaWarpSpecialized>>>>(T1::Params)",
+        "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, "
+        "int, int>, cutlass::gemm::collective::CollectiveMma<cutlass::gemm::"
+        "MainloopSm90TmaGmmaWarpSpecialized<4, cute::tuple<cute::C<2>, cute::C<1>, cute::C<1>>, "
+        "cutlass::gemm::KernelTmaWarpSpecialized>>>>(T1::Params)",
         "gemm",
     ),
     (
-        "void cutlass::Kernel<cutlass_tensorop_h16816fprop_optimized_f16_128x128_32x5_nhwc_align8>(T1::Params)",
+        "void cutlass::Kernel<cutlass_tensorop_h16816fprop_optimized_f16_128x128_32x5_nhwc_"
+        "align8>(T1::Params)",
         "convolution",
     ),
     (
         "void cutlass::reference::device::kernel::BlockForEach<cutlass::half_t, "
-        "cutlass::reference::device::detail::RandomUniformFunc<cutlass::half_t>>(T1 *, unsigned long, T2::Params)",
+        "cutlass::reference::device::detail::RandomUniformFunc<cutlass::half_t>>(T1 *, "
+        "unsigned long, T2::Params)",
         "elementwise",
     ),
     # cuDNN
     (
-        "void implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, const T1 *, "
-        "int, T1 *, const T1 *, kernel_conv_params, unsigned long long, int, T2, T2, int, const T1 *, const T1 *, bool, int, int)",
+        "void implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, "
+        "true>(int, int, int, const T1 *, int, T1 *, const T1 *, kernel_conv_params, "
+        "unsigned long long, int, T2, T2, int, const T1 *, const T1 *, bool, int, int)",
         "convolution",
     ),
     (
-        "sm80_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_stage4_warpsize2x2x1_g1_"
-        "tensor16x8x16_kernel_cudnn",
+        "sm80_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_"
+        "stage4_warpsize2x2x1_g1_tensor16x8x16_kernel_cudnn",
         "convolution",
     ),
     (
-        "sm86_xmma_dgrad_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw_tilesize64x32x64_stage5_warpsize2x2x1_g1_"
-        "tensor16x8x16_kernel_cudnn",
+        "sm86_xmma_dgrad_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw_tilesize64x32x64_"
+        "stage5_warpsize2x2x1_g1_tensor16x8x16_kernel_cudnn",
         "convolution",
     ),
     (
-        "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::WinogradDataParams<T1, T2>)",
+        "void cudnn::winograd_nonfused::winogradForwardData4x4<float, "
+        "float>(cudnn::winograd_nonfused::WinogradDataParams<T1, T2>)",
         "convolution",
     ),
     (
-        "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>(cudnnTensorStruct, const T1 *, cudnnTensorStruct, "
-        "T1 *, const T2 *, const T2 *, T2, T2, T2 *, T2 *, T2 *, T2 *, T2, T2)",
+        "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>(cudnnTensorStruct, "
+        "const T1 *, cudnnTensorStruct, T1 *, const T2 *, const T2 *, T2, T2, T2 *, T2 *, T2 *, "
+        "T2 *, T2, T2)",
         "normalization",
     ),
     (
-        "void cudnn::ops::nchwToNhwcKernel<__half, __half, float, false, true, (cudnnKernelDataType_t)0>"
-        "(cudnn::ops::nchw2nhwc_params_t<T3>, const T1 *, T2 *)",
+        "void cudnn::ops::nchwToNhwcKernel<__half, __half, float, false, true, "
+        "(cudnnKernelDataType_t)0>(cudnn::ops::nchw2nhwc_params_t<T3>, const T1 *, T2 *)",
         "copy",
     ),
     # PyTorch ATen
     (
-        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char *, 3>>"
-        "(int, T2, T3)",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+        "at::detail::Array<char *, 3>>(int, T2, T3)",
         "elementwise",
     ),
     (
-        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char *, 1>>"
-        "(int, T2, T3)",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+        "at::detail::Array<char *, 1>>(int, T2, T3)",
         "copy",
     ),
     (
-        "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase &)::"
-        "[lambda() (instance 3)]::operator ()() const::[lambda() (instance 7)]::operator ()() const::[lambda(float) "
-        "(instance 1)], at::detail::Array<char *, 2>>(int, T1, T2, T3, T4, T5)",
+        "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::"
+        "TensorIteratorBase &)::[lambda() (instance 3)]::operator ()() const::[lambda() (instance "
+        "7)]::operator ()() const::[lambda(float) (instance 1)], at::detail::Array<char *, "
+        "2>>(int, T1, T2, T3, T4, T5)",
         "copy",
     ),
     (
-        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, "
-        "unsigned int, float, 4>>(T3)",
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+        "at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>>(T3)",
         "reduction",
     ),
     (
@@ -313,37 +334,40 @@ LIBRARY_NAMES = [
         "softmax",
     ),
     (
-        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, T2, const T1 *, const T1 *, "
-        "const T1 *, T2 *, T2 *, T1 *)",
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, "
+        "T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",
         "normalization",
     ),
     (
-        "void at::native::batch_norm_collect_statistics_kernel<at::native::InvStd, float, float, float, int>"
-        "(at::GenericPackedTensorAccessor<const T2, 3, at::RestrictPtrTraits, T5>, T3, T3, "
-        "at::GenericPackedTensorAccessor<T4, 1, at::RestrictPtrTraits, T5>)",
+        "void at::native::batch_norm_collect_statistics_kernel<at::native::InvStd, float, float, "
+        "float, int>(at::GenericPackedTensorAccessor<const T2, 3, at::RestrictPtrTraits, T5>, T3, "
+        "T3, at::GenericPackedTensorAccessor<T4, 1, at::RestrictPtrTraits, T5>)",
         "normalization",
     ),
     (
-        "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 4, 64, 64>(T1 *, "
-        "at::native::(anonymous namespace)::CatArrInputTensorMetadata<T1, T2, 64, 64>, "
+        "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 4, 64, "
+        "64>(T1 *, at::native::(anonymous namespace)::CatArrInputTensorMetadata<T1, T2, 64, 64>, "
         "at::native::(anonymous namespace)::TensorSizeStride<T2, 4>, int, T2)",
         "copy",
     ),
     (
-        "void at::native::(anonymous namespace)::indexSelectLargeIndex<float, long, unsigned int, 2, 2, -2, true>"
-        "(at::cuda::detail::TensorInfo<T1, T3>, at::cuda::detail::TensorInfo<const T1, T3>, "
-        "at::cuda::detail::TensorInfo<const T2, T3>, int, int, T3, T3, long)",
+        "void at::native::(anonymous namespace)::indexSelectLargeIndex<float, long, unsigned int, "
+        "2, 2, -2, true>(at::cuda::detail::TensorInfo<T1, T3>, "
+        "at::cuda::detail::TensorInfo<const T1, T3>, at::cuda::detail::TensorInfo<const T2, T3>, "
+        "int, int, T3, T3, long)",
         "copy",
     ),
     (
-        "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>"
-        "(at::cuda::detail::TensorInfo<const T1, T3>, at::cuda::detail::TensorInfo<T1, T3>, "
-        "at::cuda::detail::TensorInfo<T6, T3>, T3, T2, at::PhiloxCudaState)",
+        "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, "
+        "unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<const T1, T3>, "
+        "at::cuda::detail::TensorInfo<T1, T3>, at::cuda::detail::TensorInfo<T6, T3>, T3, T2, "
+        "at::PhiloxCudaState)",
         "elementwise",
     ),
     (
-        "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, const T1 *, long, long, long, int, "
-        "int, int, int, int, int, int, int, int, int, T1 *, long *)",
+        "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, "
+        "const T1 *, long, long, long, int, int, int, int, int, int, int, int, int, int, T1 *, "
+        "long *)",
         "reduction",
     ),
     (
@@ -353,8 +377,10 @@ LIBRARY_NAMES = [
         "elementwise",
     ),
     (
-        "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, "
-        "at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>>(T1, T2, T3...)",
+        "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+        "namespace)::TensorListMetadata<4>, at::native::(anonymous "
+        "namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>>(T1, T2, "
+        "T3...)",
         "elementwise",
     ),
     # Triton (torch.compile / Inductor)
@@ -366,25 +392,28 @@ LIBRARY_NAMES = [
     ("triton_tem_fused_mm_4", "gemm"),
     # FlashAttention, xFormers, vLLM, FlashInfer
     (
-        "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t, "
-        "Flash_kernel_traits<128, 128, 64, 4, cutlass::half_t>>, false, true, false, false, true, true, false, false>"
-        "(flash::Flash_fwd_params)",
+        "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+        "cutlass::half_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::half_t>>, false, true, "
+        "false, false, true, true, false, false>(flash::Flash_fwd_params)",
         "attention",
     ),
     (
-        "void flash::flash_bwd_dot_do_o_kernel<true, Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, "
-        "cutlass::half_t, Flash_kernel_traits<128, 64, 128, 8, cutlass::half_t>>>(flash::Flash_bwd_params)",
+        "void flash::flash_bwd_dot_do_o_kernel<true, Flash_bwd_kernel_traits<128, 64, 128, 8, 2, "
+        "4, 2, false, false, cutlass::half_t, Flash_kernel_traits<128, 64, 128, 8, "
+        "cutlass::half_t>>>(flash::Flash_bwd_params)",
         "attention",
     ),
     (
-        "fmha_cutlassF_f16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::half_t, cutlass::arch::Sm80, "
-        "true, 64, 128, 128, true, true>::Params)",
+        "fmha_cutlassF_f16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::"
+        "AttentionKernel<cutlass::half_t, cutlass::arch::Sm80, true, 64, 128, 128, true, "
+        "true>::Params)",
         "attention",
     ),
     (
-        "void vllm::paged_attention_v2_kernel<unsigned short, unsigned short, 128, 16, 128, (vllm::Fp8KVCacheDataType)0, false, 512>"
-        "(float *, float *, T1 *, const T1 *, const T2 *, const T2 *, int, float, const int *, const int *, int, const float *, "
-        "int, int, int, int, float, float, int)",
+        "void vllm::paged_attention_v2_kernel<unsigned short, unsigned short, 128, 16, 128, "
+        "(vllm::Fp8KVCacheDataType)0, false, 512>(float *, float *, T1 *, const T1 *, const T2 *, "
+        "const T2 *, int, float, const int *, const int *, int, const float *, int, int, int, "
+        "int, float, float, int)",
         "attention",
     ),
     (
@@ -392,47 +421,56 @@ LIBRARY_NAMES = [
         "normalization",
     ),
     (
-        "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(const long *, T1 *, T1 *, const T1 *, int, long, long, int, int, int)",
+        "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(const long *, T1 *, T1 *, "
+        "const T1 *, int, long, long, int, int, int)",
         "elementwise",
     ),
     (
-        "void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, false>(T1 *, const T1 *, int)",
+        "void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, "
+        "false>(T1 *, const T1 *, int)",
         "elementwise",
     ),
     (
-        "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData *, vllm::RankSignals, vllm::Signal *, "
-        "__nv_bfloat16 *, int, int)",
+        "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData *, "
+        "vllm::RankSignals, vllm::Signal *, __nv_bfloat16 *, int, int)",
         "communication",
     ),
     # hipBLASLt / rocBLAS (Tensile), Composable Kernel, MIOpen
     (
-        "Cijk_Ailk_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT128x128x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0_"
-        "DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMB_GLS0_ISA942_IU1_K1_LBSPPA128_LBSPPB128_LBSPPM0_LPA16_LPB16_LPM0_LRVW8_"
-        "LWPMn1_MIAV1_MIWT4_4_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_NTM0_NEPBS16_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0_SRVW0_"
-        "SSO0_SVW8_SK0_SKXCCM0_TLDS1_ULSGRO0_USL1_UIOFGRO0_USFGROn1_VSn1_VWA4_VWB4_WSGRA0_WSGRB0_WS64_WG32_8_1",
+        "Cijk_Ailk_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT128x128x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_"
+        "AFEM1_ASEM1_CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMB_GLS0_ISA942_IU1_"
+        "K1_LBSPPA128_LBSPPB128_LBSPPM0_LPA16_LPB16_LPM0_LRVW8_LWPMn1_MIAV1_MIWT4_4_MO40_NTn1_"
+        "NTA0_NTB0_NTC0_NTD0_NTM0_NEPBS16_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0_SRVW0_"
+        "SSO0_SVW8_SK0_SKXCCM0_TLDS1_ULSGRO0_USL1_UIOFGRO0_USFGROn1_VSn1_VWA4_VWB4_WSGRA0_WSGRB0_"
+        "WS64_WG32_8_1",
         "gemm",
     ),
     (
-        "Cijk_Alik_Bljk_SB_MT64x64x8_SE_1LDSB0_APM1_AF0EM8_AF1EM1_AMAS3_ASE_ASGT_ASLT_ASAE01_ASCE01_ASEM8_AAC0_BL1_BS1_DTL0_"
-        "DTVA0_DTVB0_DVO0_ETSP_EPS1_FL0_GRPM1_GRVW1_GSU1_GSUASB_GLS0_ISA000_IU1_K1_KLA_LBSPPA0_LBSPPB0_LPA0_LPB0_LDL1_LRVW1_"
-        "LWPMn1_LDW0_FMA_MIAV0_MDA2_MO40_NTA0_NTB0_NTC0_NTD0_NEPBS0_NLCA1_NLCB1_ONLL1_OPLV0_PK0_PAP0_PGR1_PLR1_SIA1_SS0_SU32_"
-        "SUM0_SUS256_SCIUI1_SPO0_SRVW0_SSO0_SVW4_SNLL0_TT4_4_TLDS0_USFGROn1_VAW1_VS1_VW1_WSGRA0_WSGRB0_WS64_WG16_16_1_WGM8",
+        "Cijk_Alik_Bljk_SB_MT64x64x8_SE_1LDSB0_APM1_AF0EM8_AF1EM1_AMAS3_ASE_ASGT_ASLT_ASAE01_"
+        "ASCE01_ASEM8_AAC0_BL1_BS1_DTL0_DTVA0_DTVB0_DVO0_ETSP_EPS1_FL0_GRPM1_GRVW1_GSU1_GSUASB_"
+        "GLS0_ISA000_IU1_K1_KLA_LBSPPA0_LBSPPB0_LPA0_LPB0_LDL1_LRVW1_LWPMn1_LDW0_FMA_MIAV0_MDA2_"
+        "MO40_NTA0_NTB0_NTC0_NTD0_NEPBS0_NLCA1_NLCB1_ONLL1_OPLV0_PK0_PAP0_PGR1_PLR1_SIA1_SS0_SU32_"
+        "SUM0_SUS256_SCIUI1_SPO0_SRVW0_SSO0_SVW4_SNLL0_TT4_4_TLDS0_USFGROn1_VAW1_VS1_VW1_WSGRA0_"
+        "WSGRB0_WS64_WG16_16_1_WGM8",
         "gemm",
     ),
     (
-        "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor, "
-        "ck::tensor_layout::gemm::ColumnMajor, ck::tensor_layout::gemm::RowMajor, _Float16, _Float16, _Float16, float>, "
-        "true, (ck::InMemoryDataOperationEnum)0, 1, (ck::TailNumber)0>(ck::GridwiseGemm_xdl_cshuffle_v3::Argument)",
+        "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::tensor_layout::"
+        "gemm::RowMajor, ck::tensor_layout::gemm::ColumnMajor, ck::tensor_layout::gemm::RowMajor, "
+        "_Float16, _Float16, _Float16, float>, true, (ck::InMemoryDataOperationEnum)0, 1, "
+        "(ck::TailNumber)0>(ck::GridwiseGemm_xdl_cshuffle_v3::Argument)",
         "gemm",
     ),
     (
-        "void ck::kernel_batched_gemm_softmax_gemm_xdl_cshuffle_v1<ck::GridwiseBatchedGemmSoftmaxGemm_Xdl_CShuffle<_Float16, "
-        "float, _Float16>>(const _Float16 *, const _Float16 *, const _Float16 *, _Float16 *)",
+        "void ck::kernel_batched_gemm_softmax_gemm_xdl_cshuffle_v1<ck::"
+        "GridwiseBatchedGemmSoftmaxGemm_Xdl_CShuffle<_Float16, float, "
+        "_Float16>>(const _Float16 *, const _Float16 *, const _Float16 *, _Float16 *)",
         "attention",
     ),
     ("naive_conv_fwd_nchw_float_double_float", "convolution"),
     (
-        "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt256x128x32_wt32x32x8_ws2x1_wr2x2_ta1x8x2x1_1x4x1x64_tb1x8x1x1_1x4x1x64",
+        "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt256x128x32_wt32x32x8_ws2x1_wr2x2_ta1x8x2x1_1x4x1x64_"
+        "tb1x8x1x1_1x4x1x64",
         "convolution",
     ),
     ("miopenSp3AsmConv_v21_1_3_gfx9_fp32_f2x3_stride1", "convolution"),
@@ -560,7 +598,8 @@ def test_bundled_fixture_families_in_a_report():
 
 
 def _launches() -> pd.DataFrame:
-    """Four launches on a device with a 100 op/s FP32 peak and 10 byte/s DRAM: exact roofline numbers."""
+    """Four launches on a device with a 100 op/s FP32 peak and 10 byte/s DRAM: exact roofline
+    numbers."""
     from rooflint.core import schema
 
     frame = pd.DataFrame(
@@ -589,7 +628,8 @@ def test_every_grouping_ranks_by_headroom_with_time_share(group_by):
     launches = analyze(_launches(), _Device())
     launches["family"] = families.classify(launches["kernel"])
     ranked = ranking.rank(launches, group_by)
-    # bound times: sgemm_a max(5, 1)=5, sgemm_b max(1, 1)=1, vec_add max(0.01, 1)=1, memcpy max(0, .5)=.5
+    # bound times: sgemm_a max(5, 1)=5, sgemm_b max(1, 1)=1, vec_add max(0.01, 1)=1,
+    #              memcpy max(0, .5)=.5
     # headroom:   5, 3, 1, 0.5 seconds; total time 17 s
     headroom = ranked["headroom_s"].tolist()
     assert headroom == sorted(headroom, reverse=True)

@@ -26,7 +26,8 @@ def tiny_roofs(folder: Path) -> Path:
     tensor, 100 GB/s DRAM): every launch of that export sits above them."""
     path = folder / "tiny.toml"
     path.write_text(
-        'base = "a100-pcie-40gb"\nid = "tiny-a100"\nsource = "test"\n[compute_tflops]\nmatrix_fp16 = 10\n'
+        'base = "a100-pcie-40gb"\nid = "tiny-a100"\nsource = "test"\n'
+        "[compute_tflops]\nmatrix_fp16 = 10\n"
         "[bandwidth_gbps]\ndram = 100\n",
         encoding="utf-8",
     )

@@ -1,4 +1,4 @@
-"""Golden files for the HTML report and for `rooflint diff` (table, Markdown, JSON) on real profiles.
+"""Golden files for the HTML report and `rooflint diff` (table, Markdown, JSON) on real profiles.
 
 The goldens were first written by the release before the layered restructure (issue 16), so this
 test also proves the move changed no byte. Refresh after an intended change, then read the diff:

@@ -1,4 +1,4 @@
-"""Tests of the device catalog, device files, matching and ceiling precedence (rooflint.hardware)."""
+"""The device catalog, device files, matching and ceiling precedence (rooflint.hardware)."""
 
 from __future__ import annotations
 
@@ -420,6 +420,11 @@ def test_negative_bandwidth_message(tmp_path, monkeypatch):
     )
 
 
+def dram(value: str) -> str:
+    """FULL with its DRAM bandwidth set to `value` (TOML source text)."""
+    return FULL.replace("dram = 500", f"dram = {value}")
+
+
 @pytest.mark.parametrize(
     ("text", "key", "problem"),
     [
@@ -427,16 +432,24 @@ def test_negative_bandwidth_message(tmp_path, monkeypatch):
         (FULL.replace("[bandwidth_gbps]\ndram = 500\n", ""), "'bandwidth_gbps'", "missing key"),
         ("sm_count = 'many'\n" + FULL, "'sm_count'", "must be a non-negative integer (got 'many')"),
         ("sm_count = 1.5\n" + FULL, "'sm_count'", "must be a non-negative integer"),
-        (FULL.replace('vendor = "nvidia"', "vendor = 3"), "'vendor'", "must be a non-empty string (got 3)"),
+        (
+            FULL.replace('vendor = "nvidia"', "vendor = 3"),
+            "'vendor'",
+            "must be a non-empty string (got 3)",
+        ),
         ("profiler_names = 'A'\n" + FULL, "'profiler_names'", "must be a list of strings"),
-        (FULL.replace("dram = 500", "dram = '500'"), "'bandwidth_gbps.dram'", "must be a positive number (got '500')"),
-        (FULL.replace("dram = 500", "dram = 0"), "'bandwidth_gbps.dram'", "must be a positive number (got 0)"),
-        (FULL.replace("dram = 500", "dram = nan"), "'bandwidth_gbps.dram'", "must be a positive number (got nan)"),
-        (FULL.replace("dram = 500", "dram = inf"), "'bandwidth_gbps.dram'", "must be a positive number (got inf)"),
-        (FULL.replace("dram = 500", "dram = true"), "'bandwidth_gbps.dram'", "must be a positive number (got True)"),
+        (dram("'500'"), "'bandwidth_gbps.dram'", "must be a positive number (got '500')"),
+        (dram("0"), "'bandwidth_gbps.dram'", "must be a positive number (got 0)"),
+        (dram("nan"), "'bandwidth_gbps.dram'", "must be a positive number (got nan)"),
+        (dram("inf"), "'bandwidth_gbps.dram'", "must be a positive number (got inf)"),
+        (dram("true"), "'bandwidth_gbps.dram'", "must be a positive number (got True)"),
         (FULL.replace("vector_fp32", "fp32"), "'compute_tflops.fp32'", "unknown compute class"),
         (FULL.replace("dram = 500", "hbm = 500"), "'bandwidth_gbps.hbm'", "unknown memory level"),
-        (FULL.replace("[compute_tflops]\nvector_fp32 = 10.0\n", "compute_tflops = 5\n"), "'compute_tflops'", "must be a table"),
+        (
+            FULL.replace("[compute_tflops]\nvector_fp32 = 10.0\n", "compute_tflops = 5\n"),
+            "'compute_tflops'",
+            "must be a table",
+        ),
         (FULL.replace("vector_fp32 = 10.0\n", ""), "'compute_tflops'", "is empty"),
         ("boost_clock_mhz = -1\n" + FULL, "'boost_clock_mhz'", "must be a non-negative number"),
         ("bandwith = 1\n" + FULL, "'bandwith'", "unknown key"),
@@ -485,7 +498,8 @@ def test_profile_ceilings_2080ti():
     assert found["vector_fp32"].value == pytest.approx(11.3663e12, rel=1e-5)
     assert found["dram"].value == 637e9
     assert found["vector_fp32"].source == (
-        "profile-derived: peak_sustained × measured clock (median of 3 launches, SM clock 1.306 GHz)"
+        "profile-derived: peak_sustained × measured clock (median of 3 launches, "
+        "SM clock 1.306 GHz)"
     )
     assert "median of 2 launches" in found["dram"].source  # the NaN launch is not counted
 

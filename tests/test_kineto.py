@@ -176,8 +176,9 @@ def test_cupti_counter_ranges():
 def ncu_details(rows: list[tuple[str, str, str, dict]]) -> str:
     """A details-page ncu CSV: (kernel, block, grid, {metric: (unit, value)}) per launch."""
     head = (
-        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
-        '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+        '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+        '"Metric Value"'
     )
     lines = [head]
     for i, (kernel, block, grid, metrics) in enumerate(rows):
@@ -416,7 +417,10 @@ def test_op_group_label():
     """--group-by op rows show the operator, its tensor shapes and dtypes, without scalars."""
     from rooflint.core.opgroups import short_label
 
-    group = "aten::addmm [[512],[141,512],[512,512],[],[]] c10::BFloat16, c10::BFloat16, c10::BFloat16, Scalar, Scalar"
+    group = (
+        "aten::addmm [[512],[141,512],[512,512],[],[]] "
+        "c10::BFloat16, c10::BFloat16, c10::BFloat16, Scalar, Scalar"
+    )
     assert short_label(group) == "aten::addmm [[512],[141,512],[512,512]] BFloat16"
     assert short_label("aten::mm (none) (none)") == "aten::mm"
 

@@ -1,4 +1,4 @@
-"""Imports run one way: core < parsers, hardware < reporters < API < cli (see docs/architecture.md)."""
+"""Imports run one way: core < parsers, hardware < reporters < API < cli (docs/architecture.md)."""
 
 from __future__ import annotations
 

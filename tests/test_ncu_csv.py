@@ -41,7 +41,8 @@ def test_raw_base_units_rtx2080ti_sgemm():
     cycles = 1305874122.04 * 10720e-9
     assert row["ops_vector_fp32"] == pytest.approx((0 + 14.63 + 2 * 936.30) * cycles, rel=1e-9)
     assert row["ops_vector_fp64"] == 0
-    # the run's own peaks: ffma 4352 inst/cycle x 2 x 1305874122.04 Hz; DRAM 96 B/cycle x 6638805970.15 Hz
+    # the run's own peaks: ffma 4352 inst/cycle x 2 x 1305874122.04 Hz;
+    # DRAM 96 B/cycle x 6638805970.15 Hz
     assert row["peak_vector_fp32"] == pytest.approx(4352 * 2 * 1305874122.04, rel=1e-12)
     assert row["peak_vector_fp32"] == pytest.approx(11.37e12, rel=1e-3)
     assert row["peak_bytes_dram"] == pytest.approx(96 * 6638805970.15, rel=1e-12)
@@ -131,7 +132,8 @@ def test_mangled_kernel_base_keeps_launches():
 
 def test_ambiguous_locale_needs_an_override(tmp_path):
     text = (
-        '"ID","Process ID","Kernel Name","Block Size","Grid Size","Device","CC","gpu__time_duration.sum"\n'
+        '"ID","Process ID","Kernel Name","Block Size","Grid Size","Device","CC",'
+        '"gpu__time_duration.sum"\n'
         '"","","","","","","","ns"\n'
         '"0","1","k","(1, 1, 1)","(1, 1, 1)","0","8.0","84,480"\n'
     )

@@ -1,4 +1,4 @@
-"""Golden files for the text reports (table, Markdown, JSON, CSV) on real profiles, and the README sample.
+"""Golden files for the text reports (table, Markdown, JSON, CSV) on real profiles; README sample.
 
 Refresh after an intended change, then read the diff before committing it:
 
@@ -42,7 +42,8 @@ CASES = [
 
 @pytest.fixture
 def in_root(monkeypatch):
-    """Relative fixture paths, so the `source` recorded in every report is the same on any machine."""
+    """Relative fixture paths, so the `source` recorded in every report is the same on any
+    machine."""
     monkeypatch.chdir(ROOT)
 
 
@@ -145,7 +146,8 @@ def test_rtx2080ti_efficiency_by_hand(in_root):
     cycles   = gpu__time_duration 10,720 ns × SM clock 1,305,874,122 Hz ≈ 13,998.97
     FLOPs    = (2 × FFMA 936.30 + FMUL 14.63 + FADD 0) per cycle × cycles ≈ 26.419 MFLOP
     FP32 peak = 4352 FFMA/cycle × 2 × 1.305874 GHz ≈ 11.366 TFLOP/s → t_fp32 ≈ 2.3243 µs
-    L2       = 2,883,616 B / (1408 B/cycle × 1.242444 GHz) ≈ 1.648 µs; DRAM ≈ 1.286 µs (both smaller)
+    L2       = 2,883,616 B / (1408 B/cycle × 1.242444 GHz) ≈ 1.648 µs;
+    DRAM     ≈ 1.286 µs (L2 and DRAM both smaller)
     efficiency = 2.3243 / 10.72 ≈ 0.2168 (→ "22 %", latency-bound), limiter vector_fp32.
     """
     cycles = 10_720e-9 * 1_305_874_122.04
@@ -166,11 +168,12 @@ def test_rtx2080ti_efficiency_by_hand(in_root):
 
 
 def readme_block(res) -> str:
-    """What README.md holds between the sample-report markers: the chart, then the Markdown report."""
+    """What README.md holds between the sample-report markers: the chart, then the Markdown
+    report."""
     return (
-        f"\n![Roofline of the A100 sample: two FP16 GEMMs under the tensor roof, two zero-FLOP "
-        f"initialisers in the strip]({README_IMAGE})\n\n`rooflint report {A100} --format markdown`:\n\n"
-        + reporters.render(res, "markdown")
+        "\n![Roofline of the A100 sample: two FP16 GEMMs under the tensor roof, two zero-FLOP "
+        f"initialisers in the strip]({README_IMAGE})\n\n"
+        f"`rooflint report {A100} --format markdown`:\n\n" + reporters.render(res, "markdown")
     )
 
 

@@ -1,5 +1,5 @@
-"""Every report format on awkward inputs (empty, one kernel, NaN-laden, 10,000 kernels, hostile names),
-plus the Markdown, HTML, CSV and chart specifics and the `rooflint plot` command."""
+"""Every report format on awkward inputs (empty, one kernel, NaN-laden, 10,000 kernels, hostile
+names), plus the Markdown, HTML, CSV and chart specifics and the `rooflint plot` command."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The AMD reader on real rocprof / rocprofv3 / rocprof-compute exports, against hand-worked answers."""
+"""The AMD reader on real rocprof/rocprofv3/rocprof-compute exports, against hand-worked answers."""
 
 from __future__ import annotations
 

@@ -53,8 +53,9 @@ def rank_dataset(
     """Rank the launches of a rooflint Parquet dataset (a folder or file) using Dask.
 
     `device` (a catalog id or a Device) replaces the ceilings recorded in the dataset: its
-    ceilings are used as they are for every source (no scaling to each profile's clock). `scheduler` is passed to `compute` ("synchronous", "threads", "processes", or None
-    for Dask's default or a distributed Client); `read_options` go to `dask.dataframe.read_parquet`.
+    ceilings are used as they are for every source (no scaling to each profile's clock).
+    `scheduler` is passed to `compute` ("synchronous", "threads", "processes", or None for Dask's
+    default or a distributed Client); `read_options` go to `dask.dataframe.read_parquet`.
     Returns the ranking.KERNEL_COLUMNS frame, as `rooflint.report(...).kernels`.
     """
     import dask.dataframe as dd

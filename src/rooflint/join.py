@@ -1,4 +1,4 @@
-"""A PyTorch trace and a counter export of the same program: counters lent to the trace's kernels."""
+"""A PyTorch trace and a counter export of one program: counters lent to the trace's kernels."""
 
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ _FLOAT_RESULTS = [
 
 
 def looks_saved(path: str | Path) -> bool:
-    """True when `path` is a file whose content starts like a JSON object (a saved report or not)."""
+    """True when `path` is a file whose content starts like a JSON object (a saved report or
+    not)."""
     p = Path(path)
     if not p.is_file():
         return False

@@ -52,7 +52,8 @@ def find(start: Path | None = None) -> Path | None:
 
 
 def load(start: Path | None = None) -> Config:
-    """The validated [tool.rooflint] table of the nearest pyproject.toml (empty when there is none)."""
+    """The validated [tool.rooflint] table of the nearest pyproject.toml (empty when there is
+    none)."""
     path = find(start)
     if path is None:
         return Config()
@@ -96,7 +97,7 @@ def _table(path: Path) -> dict:
 
 
 def settle(ctx: click.Context, values: dict[str, object], config: Config | None = None):
-    """Final settings: each flag given on the command line wins, else the config file, else the default.
+    """Final settings: a flag on the command line wins, else the config file, else the default.
 
     Returns (settings by parameter name, {parameter name: config path} for those from the file).
     """

@@ -1,4 +1,4 @@
-"""Comparing two analysed profiles kernel group by kernel group: time, efficiency, verdict, headroom.
+"""Two analysed profiles compared kernel group by kernel group: time, efficiency, verdict, headroom.
 
 Groups are matched in three passes, each over what the previous left unmatched:
 
@@ -48,8 +48,9 @@ EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = (
 )
 FUZZY = (NAME, BASE_NAME)
 
-# The same words and default as rooflint.core.diffstats (tests/test_diffstats.py checks), kept here so
-# that importing this module (every command does, through the CLI) does not import the statistics.
+# The same words and default as rooflint.core.diffstats (tests/test_diffstats.py checks), kept
+# here so that importing this module (every command does, through the CLI) does not import the
+# statistics.
 SLOWER, FASTER, NOISE, UNCHANGED, NOT_COMPARABLE = (
     "slower",
     "faster",
@@ -400,7 +401,8 @@ def _per_run(count: int, runs: int) -> int | float:
 
 
 def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
-    """Whether the devices differ, and every ceiling whose value differs beyond CEILING_TOLERANCE."""
+    """Whether the devices differ, and every ceiling whose value differs beyond
+    CEILING_TOLERANCE."""
     ids_b = [_device_id(u) for u in base.devices]
     ids_h = [_device_id(u) for u in head.devices]
     differ = sorted(set(ids_b), key=str) != sorted(set(ids_h), key=str)
@@ -474,12 +476,13 @@ def _warnings(
     for r in rows[rows["status"] == ABOVE_ROOF].to_dict(orient="records"):
         out.append(
             f"measurement problem: {names.short_name(r['kernel'])} is above its roof in head "
-            f"(efficiency {pct(r['efficiency_head'])}); its speed-up is not counted: check the device, "
-            "clocks and counters"
+            f"(efficiency {pct(r['efficiency_head'])}); its speed-up is not counted: "
+            "check the device, clocks and counters"
         )
     if totals["launches_base"] != totals["launches_head"]:
         out.append(
-            f"launch count changed: base {totals['launches_base']}, head {totals['launches_head']}; "
+            f"launch count changed: base {totals['launches_base']}, "
+            f"head {totals['launches_head']}; "
             "total time also counts the extra or missing launches"
         )
     return out
@@ -494,8 +497,8 @@ def _notes(base: Side, head: Side) -> list[str]:
     for name, side in (("base", base), ("head", head)):
         if side.saved:
             out.append(
-                f"{name} {side.label} is a saved report ({side.saved}): its ceilings and per-launch "
-                "verdicts are as saved; device options apply only to profiles"
+                f"{name} {side.label} is a saved report ({side.saved}): its ceilings and "
+                "per-launch verdicts are as saved; device options apply only to profiles"
             )
         for source, problem in side.result.skipped:
             out.append(f"{name}: skipped {source}: {problem}")

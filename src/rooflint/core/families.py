@@ -1,20 +1,28 @@
 """Op families from kernel names: a documented rule table, first match wins.
 
-Kernel names are whatever the libraries chose, so the rules read the naming of each library:
+Kernel names are whatever the libraries chose, so the rules read the naming of each library
+(library: family: examples):
 
-| library | GEMM | attention | other families |
-| --- | --- | --- | --- |
-| cuBLAS / cuBLASLt | `ampere_s16816gemm_*`, `sm90_xmma_gemm_*`, `nvjet_*`, `gemv2T_kernel`, `splitKreduce_kernel` | | |
-| CUTLASS | `cutlass::Kernel<cutlass_80_tensorop_*gemm*>`, `cutlass::gemm::kernel::GemmUniversal` | `cutlass_fmha` | conv: `*fprop*`, `ImplicitGemmConvolution` |
-| cuDNN | | `*_sdpa_*`, `*flash_fprop*` | conv: `implicit_convolve_sgemm`, `*_xmma_fprop_implicit_gemm_*`, `dgrad`, `wgrad`, `winograd`; norm: `bn_fw_tr_*` |
-| PyTorch ATen | | | `vectorized_elementwise_kernel`, `reduce_kernel`, `cunn_SoftMaxForward`, `vectorized_layer_norm_kernel`, `CatArrayBatchedCopy` |
-| Triton (Inductor) | `triton_tem_fused_mm_*` | | `triton_poi_*` pointwise, `triton_red_*` / `triton_per_*` reductions |
-| FlashAttention / xFormers | | `flash_fwd_kernel`, `flash_bwd_*`, `fmha_*`, `*MemEffAttention*` | |
-| hipBLASLt / rocBLAS (Tensile) | `Cijk_Ailk_Bljk_*` | | |
-| Composable Kernel | `ck::kernel_gemm_xdl_*` | `*gemm_softmax_gemm*` | conv: `kernel_grouped_conv_fwd_*` |
-| MIOpen | | | conv: `naive_conv_*`, `igemm_fwd_gtc*`, `miopenSp3AsmConv*`; norm: `MIOpenBatchNorm*` |
-| NCCL / RCCL | | | communication: `ncclDevKernel_AllReduce_*`, `ncclKernel_*` |
-| ROCclr / CUDA runtime | | | copy: `__amd_rocclr_copyBuffer`, `__amd_rocclr_fillBuffer`, `[CUDA memcpy HtoD]`, `[CUDA memset]` |
+- cuBLAS / cuBLASLt: GEMM: `ampere_s16816gemm_*`, `sm90_xmma_gemm_*`, `nvjet_*`, `gemv2T_kernel`,
+  `splitKreduce_kernel`
+- CUTLASS: GEMM: `cutlass::Kernel<cutlass_80_tensorop_*gemm*>`,
+  `cutlass::gemm::kernel::GemmUniversal`; attention: `cutlass_fmha`; conv: `*fprop*`,
+  `ImplicitGemmConvolution`
+- cuDNN: attention: `*_sdpa_*`, `*flash_fprop*`; conv: `implicit_convolve_sgemm`,
+  `*_xmma_fprop_implicit_gemm_*`, `dgrad`, `wgrad`, `winograd`; norm: `bn_fw_tr_*`
+- PyTorch ATen: `vectorized_elementwise_kernel`, `reduce_kernel`, `cunn_SoftMaxForward`,
+  `vectorized_layer_norm_kernel`, `CatArrayBatchedCopy`
+- Triton (Inductor): GEMM: `triton_tem_fused_mm_*`; `triton_poi_*` pointwise, `triton_red_*` /
+  `triton_per_*` reductions
+- FlashAttention / xFormers: attention: `flash_fwd_kernel`, `flash_bwd_*`, `fmha_*`,
+  `*MemEffAttention*`
+- hipBLASLt / rocBLAS (Tensile): GEMM: `Cijk_Ailk_Bljk_*`
+- Composable Kernel: GEMM: `ck::kernel_gemm_xdl_*`; attention: `*gemm_softmax_gemm*`; conv:
+  `kernel_grouped_conv_fwd_*`
+- MIOpen: conv: `naive_conv_*`, `igemm_fwd_gtc*`, `miopenSp3AsmConv*`; norm: `MIOpenBatchNorm*`
+- NCCL / RCCL: communication: `ncclDevKernel_AllReduce_*`, `ncclKernel_*`
+- ROCclr / CUDA runtime: copy: `__amd_rocclr_copyBuffer`, `__amd_rocclr_fillBuffer`,
+  `[CUDA memcpy HtoD]`, `[CUDA memset]`
 
 Order matters where names carry several hints: communication first (`AllReduce_Sum`), attention
 before GEMM and convolution (FlashAttention names hold `gemm` and `fprop` pieces), Triton's own
@@ -60,8 +68,8 @@ RULES: list[tuple[str, str]] = [
         r"nccl|rccl|msccl|nvshmem|cross_device_reduce|"
         + _START.format(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|send_?recv"),
     ),
-    # FlashAttention 1-3, cuDNN SDPA, xFormers/PyTorch memory-efficient attention, CK fused attention,
-    # paged attention (vLLM, FlashInfer)
+    # FlashAttention 1-3, cuDNN SDPA, xFormers/PyTorch memory-efficient attention, CK fused
+    # attention, paged attention (vLLM, FlashInfer)
     (
         "attention",
         r"flash|fmha|attention|attn|sdpa|" + _W.format("mha") + r"|mem_?eff|"
@@ -88,7 +96,8 @@ RULES: list[tuple[str, str]] = [
     # CUTLASS's reference kernels: a GEMM, or filling and comparing tensors
     ("gemm", r"cutlass::reference::\w+::kernel::gemm"),
     ("elementwise", r"cutlass::reference"),
-    # cuBLAS/cuBLASLt (incl. Hopper `nvjet`), CUTLASS, Tensile (`Cijk_`: hipBLASLt, rocBLAS), CK, generic
+    # cuBLAS/cuBLASLt (incl. Hopper `nvjet`), CUTLASS, Tensile (`Cijk_`: hipBLASLt, rocBLAS),
+    # CK, generic
     (
         "gemm",
         r"gemm|gemv|matmul|" + _W.format("mm|bmm|addmm") + r"|cublas|cutlass|xmma|nvjet|Cijk_|"

@@ -106,7 +106,8 @@ def diff_gates(
     fail_on_new_latency_bound: bool = False,
     origins: dict | None = None,
 ) -> list[Gate]:
-    """The diff gates that are set, each with its failures (see rooflint.core.diffstats for the noise rule)."""
+    """The diff gates that are set, each with its failures (see rooflint.core.diffstats for the
+    noise rule)."""
     origins = origins or {}
     gates = []
     if fail_on_regression is not None:
@@ -174,8 +175,8 @@ def report_gates(
         eff = summary["time_weighted_efficiency"]
         if eff is None:
             gate.fail(
-                f"no launch could be analysed, so time-weighted efficiency is unknown; {gate.label} "
-                "needs FLOP and DRAM counters and device ceilings"
+                "no launch could be analysed, so time-weighted efficiency is unknown; "
+                f"{gate.label} needs FLOP and DRAM counters and device ceilings"
             )
         elif eff < fail_under:
             gate.fail(
@@ -189,8 +190,10 @@ def report_gates(
         if len(above):
             worst = above.sort_values("efficiency", ascending=False, kind="mergesort").iloc[0]
             gate.fail(
-                f"{len(above)} launch(es) above the roof (worst: {names.short_name(worst['kernel'])} at "
-                f"efficiency {pct(worst['efficiency'])}, tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
+                f"{len(above)} launch(es) above the roof "
+                f"(worst: {names.short_name(worst['kernel'])} at "
+                f"efficiency {pct(worst['efficiency'])}, "
+                f"tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
                 f"{gate.label}: check the device, clocks and counters"
             )
         gates.append(gate)

@@ -1,4 +1,4 @@
-"""PyTorch-trace launches relabelled by operator, so that runs on different GPUs compare op by op."""
+"""PyTorch-trace launches relabelled by operator, so runs on different GPUs compare op by op."""
 
 from __future__ import annotations
 

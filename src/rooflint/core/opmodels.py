@@ -94,7 +94,8 @@ def mm(dims, types, concrete) -> Work | None:
 
 
 def addmm(dims, types, concrete) -> Work | None:
-    """aten::addmm(bias, A[M,K], B[K,N]): 2·M·N·K (the bias add is not counted); bytes add the bias."""
+    """aten::addmm(bias, A[M,K], B[K,N]): 2·M·N·K (the bias add is not counted); bytes add the
+    bias."""
     (c, tc), (a, ta), (b, _) = _tensors(dims, types)[:3]
     return gemm(a[0], b[1], a[1], 1, ta, _size(c, tc))
 
@@ -167,7 +168,8 @@ def convolution_for(name: str, backward: bool = False) -> Callable:
     at = CONV_ARGS[name]
 
     def model(dims, types, concrete) -> Work | None:
-        """Forward 2·N·K·(C/groups)·(R·S…)·(P·Q…); backward (data and weight gradients) twice that."""
+        """Forward 2·N·K·(C/groups)·(R·S…)·(P·Q…); backward (data and weight gradients) twice
+        that."""
         (x, tx), (w, tw) = _tensors(dims, types)[:2]
         spatial = len(x) - 2
         stride, pad, dil = (_ints(concrete[i]) or [1] * spatial for i in at[:3])
@@ -303,7 +305,8 @@ def gather_rows(dims, types, concrete) -> Work | None:
 
 
 def copy(dims, types, concrete) -> Work | None:
-    """copy_(dst, src) / clone / contiguous: no FLOPs; bytes = the source read + the copy written."""
+    """copy_(dst, src) / clone / contiguous: no FLOPs; bytes = the source read + the copy
+    written."""
     tensors = _tensors(dims, types)
     if not tensors:
         return None

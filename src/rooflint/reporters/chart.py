@@ -30,7 +30,8 @@ FLOP_CLASSES = [c for c in schema.COMPUTE_CLASSES if c != "matrix_int8"]
 
 @dataclass(frozen=True)
 class Point:
-    """One kernel group as drawn: x = FLOP/byte at the level, y = FLOP/s (or byte/s in the strip)."""
+    """One kernel group as drawn: x = FLOP/byte at the level, y = FLOP/s (or byte/s in the
+    strip)."""
 
     rank: int
     label: str  # short id, made unique among the points ("dead50", "dead50#3")
@@ -52,7 +53,8 @@ class Roof:
 
     device_id: str
     kind: str  # "memory" or "compute"
-    name: str  # the level ("dram") or compute class ("matrix_fp16"; "vector_fp32+vector_fp16" when equal)
+    # the level ("dram") or compute class ("matrix_fp16"; "vector_fp32+vector_fp16" when equal)
+    name: str
     label: str
     value: float  # byte/s or FLOP/s
     ridge: float | None  # FLOP/byte where a flat roof meets the slope
@@ -204,7 +206,8 @@ def _groups(result, level: str) -> pd.DataFrame:
 
 
 def _level_bytes(result, level: str) -> pd.Series:
-    """Bytes at `level` summed over each group's launches, grouped exactly as ranking groups them."""
+    """Bytes at `level` summed over each group's launches, grouped exactly as ranking groups
+    them."""
     keys = ranking.GROUPINGS[result.group_by]
     launches = result.launches
     frame = pd.DataFrame({k: launches[k].astype("string").fillna("(none)") for k in keys})

@@ -66,11 +66,11 @@ def context_lines(d: diffs.Diff) -> list[str]:
     fuzzy = t["matched"][diffs.NAME] + t["matched"][diffs.BASE_NAME]
     matched = sum(t["matched"].values())
     return [
-        f"time-weighted efficiency {pct(t['efficiency_base'])} → {pct(t['efficiency_head'])}, headroom "
-        f"{si(t['headroom_base_s'], 's')} → {si(t['headroom_head_s'], 's')}, launches {t['launches_base']} → "
-        f"{t['launches_head']}",
-        f"kernel groups: {matched} matched ({fuzzy} fuzzy), {t['head_only']} new, {t['base_only']} removed; "
-        f"{diffs.regression_rule_text(d.threshold, d.level)}"
+        f"time-weighted efficiency {pct(t['efficiency_base'])} → {pct(t['efficiency_head'])}, "
+        f"headroom {si(t['headroom_base_s'], 's')} → {si(t['headroom_head_s'], 's')}, "
+        f"launches {t['launches_base']} → {t['launches_head']}",
+        f"kernel groups: {matched} matched ({fuzzy} fuzzy), {t['head_only']} new, "
+        f"{t['base_only']} removed; {diffs.regression_rule_text(d.threshold, d.level)}"
         + (
             f"; groups under {show_pct(d.min_time)} of total time in both profiles are ignored"
             if d.min_time

@@ -1,4 +1,4 @@
-"""The diff as a pull-request comment: verdict line, warnings, top changes, the rest in <details>."""
+"""The diff as a pull-request comment: verdict line, warnings, top changes, rest in <details>."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ _BACKSLASHED = set("\\`*_[]|~#!")
 
 
 def escape(text) -> str:
-    """Kernel names (and any outside text) as literal Markdown: templates, pipes, backticks survive."""
+    """Kernel names (and any outside text) as literal Markdown: templates, pipes, backticks
+    survive."""
     out = []
     for ch in str(text).replace("\r", " ").replace("\n", " "):
         if ch == "&":
@@ -124,8 +125,8 @@ def _details(d) -> list[list[str]]:
         blocks.append(
             ["", title, "", "| id | kernel | base | head |", "| --- | --- | --- | --- |"]
             + [
-                f"| {names.short_id(r['kernel'])} | {escape(dc.display(r))} | {escape(dc.spread_text(r, 'base'))} "
-                f"| {escape(dc.spread_text(r, 'head'))} |"
+                f"| {names.short_id(r['kernel'])} | {escape(dc.display(r))} "
+                f"| {escape(dc.spread_text(r, 'base'))} | {escape(dc.spread_text(r, 'head'))} |"
                 for r in noisy
             ]
         )
@@ -172,7 +173,8 @@ def _devices(side) -> str:
 
 
 def _fit(blocks: list[list[str]], budget: int) -> tuple[list[str], int]:
-    """Whole lines, block after block, while they fit in `budget` characters; and how many were cut."""
+    """Whole lines, block after block, while they fit in `budget` characters; and how many were
+    cut."""
     out, used, cut = [], 0, 0
     for block in blocks:
         for line in block:

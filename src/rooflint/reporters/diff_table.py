@@ -1,7 +1,7 @@
 """The terminal diff: verdict line, warnings, gates, then every kernel group by |time change|.
 
-Every line fits the terminal (reporters.terminal.width): text wraps, and each group takes a line of numbers and a line
-of detail under it.
+Every line fits the terminal (reporters.terminal.width): text wraps, and each group takes a line
+of numbers and a line of detail under it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One self-contained HTML page: summary, a hand-built SVG roofline, a sortable kernel table, ceilings.
+"""One self-contained HTML page: summary, hand-built SVG roofline, sortable kernel table, ceilings.
 
 No network, no CDN, no matplotlib: inline CSS, inline SVG, one small inline script that sorts the
 table. Every string that came from an input is escaped with html.escape(quote=True).
@@ -16,25 +16,28 @@ from rooflint.core.version import __version__
 from rooflint.reporters import common
 from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, charts
 
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1240px;
-padding:0 16px;color:#1d1d1f}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
-.summary{font-size:16px;margin:6px 0}.muted{color:#666}.warn{color:#a33;font-weight:600}
-table{border-collapse:collapse;width:100%;font-size:13px}
-th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-th{background:#f4f4f6;position:sticky;top:0}
-table.sortable th{cursor:pointer;user-select:none}
-table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}
-table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
-code,.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
-details summary{cursor:pointer}.full{word-break:break-all;font-size:12px;color:#444}
-.verdict{white-space:nowrap}.dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:5px}
-svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}
-svg .pt:hover{stroke:#000;stroke-width:1.5}
-.scroll{overflow-x:auto}td.why{min-width:26em}td.name{min-width:16em}
-"""
+CSS = (
+    "\n"
+    'body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;'
+    "margin:24px auto;max-width:1240px;\n"
+    "padding:0 16px;color:#1d1d1f}\n"
+    "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}\n"
+    ".summary{font-size:16px;margin:6px 0}.muted{color:#666}.warn{color:#a33;font-weight:600}\n"
+    "table{border-collapse:collapse;width:100%;font-size:13px}\n"
+    "th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}\n"
+    "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "th{background:#f4f4f6;position:sticky;top:0}\n"
+    "table.sortable th{cursor:pointer;user-select:none}\n"
+    'table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}\n'
+    'table.sortable th[aria-sort=descending]::after{content:" \\25BC"}\n'
+    "code,.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}\n"
+    "details summary{cursor:pointer}.full{word-break:break-all;font-size:12px;color:#444}\n"
+    ".verdict{white-space:nowrap}"
+    ".dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:5px}\n"
+    "svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}\n"
+    "svg .pt:hover{stroke:#000;stroke-width:1.5}\n"
+    ".scroll{overflow-x:auto}td.why{min-width:26em}td.name{min-width:16em}\n"
+)
 
 # Sorts table.sortable on a header click by each cell's data-sort (numbers) or its text.
 SCRIPT = """
@@ -148,7 +151,8 @@ def _kernel_table(result, kernels: pd.DataFrame) -> str:
     )
     rows = [_kernel_row(result, r) for r in kernels.to_dict("records")]  # dicts: fast on 10^4 rows
     return (
-        f'<div class="scroll"><table class="sortable" id="kernels">\n<thead><tr>{head}</tr></thead>\n'
+        '<div class="scroll"><table class="sortable" id="kernels">\n'
+        f"<thead><tr>{head}</tr></thead>\n"
         "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table></div>"
     )
 
@@ -171,7 +175,8 @@ def _kernel_row(result, r) -> str:
         _n(r["launches"], str(r["launches"])),
         _n(r["duration_s"], common.si(r["duration_s"], "s")),
         _n(r["time_share"], common.pct(r["time_share"], 1)),
-        f'<td class="verdict"><span class="dot" style="background:{colour}"></span>{esc(r["verdict"])}</td>',
+        f'<td class="verdict"><span class="dot" style="background:{colour}"></span>'
+        f"{esc(r['verdict'])}</td>",
         _n(r["efficiency"], common.pct(r["efficiency"])),
         _n(r["headroom_s"], common.si(r["headroom_s"], "s")),
         f"<td>{esc(limiter)}</td>",
@@ -189,7 +194,10 @@ def _n(raw, shown: str) -> str:
 def _ceilings(result) -> str:
     rows = common.ceiling_rows(result)
     if not rows:
-        return "<p>No ceilings: no device could be matched (pass <code>--device ID</code> or <code>--device-file</code>).</p>"
+        return (
+            "<p>No ceilings: no device could be matched "
+            "(pass <code>--device ID</code> or <code>--device-file</code>).</p>"
+        )
     vendors = {u.device.id: u.device.vendor for u in result.devices if u.device is not None}
     out = [
         '<table class="sortable" id="ceilings">',
@@ -252,7 +260,10 @@ def _unplaced(data: ChartData) -> str:
     if len(data.unplaced) > 50:
         items.append(f"<li>… and {len(data.unplaced) - 50} more (see the table)</li>")
     items += [f"<li>{esc(n)}</li>" for n in data.notes]
-    return f"<details><summary>Not on the chart ({len(data.unplaced)} kernel group(s))</summary><ul>{''.join(items)}</ul></details>"
+    return (
+        f"<details><summary>Not on the chart ({len(data.unplaced)} kernel group(s))</summary>"
+        f"<ul>{''.join(items)}</ul></details>"
+    )
 
 
 # --- the SVG roofline, drawn by hand -------------------------------------------------------
@@ -289,7 +300,8 @@ def svg(data: ChartData) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
         f'role="img" aria-label="{esc(data.title)}">',
         f"<title>{esc(data.title)}</title>",
-        f'<defs><clipPath id="plot"><rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}"/></clipPath></defs>',
+        f'<defs><clipPath id="plot"><rect x="{x0}" y="{y0}" width="{x1 - x0}" '
+        f'height="{y1 - y0}"/></clipPath></defs>',
         f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="#fff" stroke="#333"/>',
     ]
     out += _grid(sx, sy, box, lambda v: f"{v:g}", lambda v: common.si(v, "FLOP/s"))
@@ -341,13 +353,15 @@ def _grid(sx: _Log, sy: _Log, box, fx, fy) -> list[str]:
         px = sx(v)
         out.append(f'<line x1="{px:.1f}" y1="{y0}" x2="{px:.1f}" y2="{y1}" stroke="#e6e6e6"/>')
         out.append(
-            f'<text x="{px:.1f}" y="{y1 + 16}" text-anchor="middle" font-size="11">{esc(fx(v))}</text>'
+            f'<text x="{px:.1f}" y="{y1 + 16}" text-anchor="middle" font-size="11">'
+            f"{esc(fx(v))}</text>"
         )
     for v in sy.decades():
         py = sy(v)
         out.append(f'<line x1="{x0}" y1="{py:.1f}" x2="{x1}" y2="{py:.1f}" stroke="#e6e6e6"/>')
         out.append(
-            f'<text x="{x0 - 6}" y="{py + 4:.1f}" text-anchor="end" font-size="11">{esc(fy(v))}</text>'
+            f'<text x="{x0 - 6}" y="{py + 4:.1f}" text-anchor="end" font-size="11">'
+            f"{esc(fy(v))}</text>"
         )
     return out
 
@@ -371,7 +385,8 @@ def _radius(point: Point, n: int) -> float:
 def _points(
     points: list[Point], fx, fy, unit: str, frame, obstacles: list | None = None
 ) -> list[str]:
-    """Markers (each with a hover <title>) and the labelled ones' ids, placed clear of each other."""
+    """Markers (each with a hover <title>) and the labelled ones' ids, placed clear of each
+    other."""
     n = len(points)
     opacity = "0.85" if n <= 200 else "0.4"
     out = []
@@ -383,12 +398,13 @@ def _points(
         )
         hover = (
             f"#{p.rank} {p.label} {p.full_name}\n{where}{common.si(value, unit)}, "
-            f"{common.pct(p.time_share, 1)} of time, {p.verdict}, {common.pct(p.efficiency)} of roof"
+            f"{common.pct(p.time_share, 1)} of time, {p.verdict}, "
+            f"{common.pct(p.efficiency)} of roof"
         )
         out.append(
             f'<circle class="pt" cx="{x:.1f}" cy="{y:.1f}" r="{_radius(p, n):.1f}" '
-            f'fill="{VERDICT_COLOURS.get(p.verdict, "#777")}" fill-opacity="{opacity}" stroke="#fff" '
-            f'stroke-width="0.5"><title>{esc(hover)}</title></circle>'
+            f'fill="{VERDICT_COLOURS.get(p.verdict, "#777")}" fill-opacity="{opacity}" '
+            f'stroke="#fff" stroke-width="0.5"><title>{esc(hover)}</title></circle>'
         )
     labelled = sorted((p for p in points if p.labelled), key=lambda p: p.rank)
     taken = list(obstacles or [])
@@ -462,7 +478,8 @@ def _strip(data: ChartData) -> list[str]:
     x0, y0, x1, y1 = STRIP
     sy = _Log(*data.strip_range, y1, y0)
     out = [
-        f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="#f6f6f6" stroke="#333"/>',
+        f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="#f6f6f6" '
+        'stroke="#333"/>',
         f'<text x="{(x0 + x1) / 2}" y="{y0 - 8}" text-anchor="middle" font-size="12">0 FLOP</text>',
         f'<text transform="translate({x0 - 68},{(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" '
         f'font-size="12">zero-FLOP kernels: {LEVELS[data.level]} byte/s</text>',

@@ -1,4 +1,4 @@
-"""GitHub-flavoured Markdown for PR comments and CI job summaries, kept under GitHub's size limit."""
+"""GitHub-flavoured Markdown for PR comments and CI job summaries, under GitHub's size limit."""
 
 from __future__ import annotations
 
