@@ -229,3 +229,27 @@ def test_single_file_is_written_in_row_groups_with_the_same_rows(monkeypatch):
     data = parquet_report.render(res)
     assert pq.ParquetFile(io.BytesIO(data)).metadata.num_row_groups == 4  # 11 launches, 3 a group
     assert pq.read_table(io.BytesIO(data)).equals(parquet_report.arrow_table(res))
+
+
+def test_a_trace_report_keeps_its_operator_columns(tmp_path):
+    """The H200 block trace joined with its ncu export (tests/test_h200_block.py): each launch
+    keeps its operator, module path and sources, each group its excess-traffic ratio."""
+    trace = FIXTURES / "kineto" / "h200-block-trace.json.gz"
+    export = FIXTURES / "ncu" / "h200-block-raw-stdout.csv"
+    result = pipeline.build([str(trace), str(export)])
+    launches = parquet_report.arrow_table(result, "launch")
+    for column in schema.TRACE_COLUMNS:
+        assert column in launches.schema.names
+    assert str(launches.schema.field("graph_replay").type) == "bool"
+    assert str(launches.schema.field("stream").type) == "int64"
+    frame = launches.to_pandas()
+    gemms = frame[frame["kernel"].str.startswith("nvjet")]
+    assert set(gemms["op"]) == {"aten::addmm"} and set(gemms["flops_source"]) == {"counters"}
+    assert gemms["excess_traffic"].notna().all()
+    kernels = parquet_report.arrow_table(result, "kernel").to_pandas()
+    assert kernels["excess_traffic"].notna().sum() == kernels["excess_traffic"].size - 1  # memset
+
+
+def test_a_profile_report_has_no_trace_columns():
+    launches = parquet_report.arrow_table(pipeline.build([str(NCU / "a100-gemm-details.csv")]))
+    assert not set(schema.TRACE_COLUMNS) & set(launches.schema.names)

@@ -75,15 +75,17 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
     """The rows (all, or the `rows` slice) as an Arrow table with explicit types, per-field units
     and the report metadata."""
     if per == "kernel":
-        frame = _rows(result.kernels, rows)[ranking.KERNEL_COLUMNS]
-        units = KERNEL_UNITS
+        kernels = result.kernels
+        frame = _rows(kernels, rows)[ranking.KERNEL_COLUMNS + _traced(kernels, ["excess_traffic"])]
+        units = {**KERNEL_UNITS, "excess_traffic": "ratio"}
         types = {c: pa.int64() for c in KERNEL_INTS}
     elif per == "launch":
-        frame = _rows(result.launches, rows)[
-            [c for c in LAUNCH_COLUMNS if c in result.launches.columns]
-        ]
+        launches = result.launches
+        columns = [c for c in LAUNCH_COLUMNS if c in launches.columns]
+        frame = _rows(launches, rows)[columns + _traced(launches, schema.TRACE_COLUMNS)]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
-        types = {c: pa.int64() for c in schema.INT_COLUMNS}
+        types = {c: pa.int64() for c in [*schema.INT_COLUMNS, "stream", "device_index"]}
+        types["graph_replay"] = pa.bool_()
     else:
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
     fields, arrays = [], []
@@ -108,6 +110,11 @@ def _rows(frame: pd.DataFrame, rows: slice | None) -> pd.DataFrame:
     return frame if rows is None else frame.iloc[rows]
 
 
+def _traced(frame: pd.DataFrame, columns: list[str]) -> list[str]:
+    """The PyTorch-trace columns a report of a trace has (none for other profiles)."""
+    return [c for c in columns if c in frame.columns]
+
+
 def _array(values: pd.Series, kind: pa.DataType) -> pa.Array:
     if pa.types.is_floating(kind):  # missing is null (as SQL engines expect), never NaN
         return pa.array(
@@ -115,6 +122,8 @@ def _array(values: pd.Series, kind: pa.DataType) -> pa.Array:
         )
     if pa.types.is_integer(kind):
         return pa.array(values.astype("Int64"), kind)
+    if pa.types.is_boolean(kind):
+        return pa.array(values.astype("boolean"), kind)
     return pa.array(values.astype("string"), pa.string())
 
 
