@@ -17,7 +17,7 @@ from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 
 from .ncu_lines import NotUtf8, Rows, header_index, no_profile_message, prof_only
-from .ncu_pages import from_details, from_raw
+from .ncu_pages import NotPiecewise, RawPage, from_details
 from .ncu_table import EXPORT_HINT, name_devices, parse
 
 CUT = "last line cut short (the file ends mid-row: a truncated copy?) skipped"
@@ -46,7 +46,7 @@ def read(path, locale: str | None = None, progress=None, **_options) -> Profile:
         return _read(path, "latin-1", locale, progress)
 
 
-def _read(path, encoding: str, locale: str | None, progress) -> Profile:
+def _read(path, encoding: str, locale: str | None, progress, whole: bool = False) -> Profile:
     source = str(path)
     rows = Rows(path, encoding, progress).open()
     if rows.header is None:
@@ -58,22 +58,17 @@ def _read(path, encoding: str, locale: str | None, progress) -> Profile:
     lacking = ", ".join(repr(c) for c in needed if c not in header)
     if lacking:
         raise InputError(f"header line without the {lacking} column(s); {EXPORT_HINT}", path=source)
-    parsed = parse(rows, header, source)
-    empty = (
-        f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
-        if rows.cut
-        else f"header but no launches; the export is empty, {EXPORT_HINT}"
-    )
-    rows_read = parsed.table.num_rows
-    if rows_read == 0:
-        raise InputError(empty, path=source)
-    if not details and rows_read == 1 and parsed.table.column("ID")[0].as_py() == "":
-        raise InputError(empty.replace("header but", "header and units row but"), path=source)
-    repairs = ([CUT] if rows.cut else []) + parsed.repairs
-    read_page = from_details if details else from_raw
-    box, parsed.table = [parsed.table], None  # the page reader frees columns as it goes
-    launches, notes, page_repairs = read_page(box, source, locale)
-    repairs += page_repairs
+    if details:
+        parsed = parse(rows, header, source)
+        _refuse_empty(rows, parsed.table.num_rows, False, source)
+        box, parsed.table = [parsed.table], None  # the page reader frees columns as it goes
+        launches, notes, page_repairs = from_details(box, source, locale)
+    else:
+        try:
+            parsed, (launches, notes, page_repairs) = _raw(rows, header, source, locale, whole)
+        except NotPiecewise:  # rare: read it again, as one table
+            return _read(path, encoding, locale, None, whole=True)
+    repairs = ([CUT] if rows.cut else []) + parsed.repairs + page_repairs
     name_devices(launches, parsed.ragged, notes)
     invalid = schema.invalid_rows(launches)
     if invalid:
@@ -88,6 +83,31 @@ def _read(path, encoding: str, locale: str | None, progress) -> Profile:
         notes=notes,
         repairs=repairs,
     )
+
+
+def _raw(rows: Rows, header: list[str], source: str, locale: str | None, whole: bool):
+    """(parsed rows, page) of a raw page: its values made numbers a piece at a time as the file
+    streams in (or, `whole`, once every row is read)."""
+    page = RawPage(source, locale, whole)
+    parsed = parse(rows, header, source, each=None if whole else page.add)
+    if whole:
+        page.add(parsed.table)
+        parsed.table = None
+    _refuse_empty(rows, page.rows, page.units_row, source)
+    return parsed, page.finish()
+
+
+def _refuse_empty(rows: Rows, count: int, units_row: bool, source: str) -> None:
+    """A page without a launch row: why, and what to do."""
+    empty = (
+        f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
+        if rows.cut
+        else f"header but no launches; the export is empty, {EXPORT_HINT}"
+    )
+    if count == 0:
+        raise InputError(empty, path=source)
+    if units_row and count == 1:
+        raise InputError(empty.replace("header but", "header and units row but"), path=source)
 
 
 def _refuse_aggregates(header: list[str], source: str) -> None:

@@ -34,18 +34,32 @@ _NO_VALUE = {"", "n/a", "nan", "-"}
 def choose_locale(columns: list, forced: str | None, source: str) -> str:
     """The locale to read `columns` (Arrow string arrays) with: `forced`, else detected."""
     if forced:
-        if forced not in LOCALES:
-            raise InputError(
-                f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}", path=source
-            )
-        return forced
+        return checked_locale(forced, source)
+    return decided_locale(*locale_evidence(columns), source)
+
+
+def checked_locale(forced: str, source: str) -> str:
+    if forced not in LOCALES:
+        raise InputError(f"unknown locale {forced!r}; use one of {', '.join(LOCALES)}", path=source)
+    return forced
+
+
+def locale_evidence(columns: list, ambiguous: bool = True) -> tuple[bool, bool, bool]:
+    """Whether some cell of `columns` is written (de_DE, en_US, ambiguously): each is an "any
+    cell" test, so the evidence of a file is that of its pieces or-ed together. The ambiguous
+    test, which only matters when neither locale shows, runs only when `ambiguous` is true."""
     cells = [c for c in (_combined(column) for column in columns) if _has_separator(c)]
     de, en = _any_match(cells, "de"), _any_match(cells, "en")
+    return de, en, ambiguous and not de and not en and _any_match(cells, "ambiguous")
+
+
+def decided_locale(de: bool, en: bool, ambiguous: bool, source: str) -> str:
+    """The locale the evidence points to; both or an ambiguous cell alone is an error."""
     if de and not en:
         return "de_DE"
     if en and not de:
         return "en_US"  # C and en_US read numbers alike: commas dropped
-    if not de and not _any_match(cells, "ambiguous"):
+    if not de and not ambiguous:
         return "C"
     raise InputError(
         'number format is ambiguous (e.g. "84,480" could be en_US 84480 or de_DE '
@@ -102,10 +116,14 @@ def _matches(cells: pa.Array, name: str) -> bool:
     return bool(pc.match_substring_regex(joined, _PATTERNS[name])[0].as_py())
 
 
-def to_floats(column, locale: str) -> np.ndarray:
-    """values.to_float(column, locale) for an Arrow string column."""
+def to_floats(column, locale: str, whole: bool = True) -> np.ndarray | None:
+    """values.to_float(column, locale) for an Arrow string column. A "-0" cell reads as 0.0 or
+    -0.0 depending on the whole column: when `column` is only part of one (not `whole`), such a
+    cell gives None instead of values."""
     values, odd_zero = _floats(_combined_keep_nulls(column), locale)
-    if odd_zero:  # a "-0": pandas gives 0.0 or -0.0 depending on the whole column
+    if odd_zero and not whole:
+        return None
+    if odd_zero:
         return to_float(pd.Series(_combined_keep_nulls(column).to_pandas()), locale)
     return values
 

@@ -153,6 +153,7 @@ def first(*candidates: pd.Series) -> pd.Series:
 def launch_table(wide: pd.DataFrame, identity: dict, source: str, notes: list[str]) -> pd.DataFrame:
     """The canonical launch table from identity columns and a wide metric frame (both readers)."""
     quantities_, row_notes = quantities(wide, identity["kernel"].fillna(""), identity["arch"])
+    del wide  # the raw metrics go once the quantities are made (when the caller let them go)
     table = pd.DataFrame({**identity, **quantities_}, copy=False)  # no copy into 2-D blocks
     del quantities_  # the frame holds its own copy; conform makes another
     for column in (

@@ -7,47 +7,130 @@ import pandas as pd
 import pyarrow as pa
 
 from . import ncu_metrics as metrics
-from .ncu_locale import choose_locale, not_numbers, not_numbers_message, to_floats
+from .ncu_locale import (
+    LOCALES,
+    checked_locale,
+    choose_locale,
+    decided_locale,
+    locale_evidence,
+    not_numbers,
+    not_numbers_message,
+    to_floats,
+)
 from .ncu_table import TEXT_METRICS, VALUE_COLUMNS, duplicate_ids, identity
 from .values import unit_scale
 
 NO_UNITS = "no units row after the header: values read as ncu base units (durations in ns)"
 
 
-def from_raw(box: list[pa.Table], source: str, locale: str | None):
-    """(launch table, notes, repairs) of a raw page; its first row may be the units row.
-    The page comes in a one-item list, so that each string column is freed once converted."""
-    table = box.pop()
-    notes: list[str] = []
-    if table.column("ID")[0].as_py() == "":
-        units = {c: table.column(c)[0].as_py() for c in table.column_names}
-        table = table.slice(1)
-    else:  # ncu's base units are SI except time, which it counts in nanoseconds
-        units = {metrics.DURATION: "ns"}
-        notes.append(NO_UNITS)
-    metric_cols = [c for c in table.column_names if metrics.wanted(c) and c not in TEXT_METRICS]
-    locale = choose_locale([table.column(c) for c in metric_cols], locale, source)
-    texts = [c for c in table.column_names if c not in metric_cols or c in _CC]
-    frame = table.select(texts).to_pandas()
-    wide, first, count = {}, None, 0
-    for c in metric_cols:
-        cells = table.column(c)
-        table = table.drop_columns([c])
-        wide[c] = to_floats(cells, locale) * unit_scale(units.get(c, ""))
-        bad = not_numbers(cells, wide[c])
-        if bad.any():
-            count += int(bad.sum())
-            row = int(np.argmax(bad))
-            if first is None or row < first[0]:
-                first = (row, c, cells[row].as_py())
-        del cells
-    del table
-    unreadable = []
-    if count:
-        unreadable = not_numbers_message(count, first[1], first[2], frame["ID"].iloc[first[0]])
-    wide = pd.DataFrame(wide, index=frame.index, copy=False)  # copy=False: no block copy
-    launches = metrics.launch_table(wide, identity(frame), source, notes)
-    return launches, notes, duplicate_ids(frame["ID"]) + unreadable
+class NotPiecewise(Exception):
+    """The page cannot be read a piece at a time (a piece was read in a locale the whole file
+    turned out not to have, or a "-0" needs its whole column): read it again in one piece."""
+
+
+class RawPage:
+    """A raw page read a table at a time (`add`), the value cells of each made float64 at once so
+    that no string column of the whole page is ever held; `finish` builds the launch table.
+
+    `rows` counts the rows added, `units_row` says whether the first was ncu's units row.
+    `whole`: the page comes as one table, so whole-column rules apply to it directly."""
+
+    def __init__(self, source: str, locale: str | None, whole: bool = False):
+        self.source, self.forced, self.whole = source, locale, whole
+        self.rows, self.units_row, self.units = 0, False, None
+        self.notes: list[str] = []
+        self.evidence = [False, False, False]  # a de_DE, an en_US, an ambiguous cell seen
+        self.read_de: set[bool] = set()  # whether pieces were read as de_DE (or C/en_US)
+        self.values: dict[str, list[np.ndarray]] = {}
+        self.texts: dict[str, list[pa.Array]] = {}
+        self.unreadable, self.first = 0, None  # (row, metric, cell, launch ID) of the first
+
+    def add(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        self.rows += table.num_rows
+        if self.units is None:
+            table = self._units(table)
+            if table.num_rows == 0:  # the units row alone: no values, no locale evidence
+                return
+        offset = sum(len(v) for v in next(iter(self.texts.values()), []))
+        metric_cols = [c for c in table.column_names if _is_metric(c)]
+        for c in table.column_names:
+            if c not in metric_cols or c in _CC:
+                self.texts.setdefault(c, []).extend(table.column(c).chunks)
+        locale = self._locale([table.column(c) for c in metric_cols])
+        ids = table.column("ID")
+        for c in metric_cols:
+            cells = table.column(c)
+            table = table.drop_columns([c])
+            values = to_floats(cells, locale or "C", self.whole)
+            if values is None:
+                raise NotPiecewise
+            values = values * unit_scale(self.units.get(c, ""))
+            self.values.setdefault(c, []).append(values)
+            bad = not_numbers(cells, values)
+            if bad.any():
+                self.unreadable += int(bad.sum())
+                row = int(np.argmax(bad))
+                if self.first is None or offset + row < self.first[0]:
+                    self.first = (offset + row, c, cells[row].as_py(), ids[row].as_py())
+
+    def _units(self, table: pa.Table) -> pa.Table:
+        """The units of the page's first row when it is ncu's units row (no launch ID)."""
+        if table.column("ID")[0].as_py() == "":
+            self.units_row = True
+            self.units = {c: table.column(c)[0].as_py() for c in table.column_names}
+            return table.slice(1)
+        # ncu's base units are SI except time, which it counts in nanoseconds
+        self.units = {metrics.DURATION: "ns"}
+        self.notes.append(NO_UNITS)
+        return table
+
+    def _locale(self, columns: list) -> str | None:
+        """The locale to read this piece with: the forced one, else the one the evidence so
+        far points to (None: a forced locale that is unknown, reported by `finish`)."""
+        if self.forced:
+            return self.forced if self.forced in LOCALES else None
+        seen = self.evidence
+        de, en, ambiguous = locale_evidence(columns, not any(seen))
+        self.evidence = [seen[0] or de, seen[1] or en, seen[2] or ambiguous]
+        de_de = self.evidence[0] and not self.evidence[1]
+        self.read_de.add(de_de)
+        return "de_DE" if de_de else "C"
+
+    def finish(self) -> tuple[pd.DataFrame, list[str], list[str]]:
+        """(launch table, notes, repairs) of the rows added."""
+        if self.forced:
+            checked_locale(self.forced, self.source)
+        else:
+            locale = decided_locale(*self.evidence, self.source)
+            if self.read_de - {locale == "de_DE"}:
+                raise NotPiecewise
+        frame = pa.table({c: pa.chunked_array(v, pa.string()) for c, v in self.texts.items()})
+        self.texts = {}
+        frame = frame.to_pandas()
+        unreadable = []
+        if self.unreadable:
+            unreadable = not_numbers_message(self.unreadable, *self.first[1:])
+        notes = self.notes
+        launches = metrics.launch_table(
+            self._wide(frame.index), identity(frame), self.source, notes
+        )
+        return launches, notes, duplicate_ids(frame["ID"]) + unreadable
+
+    def _wide(self, index: pd.Index) -> pd.DataFrame:
+        """The metric columns, each joined from its pieces (handed over: nothing else holds
+        them, so launch_table can let them go)."""
+        wide = {c: _joined(self.values.pop(c)) for c in list(self.values)}
+        return pd.DataFrame(wide, index=index, copy=False)  # copy=False: no block copy
+
+
+def _joined(pieces: list[np.ndarray]) -> np.ndarray:
+    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+
+def _is_metric(column: str) -> bool:
+    return metrics.wanted(column) and column not in TEXT_METRICS
 
 
 _CC = ("device__attribute_compute_capability_major", "device__attribute_compute_capability_minor")

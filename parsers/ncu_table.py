@@ -51,8 +51,11 @@ class Parsed:
         self.table, self.ragged, self.repairs = table, ragged, repairs
 
 
-def parse(pieces, header: list[str], source: str) -> Parsed:
-    """Parse the quoted rows; ragged rows (older ncu drops trailing rule columns) padded."""
+def parse(pieces, header: list[str], source: str, each=None) -> Parsed:
+    """Parse the quoted rows; ragged rows (older ncu drops trailing rule columns) padded.
+
+    With `each`, every piece's table (then the ragged rows' own) goes to `each` in row order as
+    it is parsed and `table` stays None: the caller keeps what it needs of each piece."""
     names = unique_names(header)
     keep = [n for n, h in zip(names, header, strict=True) if keep_column(h)]
     ragged: list[str] = []
@@ -70,41 +73,50 @@ def parse(pieces, header: list[str], source: str) -> Parsed:
             strings_can_be_null=False,
         ),
     )
-    tables = []
+    tables: list[pa.Table] = []
+    take = each or tables.append
     for piece in pieces:
         if not piece:
             continue
         try:
-            tables.append(pacsv.read_csv(pa.BufferReader(piece), *options))
+            table = pacsv.read_csv(pa.BufferReader(piece), *options)
         except pa.ArrowInvalid as exc:
             problem = str(exc).splitlines()[0]
             raise InputError(f"malformed CSV ({problem}); {EXPORT_HINT}", path=source) from None
-    schema = pa.schema([(n, pa.string()) for n in keep])
-    table = pa.concat_tables(tables) if tables else schema.empty_table()
+        del piece
+        take(table)
+        del table
     repairs = []
     if ragged:
-        table, skipped = _with_ragged(table, ragged, names, keep)
+        extra, skipped = _ragged_rows(ragged, names, keep)
+        if extra is not None:
+            take(extra)
         if skipped:
             repairs.append(
                 f"{skipped} line(s) that are not launch rows (an embedded table such as "
                 "NUMA affinity, or a row cut short) skipped"
             )
+    table = None
+    if each is None:
+        schema = pa.schema([(n, pa.string()) for n in keep])
+        table = pa.concat_tables(tables) if tables else schema.empty_table()
     return Parsed(table, ragged, repairs)
 
 
-def _with_ragged(table: pa.Table, rows: list[str], names: list[str], keep: list[str]):
-    """Rows with too few or too many fields: pad or cut to the header when they still hold
-    every identity and value field (older ncu drops the empty rule columns); others skipped.
-    They go after the other rows, as one parse of the whole page would place them."""
+def _ragged_rows(rows: list[str], names: list[str], keep: list[str]):
+    """Rows with too few or too many fields: padded or cut to the header when they still hold
+    every identity and value field (older ncu drops the empty rule columns), as a table (None
+    when there are none) that goes after the other rows, as one parse of the whole page would
+    place them; the others are skipped, and counted."""
     needed = max(names.index(n) for n in ("Kernel Name", "Metric Value") if n in names) + 1
     parsed = list(csv.reader(rows))
     width = len(names)
     fixed = [(r + [""] * width)[:width] for r in parsed if len(r) >= needed]
+    extra = None
     if fixed:
         where = {n: i for i, n in enumerate(names)}
         extra = pa.table({n: pa.array([r[where[n]] for r in fixed], pa.string()) for n in keep})
-        table = pa.concat_tables([table, extra])
-    return table, len(parsed) - len(fixed)
+    return extra, len(parsed) - len(fixed)
 
 
 def identity(frame: pd.DataFrame) -> dict:

@@ -400,6 +400,42 @@ def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
     _assert_same(ncu_csv, ncu_reference, path, path)
 
 
+@pytest.mark.parametrize(
+    "late",
+    [
+        ("1,5", "2.000.000,25"),  # de_DE shows only in the second launch: the first was read as C
+        ("1.25", "2,000,000.25"),  # en_US: C and en_US read numbers alike, nothing to read again
+        ("-0", "7"),  # a "-0" reads as 0.0 or -0.0 by its whole column, not by its piece
+    ],
+)
+def test_values_read_a_piece_at_a_time_as_one_read_of_the_file(tmp_path, monkeypatch, late):
+    """The raw page's values are made numbers piece by piece, in the locale the rows so far show;
+    when a later piece shows another (or a cell needs its whole column) the file is read again
+    as one table. Expected: what the reference reader gives for the whole file, e.g. for de_DE
+    the first launch's DRAM bytes are 1.500 = 1500 and the second's duration 1,5 ns = 1.5e-9 s."""
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+
+    lines = [
+        '"ID","Kernel Name","gpu__time_duration.sum","dram__bytes.sum"',
+        '"","","nsecond","byte"',
+        '"0","k","100","1.500"',  # 1.5 in C and en_US, 1500 in de_DE: no evidence alone
+        f'"1","k","{late[0]}","{late[1]}"',
+    ]
+    path = tmp_path / "late.csv"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 40)  # a piece per row
+    again = []
+    read = ncu_csv._read
+    monkeypatch.setattr(ncu_csv, "_read", lambda *a, **k: again.append(k) or read(*a, **k))
+    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert len(again) == (1 if late[1] == "2,000,000.25" else 2)
+    if late[0] == "1,5":
+        launches = ncu_csv.read(path).launches
+        assert launches["duration_s"].tolist() == pytest.approx([100e-9, 1.5e-9], rel=1e-15)
+        assert launches["bytes_dram"].tolist() == [1500.0, 2000000.25]
+
+
 # --- the JSON report's launch list, written column by column, is what json.dumps writes -------
 
 

@@ -100,8 +100,11 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
             values = [pd.NA] * n
         else:
             values = repeated(None, n)
-        values = pd.Series(values, index=frame.index)
-        if col in FLOAT_COLUMNS:
+        # copy=False: a column made here, or the frame's own, is not copied again
+        values = pd.Series(values, index=frame.index, copy=False)
+        if col in FLOAT_COLUMNS and values.dtype == "float64":
+            out[col] = values
+        elif col in FLOAT_COLUMNS:
             out[col] = pd.to_numeric(values, errors="coerce").astype("float64")
         elif col in INT_COLUMNS:
             out[col] = (
@@ -122,15 +125,18 @@ INVALID_NOTE = "negative or infinite in the input, read as missing"
 
 def _null_invalid(frame: pd.DataFrame) -> None:
     """Times, counts, clocks and rates are never negative or infinite: such values become NA,
-    with a note on the launch, so that no parser can hand the math an impossible number."""
-    values = frame[FLOAT_COLUMNS]
-    bad = values.lt(0) | np.isinf(values)
-    flagged = bad.any()
-    if not flagged.any():
-        return
-    frame[FLOAT_COLUMNS] = values.mask(bad)
-    for col in flagged[flagged].index:
-        add_note(frame, f"{col} {INVALID_NOTE}", bad[col].to_numpy())
+    with a note on the launch, so that no parser can hand the math an impossible number.
+    Column by column: a copy of every float column at once would double the table's memory."""
+    flagged = {}
+    for col in FLOAT_COLUMNS:
+        values = frame[col].to_numpy()
+        bad = (values < 0) | np.isinf(values)
+        if bad.any():
+            flagged[col] = bad
+    for col, bad in flagged.items():
+        frame[col] = frame[col].mask(bad)
+    for col, bad in flagged.items():
+        add_note(frame, f"{col} {INVALID_NOTE}", bad)
 
 
 def invalid_rows(frame: pd.DataFrame) -> int:
