@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from rooflint.core import names
@@ -22,7 +23,7 @@ def accounting(launches: pd.DataFrame, top: int = TOP) -> dict:
     out = {
         "time_s": total,
         "time_analysed_s": _finite(duration[ok].sum()),
-        "unanalysed_top": _largest(launches[~ok], total or 0.0, top),
+        "unanalysed_top": _largest(_columns(launches, ok), total or 0.0, top),
     }
     if "graph_replay" in launches:
         graph = launches["graph_replay"].fillna(False).to_numpy(dtype=bool)
@@ -37,10 +38,18 @@ def _finite(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _columns(launches: pd.DataFrame, ok: np.ndarray) -> pd.DataFrame:
+    """The unanalysed launches' name, operator and time (not a copy of every column)."""
+    wanted = [c for c in ("kernel", "op", "duration_s") if c in launches]
+    return launches.loc[~ok, wanted]
+
+
 def _largest(unanalysed: pd.DataFrame, total: float, top: int) -> list[dict]:
     if unanalysed.empty or not total > 0:
         return []
-    label = unanalysed["kernel"].fillna("(unnamed)").map(names.short_name)
+    codes, kernels = pd.factorize(unanalysed["kernel"].fillna("(unnamed)"))
+    short = np.array([names.short_name(k) for k in kernels], dtype=object)
+    label = pd.Series(short[codes], index=unanalysed.index)
     if "op" in unanalysed:
         label = unanalysed["op"].fillna(label)
     times = (

@@ -45,10 +45,15 @@ class Result:
     inputs: list[Profile]
     skipped: list[tuple[str, str]] = field(default_factory=list)
     latency_threshold: float = analysis.LATENCY_THRESHOLD
+    _accounted: tuple = field(default=(), repr=False, compare=False)
 
     @property
     def accounting(self) -> dict:
-        return accounting(self.launches, self.inputs, self.skipped)
+        """Computed once per set of launches, inputs and skipped files (every format asks)."""
+        key = (id(self.launches), len(self.launches), id(self.inputs), id(self.skipped))
+        if not self._accounted or self._accounted[0] != key:
+            self._accounted = (key, accounting(self.launches, self.inputs, self.skipped))
+        return self._accounted[1]
 
     def per_source(self) -> pd.DataFrame:
         return per_source(self.launches)
