@@ -108,54 +108,83 @@ TEXT = {
 STYLES = [
     (
         "gemm",
-        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize{a}x{b}x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize{a}x{b}x64_warpgroupsize1x1x1_execute_se"
+        "gment_k_off_kernel__5x_cublas",
     ),
     (
         "gemm",
-        "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_{a}x{b}_32x{c}_tn_align8>(T1::Params)",
+        "void "
+        "cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_{a}x{b}_32x{c}_tn_align8>"
+        "(T1::Params)",
     ),
     ("gemm", "ampere_bf16_s16816gemm_bf16_{a}x{b}_ldg8_f2f_stages_64x{c}_tn"),
     (
         "gemm",
-        "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, const float *, const __nv_bfloat16 *, __nv_bfloat16 *, const float *, const float *, const __nv_bfloat16 *, const float *, __nv_bfloat16 *, void *, long, float *, int *)",
+        "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, "
+        "__nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, const float *, "
+        "const __nv_bfloat16 *, __nv_bfloat16 *, const float *, const float *, const "
+        "__nv_bfloat16 *, const float *, __nv_bfloat16 *, void *, long, float *, int *)",
     ),
     (
         "attention",
-        "void flash_fwd_kernel<Flash_fwd_kernel_traits<{a}, {b}, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<{a}, {b}, 64, 4, cutlass::bfloat16_t>>, false, true, false, false, true, true, false, false>(Flash_fwd_params)",
+        "void flash_fwd_kernel<Flash_fwd_kernel_traits<{a}, {b}, 64, 4, false, false, "
+        "cutlass::bfloat16_t, Flash_kernel_traits<{a}, {b}, 64, 4, cutlass::bfloat16_t>>, false, "
+        "true, false, false, true, true, false, false>(Flash_fwd_params)",
     ),
     (
         "attention",
-        "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<pytorch_flash::Flash_bwd_kernel_traits<{a}, 64, {b}, 8, 2, 4, 2, false, false, cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<{a}, 64, {b}, 8, cutlass::bfloat16_t>>, true, false, false, false, false, true>(pytorch_flash::Flash_bwd_params)",
+        "void "
+        "pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<pytorch_flash::Flash_bwd_kern"
+        "el_traits<{a}, "
+        "64, {b}, 8, 2, 4, 2, false, false, cutlass::bfloat16_t, "
+        "pytorch_flash::Flash_kernel_traits<{a}, 64, {b}, 8, cutlass::bfloat16_t>>, true, false, "
+        "false, false, false, true>(pytorch_flash::Flash_bwd_params)",
     ),
     (
         "elementwise",
-        "void at::native::vectorized_elementwise_kernel<{c}, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char *, 3>>(int, T2, T3)",
+        "void at::native::vectorized_elementwise_kernel<{c}, "
+        "at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char *, 3>>(int, T2, T3)",
     ),
     (
         "elementwise",
-        "void at::native::elementwise_kernel<128, {c}, at::native::gpu_kernel_impl_nocast<at::native::GeluCUDAKernelImpl(at::TensorIteratorBase &, at::native::GeluType)::[lambda() (instance 1)]::operator ()() const::[lambda() (instance 4)]::operator ()() const::[lambda(c10::BFloat16) (instance 1)]>(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)",
+        "void at::native::elementwise_kernel<128, {c}, "
+        "at::native::gpu_kernel_impl_nocast<at::native::GeluCUDAKernelImpl(at::TensorIteratorBase "
+        "&, at::native::GeluType)::[lambda() (instance 1)]::operator ()() const::[lambda() "
+        "(instance 4)]::operator ()() const::[lambda(c10::BFloat16) (instance "
+        "1)]>(at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)",
     ),
     ("elementwise", "triton_poi_fused__to_copy_add_mul_silu_{a}"),
     (
         "normalization",
-        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float, {d}>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+        "float, {d}>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",
     ),
     ("normalization", "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_{a}"),
     (
         "softmax",
-        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<{c}, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(T4 *, const T2 *, int)",
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<{c}, c10::BFloat16, float, "
+        "c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(T4 *, const T2 "
+        "*, int)",
     ),
     (
         "reduction",
-        "void at::native::reduce_kernel<{b}, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator ()(at::TensorIterator &)::[lambda(float, float) (instance 1)]>, unsigned int, float, {c}>>(T3)",
+        "void at::native::reduce_kernel<{b}, 1, at::native::ReduceOp<float, "
+        "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator "
+        "()(at::TensorIterator &)::[lambda(float, float) (instance 1)]>, unsigned int, float, "
+        "{c}>>(T3)",
     ),
     (
         "copy",
-        "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2>, unsigned int, {c}, 64, 64>(T1 *, at::native::(anonymous namespace)::CatArrInputTensorMetadata<T1, T2, 64, 64>, at::native::(anonymous namespace)::TensorSizeStride<T2, 4>, int, T2)",
+        "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
+        "namespace)::OpaqueType<2>, unsigned int, {c}, 64, 64>(T1 *, at::native::(anonymous "
+        "namespace)::CatArrInputTensorMetadata<T1, T2, 64, 64>, at::native::(anonymous "
+        "namespace)::TensorSizeStride<T2, 4>, int, T2)",
     ),
     (
         "convolution",
-        "void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, 0, 0, int, __nv_bfloat16, __nv_bfloat16, float, float, true>(cudnn::cnn::GroupedDirectFpropParams, {d}, T8, T9, T7 *, T8 *)",
+        "void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, 0, 0, int, "
+        "__nv_bfloat16, __nv_bfloat16, float, float, true>(cudnn::cnn::GroupedDirectFpropParams, "
+        "{d}, T8, T9, T7 *, T8 *)",
     ),
     (
         "communication",

@@ -191,9 +191,11 @@ def huge(rows: Table) -> None:
         "import time\nfrom rooflint import pipeline\nfrom rooflint.reporters import table\n"
         "seen = []\ndef tick(path, launches): pass\n"
         "tick.reading = lambda path, done, total: seen.append(done)\n"
-        f"start = time.perf_counter()\ntable.render(pipeline.build([{str(HUGE)!r}], progress=tick))\n"
+        "start = time.perf_counter()\n"
+        f"table.render(pipeline.build([{str(HUGE)!r}], progress=tick))\n"
         "took = time.perf_counter() - start\n"
-        "hwm = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+        "hwm = next(int(l.split()[1]) for l in open('/proc/self/status')\n"
+        "           if l.startswith('VmHWM'))\n"
         "print(took, hwm * 1024, len(seen))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""Input formats: each module sniffs its format from a file's content and reads it into a Profile."""
+"""Input formats: each module sniffs its format from a file's content and reads it to a Profile."""
 
 from __future__ import annotations
 
@@ -103,7 +103,8 @@ def _unrecognised_hint(head: str) -> str:
     if head == NCU_REP:
         return (
             "this is an Nsight Compute report (.ncu-rep); install `rooflint[ncu-rep]` to read it "
-            "directly, or export it with `ncu --import FILE.ncu-rep --csv --page raw --print-units base`"
+            "directly, or export it with "
+            "`ncu --import FILE.ncu-rep --csv --page raw --print-units base`"
         )
     if head in (BINARY, SQLITE):
         return (
@@ -129,12 +130,14 @@ def _unrecognised_hint(head: str) -> str:
     if "Self CPU" in first or "Self CUDA" in first:
         return (
             "this is a PyTorch profiler table (operator times, no hardware counters); profile the "
-            "model under Nsight Compute and pass its export (`ncu --csv --page raw --print-units base`)"
+            "model under Nsight Compute and pass its export "
+            "(`ncu --csv --page raw --print-units base`)"
         )
     if first.lstrip()[:1] in ("{", "["):
         return (
             "JSON that is neither a PyTorch profiler trace (no traceEvents) nor a profile rooflint "
-            "reads; pass a torch.profiler trace (export_chrome_trace) or an Nsight Compute CSV export"
+            "reads; pass a torch.profiler trace (export_chrome_trace) or an Nsight Compute CSV "
+            "export"
         )
     shown = first[:60] + ("..." if len(first) > 60 else "")
     return (

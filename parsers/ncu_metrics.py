@@ -10,8 +10,9 @@ Conventions (why, not what):
   like ncu's chart does; this may under-count packed kernels by up to 2x, and we say so.
 - Tensor ops come from `sm__ops_path_tensor_src_<type>...` which already count operations, two
   per multiply-add (no multiplier; 2*M*N*K exactly for cuBLAS products on an H200, see
-  benchmarks/tensor_ops/). Only when those are absent do we estimate from `sm__inst_executed_pipe_tensor`
-  x K, where K = 2*m*n*k of the MMA instruction shape, and we say so per launch.
+  benchmarks/tensor_ops/). Only when those are absent do we estimate from
+  `sm__inst_executed_pipe_tensor` x K, where K = 2*m*n*k of the MMA instruction shape, and we
+  say so per launch.
 """
 
 from __future__ import annotations
@@ -62,15 +63,16 @@ _TENSOR_TYPES = {
 }
 
 MISSING_REASONS = {
-    "duration_s": "no duration metric (gpu__time_duration.sum); `rooflint metrics ncu` prints the ncu command that collects it",
+    "duration_s": "no duration metric (gpu__time_duration.sum); `rooflint metrics ncu` prints "
+    "the ncu command that collects it",
     "bytes_dram": "no DRAM traffic metric (dram__bytes.sum, or dram__bytes_read.sum + "
     "dram__bytes_write.sum); run `rooflint metrics ncu` for the ncu command that collects it",
     "ops": "no FLOP counters (sm__sass_thread_inst_executed_op_*_pred_on.sum, "
     "sm__ops_path_tensor_*); run `rooflint metrics ncu` for the ncu command that collects them",
     "ops_vector": "no vector FLOP counters (sm__sass_thread_inst_executed_op_*_pred_on.sum): "
     "vector work is not in the compute time",
-    "ops_matrix": "no tensor-core counters (sm__ops_path_tensor_* or sm__inst_executed_pipe_tensor.sum): "
-    "tensor work is not in the compute time",
+    "ops_matrix": "no tensor-core counters (sm__ops_path_tensor_* or "
+    "sm__inst_executed_pipe_tensor.sum): tensor work is not in the compute time",
 }
 
 
@@ -333,8 +335,9 @@ _CUTLASS_INSTRUCTION = re.compile(
 def mma_ops_per_instruction(name, arch) -> float:
     """Operations one warp-level tensor instruction performs: 2*m*n*k of its MMA shape.
 
-    Volta has only HMMA.884 (512). Otherwise the shape is read from a CUTLASS `arch::Mma<GemmShape<m,n,k>>`
-    or a cuBLAS name like `s16816gemm`; failing both, the architecture's usual FP16 shape:
+    Volta has only HMMA.884 (512). Otherwise the shape is read from a CUTLASS
+    `arch::Mma<GemmShape<m,n,k>>` or a cuBLAS name like `s16816gemm`; failing both, the
+    architecture's usual FP16 shape:
     HMMA.1688 on Turing (2048), HMMA.16816 on Ampere (4096), and NaN from Hopper on, whose
     warpgroup instructions vary in shape.
     """

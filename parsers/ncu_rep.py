@@ -1,4 +1,4 @@
-"""Nsight Compute report files (.ncu-rep), read with NVIDIA's `ncu_report` module (no GPU needed)."""
+"""Nsight Compute report files (.ncu-rep), read with NVIDIA's `ncu_report` module (no GPU)."""
 
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def _number(action, name: str) -> int | None:
 
 
 def _dims(values: dict, names: tuple, form: str = "({}, {}, {})"):
-    """ "(x, y, z)" as ncu prints launch dimensions (or "major.minor"); NA if any part is missing."""
+    """ "(x, y, z)" as ncu prints launch dimensions (or "major.minor"); NA if a part is missing."""
     parts = [values[n] for n in names]
     return pd.NA if None in parts else form.format(*parts)
 

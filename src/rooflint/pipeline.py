@@ -1,4 +1,4 @@
-"""From input paths to one analysis Result: read files (parsers), pick ceilings (hardware), run core."""
+"""From input paths to one Result: read files (parsers), pick ceilings (hardware), run core."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The canonical launch table: one row per kernel launch, SI units, NA for what the profile lacks."""
+"""The canonical launch table: one row per kernel launch, SI units, NA where the profile lacks."""
 
 from __future__ import annotations
 
