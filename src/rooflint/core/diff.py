@@ -22,22 +22,19 @@ uses the same rule on the summed duration of every launch.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from rooflint.core import analysis, names, opgroups, ranking
+from rooflint.core.diff_devices import device_changes
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result, summary_numbers
 from rooflint.core.result import device_description as device_text
 
 DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
-CEILING_TOLERANCE = (
-    0.01  # ceilings derived from measured clocks jitter run to run by less than this
-)
 
 EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = (
     "exact",
@@ -398,54 +395,6 @@ def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
 def _per_run(count: int, runs: int) -> int | float:
     """A count per run: exact when the runs divide it, else the mean."""
     return count // runs if count % runs == 0 else count / runs
-
-
-def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
-    """Whether the devices differ, and every ceiling whose value differs beyond
-    CEILING_TOLERANCE."""
-    ids_b = [_device_id(u) for u in base.devices]
-    ids_h = [_device_id(u) for u in head.devices]
-    differ = sorted(set(ids_b), key=str) != sorted(set(ids_h), key=str)
-    pairs = [(u, v) for u in base.devices for v in head.devices if _device_id(u) == _device_id(v)]
-    if differ and len(base.devices) == 1 and len(head.devices) == 1:
-        pairs = [(base.devices[0], head.devices[0])]
-    changes = []
-    for u, v in pairs:
-        if u.device is None or v.device is None:
-            continue
-        for kind, unit in (("compute", "op/s"), ("memory", "byte/s")):
-            a, b = getattr(u.device, kind), getattr(v.device, kind)
-            for name in (
-                [k for k in a if k in b]
-                + [k for k in b if k not in a]
-                + [k for k in a if k not in b]
-            ):
-                before = a[name].value if name in a else None
-                after = b[name].value if name in b else None
-                if before is not None and after is not None and _close(before, after):
-                    continue
-                changes.append(
-                    {
-                        "device_base": u.device.id,
-                        "device_head": v.device.id,
-                        "ceiling": name,
-                        "kind": kind,
-                        "unit": unit,
-                        "base": before,
-                        "head": after,
-                        "source_base": a[name].source if name in a else None,
-                        "source_head": b[name].source if name in b else None,
-                    }
-                )
-    return differ, changes
-
-
-def _device_id(use) -> str | None:
-    return getattr(use.device, "id", None)
-
-
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=CEILING_TOLERANCE)
 
 
 def _warnings(

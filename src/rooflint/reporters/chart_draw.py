@@ -14,6 +14,7 @@ import pandas as pd
 
 from rooflint.reporters import common
 from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, Roof, charts
+from rooflint.reporters.chart_legend import draw_legend_table, mpl_text
 
 
 def render_png(result, level: str = "dram", top: int | None = None, **_options) -> bytes:
@@ -90,12 +91,12 @@ def _draw_panel(figure, data: ChartData, width: float, height: float, top_in: fl
     if strip is not None:
         left_off += _draw_strip(strip, data)
     if has_legend:
-        _draw_legend_table(box(main_x + _MAIN_W + 0.3, _LEGEND_W), data, {p.rank for p in left_off})
+        draw_legend_table(box(main_x + _MAIN_W + 0.3, _LEGEND_W), data, {p.rank for p in left_off})
     room = (width - 0.6) * figure.dpi  # the title and caption fit between 0.3 in margins
     title = figure.text(
         0.3 / width,
         1 - (top_in + 0.3) / height,
-        _mpl(data.title),
+        mpl_text(data.title),
         fontsize=12,
         ha="left",
         va="center",
@@ -103,7 +104,7 @@ def _draw_panel(figure, data: ChartData, width: float, height: float, top_in: fl
     caption = figure.text(
         0.3 / width,
         1 - (top_in + 0.6) / height,
-        _mpl(_caption(data)),
+        mpl_text(_caption(data)),
         fontsize=8.5,
         color="#444444",
         ha="left",
@@ -137,11 +138,6 @@ def _caption(data: ChartData) -> str:
 def _reasons(unplaced) -> str:
     counts = pd.Series([why for _, _, why in unplaced]).value_counts()
     return ", ".join(f"{n} {why}" for why, n in counts.items())
-
-
-def _mpl(text: str) -> str:
-    """Input text shown literally: `$` would start mathtext."""
-    return str(text).replace("$", r"\$")
 
 
 def _style(n: int) -> dict:
@@ -268,7 +264,7 @@ def _text_box(note, renderer):
 def _note(ax, text: str, xy, offset):
     dx, dy = offset
     return ax.annotate(
-        _mpl(text),
+        mpl_text(text),
         xy,
         xytext=offset,
         textcoords="offset points",
@@ -314,7 +310,7 @@ def _draw_main(ax, data: ChartData) -> list[Point]:
                 ax.text(
                     x1 / 1.15,
                     y1 * 1.08,
-                    _mpl(roof.label),
+                    mpl_text(roof.label),
                     ha="right",
                     va="bottom",
                     fontsize=8,
@@ -397,7 +393,7 @@ def _slope_label(ax, roof: Roof):
         ax.text(
             x,
             y * 1.25,
-            _mpl(roof.label),
+            mpl_text(roof.label),
             rotation=angle,
             rotation_mode="anchor",
             fontsize=8,
@@ -425,7 +421,7 @@ def _draw_strip(ax, data: ChartData) -> list[Point]:
     texts = []
     for _device, label, value in data.bandwidths:
         ax.axhline(value, color="#555555", lw=1.4)
-        texts.append(ax.text(0.03, value * 1.1, _mpl(label), fontsize=7, va="bottom"))
+        texts.append(ax.text(0.03, value * 1.1, mpl_text(label), fontsize=7, va="bottom"))
     xs = [_strip_x(p.rank) for p in data.zero_flop]
     _scatter(ax, xs, [p.bytes_per_s for p in data.zero_flop], data.zero_flop)
     return _annotate(
@@ -441,75 +437,3 @@ def _draw_strip(ax, data: ChartData) -> list[Point]:
 def _strip_x(rank: int) -> float:
     """A fixed horizontal spread inside the strip (golden-ratio sequence), the same on every run."""
     return 0.2 + 0.6 * ((rank * 0.6180339887) % 1.0)
-
-
-def _draw_legend_table(ax, data: ChartData, unlabelled: set[int] = frozenset()):
-    """id → short name, with rank, share of time and verdict: the key to the labels on the chart.
-    Two lines a kernel while they fit; one line each for a long top-N; past that, a count."""
-    ax.axis("off")
-    rows = data.legend
-    ax.text(
-        0.0,
-        1.0,
-        "labelled kernels (by headroom)",
-        fontsize=8.5,
-        weight="bold",
-        va="top",
-        transform=ax.transAxes,
-    )
-    height_pt = ax.get_window_extent().height * 72 / ax.figure.dpi
-    two_lines = len(rows) * 22 <= height_pt * 0.9
-    step = (
-        max(22.0, min(0.075 * height_pt, 0.9 * height_pt / max(len(rows), 1)))
-        if two_lines
-        else 11.5
-    ) / height_pt
-    fits = len(rows) if two_lines else int(0.9 / step) - 1
-    for i, p in enumerate(rows[:fits]):
-        y = 0.93 - i * step
-        where = " · no room to label it" if p.rank in unlabelled else ""
-        ax.text(
-            0.0,
-            y,
-            _mpl(p.label),
-            fontsize=8 if two_lines else 7,
-            family="monospace",
-            va="top",
-            transform=ax.transAxes,
-            color=VERDICT_COLOURS.get(p.verdict, "#333333"),
-            weight="bold",
-        )
-        if not two_lines:
-            ax.text(
-                0.3,
-                y,
-                _mpl(f"#{p.rank} {_cut(p.name, 30)}{where and ' (unlabelled)'}"),
-                fontsize=7,
-                va="top",
-                transform=ax.transAxes,
-            )
-            continue
-        ax.text(0.25, y, _mpl(_cut(p.name, 34)), fontsize=7.5, va="top", transform=ax.transAxes)
-        ax.text(
-            0.25,
-            y - step * 0.45,
-            f"#{p.rank} · {common.pct(p.time_share, 1)} of time · {p.verdict}{where}",
-            fontsize=7,
-            va="top",
-            transform=ax.transAxes,
-            color="#555555",
-        )
-    if fits < len(rows):
-        ax.text(
-            0.0,
-            0.93 - fits * step,
-            f"… and {len(rows) - fits} more: see the report's kernel table",
-            fontsize=7,
-            va="top",
-            transform=ax.transAxes,
-            color="#555555",
-        )
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import math
+
 import pandas as pd
 
 from rooflint.core import explain, names, opgroups
@@ -132,3 +135,10 @@ def accounting_line(result) -> str:
 def notes(result) -> list[str]:
     """The caveats the readers attached to each input (estimates, modelled bytes, inferences)."""
     return sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes})
+
+
+def esc(value) -> str:
+    """A value as HTML text, escaped with quotes ("" for a missing one)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return html.escape(str(value), quote=True)
