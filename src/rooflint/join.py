@@ -50,9 +50,11 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     """Join keys: the kernel's name signature (a trace and ncu spell namespaces, literals and
     lambdas differently), grid, block, and which occurrence of that key the launch is (0, 1,
     2, ... in launch order)."""
+    codes, kernels = pd.factorize(frame["kernel"].fillna(""))
+    signatures = np.array([names.signature(k) for k in kernels], dtype=object)
     out = pd.DataFrame(
         {
-            "_name": frame["kernel"].fillna("").map(names.signature),
+            "_name": signatures[codes],  # worked out once per distinct kernel name
             "grid": frame["grid"].fillna(""),
             "block": frame["block"].fillna(""),
             "_row": np.arange(len(frame)),
