@@ -76,13 +76,14 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
     and the report metadata."""
     if per == "kernel":
         kernels = result.kernels
-        frame = _rows(kernels, rows)[ranking.KERNEL_COLUMNS + _traced(kernels, ["excess_traffic"])]
+        extra = ["excess_traffic"] if "excess_traffic" in kernels else []  # traces + counters
+        frame = _rows(kernels, rows)[ranking.KERNEL_COLUMNS + extra]
         units = {**KERNEL_UNITS, "excess_traffic": "ratio"}
         types = {c: pa.int64() for c in KERNEL_INTS}
     elif per == "launch":
         launches = result.launches
-        columns = [c for c in LAUNCH_COLUMNS if c in launches.columns]
-        frame = _rows(launches, rows)[columns + _traced(launches, schema.TRACE_COLUMNS)]
+        columns = LAUNCH_COLUMNS + schema.TRACE_COLUMNS  # the trace's only in a trace report
+        frame = _rows(launches, rows)[[c for c in columns if c in launches.columns]]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
         types = {c: pa.int64() for c in [*schema.INT_COLUMNS, "stream", "device_index"]}
         types["graph_replay"] = pa.bool_()
@@ -108,11 +109,6 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
 def _rows(frame: pd.DataFrame, rows: slice | None) -> pd.DataFrame:
     """The slice before the column selection, so that only the slice is ever copied."""
     return frame if rows is None else frame.iloc[rows]
-
-
-def _traced(frame: pd.DataFrame, columns: list[str]) -> list[str]:
-    """The PyTorch-trace columns a report of a trace has (none for other profiles)."""
-    return [c for c in columns if c in frame.columns]
 
 
 def _array(values: pd.Series, kind: pa.DataType) -> pa.Array:
