@@ -40,8 +40,14 @@ class _Checked:
         self._inner, self._raw, self._source = inner, raw, source
 
     def read(self, size: int = -1) -> bytes:
+        return self._checked(self._inner.read, size)
+
+    def readinto(self, buffer) -> int:
+        return self._checked(self._inner.readinto, buffer)
+
+    def _checked(self, method, argument):
         try:
-            return self._inner.read(size)
+            return method(argument)
         except (EOFError, OSError, zlib.error) as exc:
             raise InputError(
                 f"gzip stream is damaged ({exc}); copy the file again or decompress "

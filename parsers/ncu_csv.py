@@ -89,7 +89,7 @@ def _raw(rows: Rows, header: list[str], source: str, locale: str | None, whole: 
     """(parsed rows, page) of a raw page: its values made numbers a piece at a time as the file
     streams in (or, `whole`, once every row is read)."""
     page = RawPage(source, locale, whole)
-    parsed = parse(rows, header, source, each=None if whole else page.add)
+    parsed = parse(rows, header, source, None if whole else page.add, page.numbers)
     if whole:
         page.add(parsed.table)
         parsed.table = None

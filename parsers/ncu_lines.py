@@ -115,32 +115,32 @@ class Rows:
         self.cut = True
         return piece[:start]
 
-    def _read_pieces(self) -> Iterator[bytes]:
+    def _read_pieces(self) -> Iterator[bytearray]:
         """The file as UTF-8 pieces that end at a line end (except the last), breaks as \\n.
         A last line without a line end stays with the piece before it (a stray quote there
-        reads on into it, as it would in one parse)."""
+        reads on into it, as it would in one parse). Each piece is read into a buffer of its
+        own, which later steps change in place."""
         carry, held = b"", None
-        first = True
         with open_binary(self.path) as fh:
             while True:
-                block = fh.read(PIECE_BYTES)
-                if first and block.startswith(BOM):
-                    block = block[len(BOM) :]
-                first = False
-                if self.progress and block:
-                    self.progress(len(block))
-                if not block:
-                    tail = self._clean(carry) if carry else b""
+                piece = bytearray(len(carry) + PIECE_BYTES)
+                piece[: len(carry)] = carry
+                got = fh.readinto(memoryview(piece)[len(carry) :])
+                del piece[len(carry) + got :]
+                if held is None and not carry and piece.startswith(BOM):
+                    del piece[: len(BOM)]
+                if self.progress and got:
+                    self.progress(got)
+                if not got:
+                    tail = self._clean(piece) if piece else b""
                     if held is not None or tail:
-                        yield (held or b"") + tail
+                        yield (held or bytearray()) + tail
                     return
-                end = block.rfind(b"\n") + 1
+                end = piece.rfind(b"\n") + 1
+                carry = bytes(piece[end:])
                 if end == 0:
-                    carry += block
                     continue
-                piece = b"".join((carry, memoryview(block)[:end])) if carry else block[:end]
-                carry = block[end:]
-                del block
+                del piece[end:]
                 if held is not None:
                     yield held
                 held = self._clean(piece)
@@ -187,26 +187,28 @@ def _find_header(data: bytes) -> tuple[int, str] | None:
         pos = end + 1
 
 
-def quoted_lines(piece: bytes) -> bytes:
-    """The lines of `piece` that start with a double quote, each ending in \\n. The other lines
-    (ncu messages, application output) are found by one regex scan; the runs of rows between
-    them are copied a slice each."""
-    if not piece:
-        return piece
-    if not piece.endswith(b"\n"):
+def quoted_lines(piece: bytes | bytearray) -> bytearray:
+    """The lines of `piece` that start with a double quote, each ending in \\n; a bytearray is
+    changed in place. The other lines (ncu messages, application output) are found by one regex
+    scan; the runs of rows after each are moved down over it, so the rows are moved at most
+    once and never copied into a new buffer."""
+    piece = piece if isinstance(piece, bytearray) else bytearray(piece)
+    if piece and not piece.endswith(b"\n"):
         piece += b"\n"
-    kept, start = [], 0
-    if not piece.startswith(b'"'):
-        start = piece.find(b"\n") + 1
-    for match in _UNQUOTED_LINE.finditer(piece, max(start - 1, 0)):
-        if match.start() + 1 > start:
-            kept.append((start, match.start() + 1))
-        start = piece.find(b"\n", match.start() + 1) + 1
-    if start == 0 and kept == [] and piece.startswith(b'"'):
+    starts = [m.end() for m in _UNQUOTED_LINE.finditer(piece)]
+    if piece[:1] != b'"' and piece:
+        starts.insert(0, 0)
+    if not starts:
         return piece
-    kept.append((start, len(piece)))
-    view = memoryview(piece)
-    return b"".join(view[a:b] for a, b in kept if b > a)
+    view, kept = memoryview(piece), starts[0]
+    for i, start in enumerate(starts):
+        end = piece.find(b"\n", start) + 1
+        stop = starts[i + 1] if i + 1 < len(starts) else len(piece)
+        view[kept : kept + stop - end] = view[end:stop]
+        kept += stop - end
+    view.release()
+    del piece[kept:]
+    return piece
 
 
 def no_profile_message(lines: list[str]) -> str:

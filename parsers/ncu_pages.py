@@ -41,6 +41,7 @@ class RawPage:
         self.notes: list[str] = []
         self.evidence = [False, False, False]  # a de_DE, an en_US, an ambiguous cell seen
         self.read_de: set[bool] = set()  # whether pieces were read as de_DE (or C/en_US)
+        self.typed = False  # whether the parser gave some piece's values as float64
         self.values: dict[str, list[np.ndarray]] = {}
         self.texts: dict[str, list[pa.Array]] = {}
         self.unreadable, self.first = 0, None  # (row, metric, cell, launch ID) of the first
@@ -58,22 +59,39 @@ class RawPage:
         for c in table.column_names:
             if c not in metric_cols or c in _CC:
                 self.texts.setdefault(c, []).extend(table.column(c).chunks)
-        locale = self._locale([table.column(c) for c in metric_cols])
+        typed = [c for c in metric_cols if pa.types.is_floating(table.schema.field(c).type)]
+        locale = self._locale([table.column(c) for c in metric_cols if c not in typed], typed)
         ids = table.column("ID")
         for c in metric_cols:
             cells = table.column(c)
             table = table.drop_columns([c])
-            values = to_floats(cells, locale or "C", self.whole)
-            if values is None:
-                raise NotPiecewise
-            values = values * unit_scale(self.units.get(c, ""))
-            self.values.setdefault(c, []).append(values)
-            bad = not_numbers(cells, values)
+            values = self._numbers(cells, locale, c in typed)
+            self.values.setdefault(c, []).append(values * unit_scale(self.units.get(c, "")))
+            bad = not_numbers(cells, values) if c not in typed else values[:0]
             if bad.any():
                 self.unreadable += int(bad.sum())
                 row = int(np.argmax(bad))
                 if self.first is None or offset + row < self.first[0]:
                     self.first = (offset + row, c, cells[row].as_py(), ids[row].as_py())
+
+    def numbers(self, column: str) -> bool:
+        """Whether the parser may try `column` as float64 (ncu_table.parse's `numbers`): the
+        metric columns, unless the locale is forced to de_DE (where "1.5" means 15) or the
+        page is read whole (the reference rules, cell by cell where needed)."""
+        plain = not self.whole and self.forced != "de_DE"
+        return plain and _is_metric(column) and column not in _CC
+
+    def _numbers(self, cells, locale: str | None, typed: bool) -> np.ndarray:
+        """The cells as float64; a -0 (whose sign the whole column decides) is NotPiecewise."""
+        if typed:
+            values = cells.to_numpy()
+            if np.signbit(values[values == 0]).any():
+                raise NotPiecewise
+            return values
+        values = to_floats(cells, locale or "C", self.whole)
+        if values is None:
+            raise NotPiecewise
+        return values
 
     def _units(self, table: pa.Table) -> pa.Table:
         """The units of the page's first row when it is ncu's units row (no launch ID)."""
@@ -86,11 +104,18 @@ class RawPage:
         self.notes.append(NO_UNITS)
         return table
 
-    def _locale(self, columns: list) -> str | None:
-        """The locale to read this piece with: the forced one, else the one the evidence so
-        far points to (None: a forced locale that is unknown, reported by `finish`)."""
+    def _locale(self, columns: list, typed: list) -> str | None:
+        """The locale to read this piece's text `columns` with: the forced one, else the one
+        the evidence so far points to (None: a forced locale that is unknown, reported by
+        `finish`). Columns the parser read as float64 (`typed`) held no grouping comma and no
+        second dot, so no de_DE evidence; they were read as C."""
         if self.forced:
             return self.forced if self.forced in LOCALES else None
+        if typed:
+            self.read_de.add(False)
+            self.typed = True
+        if not columns:
+            return "C"
         seen = self.evidence
         de, en, ambiguous = locale_evidence(columns, not any(seen))
         self.evidence = [seen[0] or de, seen[1] or en, seen[2] or ambiguous]
@@ -103,7 +128,10 @@ class RawPage:
         if self.forced:
             checked_locale(self.forced, self.source)
         else:
-            locale = decided_locale(*self.evidence, self.source)
+            de, en, ambiguous = self.evidence
+            if ambiguous and not de and not en and self.typed:
+                raise NotPiecewise  # en_US evidence may sit in the pieces read as float64
+            locale = decided_locale(de, en, ambiguous, self.source)
             if self.read_de - {locale == "de_DE"}:
                 raise NotPiecewise
         frame = pa.table({c: pa.chunked_array(v, pa.string()) for c, v in self.texts.items()})
@@ -116,7 +144,7 @@ class RawPage:
         launches = metrics.launch_table(
             self._wide(frame.index), identity(frame), self.source, notes
         )
-        return launches, notes, duplicate_ids(frame["ID"]) + unreadable
+        return launches, notes, duplicate_ids(frame["ID"], launches["launch_id"]) + unreadable
 
     def _wide(self, index: pd.Index) -> pd.DataFrame:
         """The metric columns, each joined from its pieces (handed over: nothing else holds

@@ -51,11 +51,17 @@ class Parsed:
         self.table, self.ragged, self.repairs = table, ragged, repairs
 
 
-def parse(pieces, header: list[str], source: str, each=None) -> Parsed:
+def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Parsed:
     """Parse the quoted rows; ragged rows (older ncu drops trailing rule columns) padded.
 
     With `each`, every piece's table (then the ragged rows' own) goes to `each` in row order as
-    it is parsed and `table` stays None: the caller keeps what it needs of each piece."""
+    it is parsed and `table` stays None: the caller keeps what it needs of each piece.
+
+    `numbers` (a test on column names), when given, names columns that are tried as float64
+    while parsing: a piece whose cells there are all plain numbers (or ncu's ways of writing
+    "no value") comes with those columns as float64, which spares a string column and a cast.
+    A leading units row is parsed on its own, as text. The first piece that holds anything
+    else (grouping commas, instance lists, text) and every piece after it come as text."""
     names = unique_names(header)
     keep = [n for n, h in zip(names, header, strict=True) if keep_column(h)]
     ragged: list[str] = []
@@ -64,25 +70,29 @@ def parse(pieces, header: list[str], source: str, each=None) -> Parsed:
         ragged.append(row.text)
         return "skip"
 
-    options = (
-        pacsv.ReadOptions(column_names=names, block_size=1 << 22),
-        pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
-        pacsv.ConvertOptions(
-            column_types={n: pa.string() for n in keep},
-            include_columns=keep,
-            strings_can_be_null=False,
-        ),
-    )
+    text = _options(names, keep, on_invalid, {})
+    typed = None
+    if numbers is not None:
+        typed = _options(names, keep, on_invalid, {n: pa.float64() for n in keep if numbers(n)})
     tables: list[pa.Table] = []
     take = each or tables.append
+    first = True
     for piece in pieces:
         if not piece:
             continue
-        try:
-            table = pacsv.read_csv(pa.BufferReader(piece), *options)
-        except pa.ArrowInvalid as exc:
-            problem = str(exc).splitlines()[0]
-            raise InputError(f"malformed CSV ({problem}); {EXPORT_HINT}", path=source) from None
+        if first and typed is not None:
+            units, piece = _units_row(piece)
+            if units:
+                take(_read_csv(units, text, source))
+        first = False
+        if not piece:
+            continue
+        table = None
+        if typed is not None:
+            table = _try_typed(piece, typed, ragged)
+            typed = typed if table is not None else None
+        if table is None:
+            table = _read_csv(piece, text, source)
         del piece
         take(table)
         del table
@@ -101,6 +111,65 @@ def parse(pieces, header: list[str], source: str, each=None) -> Parsed:
         schema = pa.schema([(n, pa.string()) for n in keep])
         table = pa.concat_tables(tables) if tables else schema.empty_table()
     return Parsed(table, ragged, repairs)
+
+
+# The cells of a float64 column that read as "no value" (null, then NaN): those ncu_locale's
+# not_numbers also takes as no value. Any other NaN spelling is text the reference rules judge.
+NO_VALUE_CELLS = ["", "-", "n/a", "N/A", "nan", "NaN"]
+
+
+def _options(names: list[str], keep: list[str], on_invalid, numbers: dict) -> tuple:
+    return (
+        pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+        pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
+        pacsv.ConvertOptions(
+            column_types={n: numbers.get(n, pa.string()) for n in keep},
+            include_columns=keep,
+            strings_can_be_null=False,
+            null_values=NO_VALUE_CELLS,
+        ),
+    )
+
+
+def _units_row(piece) -> tuple[memoryview, memoryview]:
+    """(ncu's units row, the rest) of a page's first piece; the row is empty when the first
+    line is not one (its ID is empty)."""
+    view = memoryview(piece)
+    if not piece.startswith(b'"",'):
+        return view[:0], view
+    end = piece.find(b"\n") + 1 or len(piece)
+    return view[:end], view[end:]
+
+
+def _try_typed(piece, options: tuple, ragged: list[str]) -> pa.Table | None:
+    """The piece parsed with its number columns as float64, or None when a cell there is not
+    a plain number: text, or a NaN or infinity the parser spelled out itself, whose text the
+    reference rules judge (the ragged rows this attempt saw are forgotten: the text parse sees
+    them)."""
+    seen = len(ragged)
+    try:
+        table = pacsv.read_csv(pa.BufferReader(piece), *options)
+    except pa.ArrowInvalid:
+        table = None
+    if table is not None and all(_only_finite(table.column(c)) for c in options[2].column_types):
+        return table
+    del ragged[seen:]
+    return None
+
+
+def _only_finite(column: pa.ChunkedArray) -> bool:
+    """A text column, or a float column whose only non-finite values are the no-value cells."""
+    if not pa.types.is_floating(column.type):
+        return True
+    return (pc.sum(pc.is_finite(column)).as_py() or 0) + column.null_count == len(column)
+
+
+def _read_csv(piece, options: tuple, source: str) -> pa.Table:
+    try:
+        return pacsv.read_csv(pa.BufferReader(piece), *options)
+    except pa.ArrowInvalid as exc:
+        problem = str(exc).splitlines()[0]
+        raise InputError(f"malformed CSV ({problem}); {EXPORT_HINT}", path=source) from None
 
 
 def _ragged_rows(rows: list[str], names: list[str], keep: list[str]):
@@ -177,8 +246,11 @@ def nvtx(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(ranges, index=frame.index)
 
 
-def duplicate_ids(ids: pd.Series) -> list[str]:
-    """A raw page has one row per launch: IDs on several rows are named (every row is kept)."""
+def duplicate_ids(ids: pd.Series, numbers: pd.Series) -> list[str]:
+    """A raw page has one row per launch: IDs on several rows are named (every row is kept).
+    `numbers` are the IDs read as numbers: when each is a distinct number, so is each text."""
+    if numbers.notna().all() and numbers.is_unique:
+        return []
     ids = ids[ids != ""]
     repeated = ids[ids.duplicated(keep=False)]
     if repeated.empty:

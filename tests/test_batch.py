@@ -547,3 +547,47 @@ def test_pool_keeps_strict_and_progress(mixed, pooled):
     seen = []
     pipeline.build([str(mixed)], progress=lambda path, n: seen.append(path))
     assert seen == [str(c) for c in pipeline.expand_folder(mixed)[0] if c.name != "notes.txt"]
+
+
+def test_en_us_evidence_in_a_piece_read_as_numbers_still_counts(tmp_path, monkeypatch):
+    """A piece whose cells are all plain numbers is parsed as float64, so its cells are not
+    looked at for locale evidence. Here launch 0's "12.34" (two decimals: en_US, or C) is in
+    such a piece and launch 1's "84,480" (en_US 84480 or de_DE 84.48) in a later one: the
+    file shows en_US, as the reference reader decides from both, so 84,480 is 84480 bytes and
+    not an "ambiguous" refusal. The reader reads the file again as one table to see that."""
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+
+    lines = [
+        '"ID","Kernel Name","gpu__time_duration.sum","dram__bytes.sum"',
+        '"","","nsecond","byte"',
+        '"0","k","12.34","1"',
+        '"1","k","100","84,480"',
+    ]
+    path = tmp_path / "late.csv"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 40)  # a piece per row
+    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert ncu_csv.read(path).launches["bytes_dram"].tolist() == [1.0, 84480.0]
+
+
+@pytest.mark.parametrize(
+    "cell, typed",
+    [("1279", True), ("n/a", True), ("", True), ("1,279", False), ("-nan", False)],
+)
+def test_number_columns_come_as_float64_when_every_cell_is_a_plain_number(cell, typed):
+    """ncu_table.parse tries the columns `numbers` names as float64; the units row is parsed on
+    its own, as text. A cell that is not a plain number or a no-value cell ("1,279", "-nan",
+    whose text the reference rules judge) makes the piece text, and every piece after it."""
+    import pyarrow as pa
+
+    from rooflint.parsers import ncu_table
+
+    header = ["ID", "Kernel Name", "dram__bytes.sum"]
+    rows = b'"","","byte"\n"0","k","5"\n"1","k","' + cell.encode() + b'"\n'
+    tables = []
+    ncu_table.parse([rows, b'"2","k","7"\n'], header, "x.csv", tables.append, lambda c: "__" in c)
+    units, first, second = (t.column("dram__bytes.sum") for t in tables)
+    assert units.to_pylist() == ["byte"]
+    assert first.type == (pa.float64() if typed else pa.string())
+    assert second.type == first.type
