@@ -79,11 +79,13 @@ def rank(
         list(dict.fromkeys(keys + _SUMS + ["verdict", "limiter", "device_id", "reason"]))
     ].copy()
     normalise_keys(frame, keys)
+    group = group_codes(frame, keys)
     ok = (frame["verdict"] != NOT_ANALYSABLE).to_numpy()
     frame["_t_ok"] = frame["duration_s"].where(ok)
     frame["_above"] = (frame["verdict"] == ABOVE_ROOF).astype("int64")
     frame["_reason"] = frame["reason"].where(frame["reason"].fillna("") != "")
-    grouped = frame.groupby(keys, sort=False, dropna=False)
+    frame["_group"] = group  # group i is row i of `out`
+    grouped = frame.groupby("_group", sort=False)
     out = grouped[_SUMS].sum(min_count=1)
     out["launches"] = grouped.size()
     out["analysed"] = grouped["_t_ok"].count()
@@ -93,28 +95,38 @@ def rank(
     out["above_roof_launches"] = grouped["_above"].sum()
     out["device_id"] = grouped["device_id"].first()
     out["reason"] = grouped["_reason"].first().fillna("")
-    frame["_group"] = grouped.ngroup().to_numpy()  # group i is row i of `out` (sort=False)
     limiter = _time_weighted_mode(frame[ok], ["_group"], "limiter").reindex(range(len(out)))
     out["limiter"] = limiter.array
     if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
-        out["_excess"] = _excess(analysed, frame, keys).reindex(out.index)
-    out["unmeasured"] = unmeasured(analysed, keys)
-    out = out.reset_index()
+        out["_excess"] = _excess(analysed, group)
+    out["unmeasured"] = unmeasured(analysed, group)
+    first_rows = np.unique(group, return_index=True)[1]
+    out = pd.concat(
+        [frame[keys].iloc[first_rows].reset_index(drop=True), out.reset_index(drop=True)], axis=1
+    )
     return _finish(out, keys, frame["duration_s"].sum(), latency_threshold)
 
 
-def _excess(analysed: pd.DataFrame, frame: pd.DataFrame, keys: list[str]) -> pd.Series:
+def group_codes(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """Each row's group: groups of equal `keys` values numbered 0, 1, ... in the order they
+    first appear (as groupby(keys, sort=False) orders them), each key column hashed once."""
+    group = np.zeros(len(frame), dtype=np.int64)
+    for key in keys:
+        codes, distinct = pd.factorize(frame[key], use_na_sentinel=False)
+        group = pd.factorize(group * len(distinct) + codes)[0]
+    return group
+
+
+def _excess(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     """Per group: measured DRAM bytes / the operators' minimum bytes, over launches with both."""
     both = analysed["excess_traffic"].notna()
     sums = pd.DataFrame(
         {
-            **{k: frame[k] for k in keys},
             "measured": analysed["bytes_dram"].where(both),
             "minimum": analysed["bytes_model_min"].where(both),
         }
-    )
-    grouped = sums.groupby(keys, sort=False, dropna=False)
-    return grouped["measured"].sum(min_count=1) / grouped["minimum"].sum(min_count=1)
+    ).groupby(group, sort=False)
+    return (sums["measured"].sum(min_count=1) / sums["minimum"].sum(min_count=1)).to_numpy()
 
 
 def _finish(
@@ -156,21 +168,19 @@ UNMEASURED = {
 }
 
 
-def unmeasured(analysed: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """Per group, the comma-joined flags of what was not measured in any of its launches:
-    `vector`, `matrix` (counters absent) and `half` (FP16 vector FLOPs, which count an HFMA2 as
-    one FMA and so may be under-counted up to 2x)."""
+def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
+    """Per group (numbered as by group_codes), the comma-joined flags of what was not measured
+    in any of its launches: `vector`, `matrix` (counters absent) and `half` (FP16 vector
+    FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x)."""
     missing = analysed["missing"].fillna("")
     flags = {name: missing.str.contains(text, regex=False) for name, text in UNMEASURED.items()}
     flags["half"] = analysed["ops_vector_fp16"].fillna(0) > 0
-    frame = analysed[keys].astype("string").fillna("(none)")
+    n = int(group.max()) + 1 if len(group) else 0
+    text = np.full(n, "", dtype=object)
     for name, mask in flags.items():
-        frame[name] = mask.to_numpy()
-    anyof = frame.groupby(keys, sort=False, dropna=False)[list(flags)].any()
-    text = pd.Series("", index=anyof.index, dtype=object)
-    for name in flags:
-        text = text.where(~anyof[name], text + "," + name)
-    return text.str.lstrip(",")
+        anyof = np.bincount(group, mask.to_numpy(dtype=bool), minlength=n) > 0
+        text[anyof] = text[anyof] + "," + name
+    return np.array([t.lstrip(",") for t in text], dtype=object)
 
 
 def _joined(out: pd.DataFrame, keys: list[str]) -> pd.Series:
