@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -591,3 +592,22 @@ def test_number_columns_come_as_float64_when_every_cell_is_a_plain_number(cell, 
     assert units.to_pylist() == ["byte"]
     assert first.type == (pa.float64() if typed else pa.string())
     assert second.type == first.type
+
+
+def test_json_floats_are_written_as_repr_writes_them():
+    """The JSON writer formats floats with Arrow (the same shortest round-trip digits as repr)
+    and rewrites the layouts that differ: integers ("100" vs "100.0"), small values ("1.5e-7"
+    vs "1.5e-07", "0.000012" vs "1.2e-05"), large ones Arrow writes with an exponent below 1e16
+    ("2.96673352e+13"). Expected: repr of every float, over magnitudes 1e-12 to 1e22, rounded
+    and single-precision values, and the edge cases named below."""
+    from rooflint.reporters.json_report import _floats
+
+    rng = np.random.default_rng(7)
+    spread = 10 ** rng.uniform(-12, 22, 50_000) * rng.choice([-1, 1], 50_000)
+    edges = [0.0, -0.0, 1e-4, 1e-6, 1e-5, 1.2e-5, 1e16, 5e-324, 1.7976931348623157e308]
+    edges += [0.1 + 0.2, 2.0**53 + 2, 1e15 + 0.5, 123456789012345.6, -123456789012345.6]
+    values = np.concatenate([spread, np.round(spread * 1e3) / 1e3, np.round(spread % 1e17), edges])
+    values = np.concatenate([values, values.astype(np.float32).astype(np.float64)])
+    values = values[np.isfinite(values)]
+    assert _floats(values).to_pylist() == [repr(v) for v in values.tolist()]
+    assert _floats(np.array([np.nan, np.inf, -np.inf, 1.0])).to_pylist() == [None] * 3 + ["1.0"]

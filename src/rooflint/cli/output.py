@@ -17,17 +17,18 @@ def _umask() -> int:
     return mask
 
 
-def write(target: str | None, data: str | bytes | Iterable[str]) -> None:
-    """Write `data` (text, bytes, or pieces of text written one after another, so that a large
-    report is never held whole) to `target` ("-" or None is stdout); never leaves a
+def write(target: str | None, data: str | bytes | Iterable[str | bytes | memoryview]) -> None:
+    """Write `data` (text, bytes, or pieces of either written one after another, so that a
+    large report is never held whole) to `target` ("-" or None is stdout); never leaves a
     half-written file."""
     pieces = [data] if isinstance(data, (str, bytes)) else data
     if target in (None, "-"):
         for piece in pieces:
-            if isinstance(piece, bytes):
-                sys.stdout.buffer.write(piece)
-            else:
+            if isinstance(piece, str):
                 sys.stdout.write(piece)
+            else:
+                sys.stdout.flush()  # the text written so far goes first
+                sys.stdout.buffer.write(piece)
         sys.stdout.flush()
         return
     path = Path(target)

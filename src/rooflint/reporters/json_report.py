@@ -29,16 +29,16 @@ def launch_fields(launches: pd.DataFrame) -> list[str]:
 # The report's own version (docs/json-format.md). 2: launches one object a line with null fields
 # left out, and each source named once in "sources" (a launch gives its "source_index").
 FORMAT_VERSION = 2
-CHUNK_ROWS = 5_000  # launches encoded at a time: bounds the writer's memory on any input size
+CHUNK_ROWS = 10_000  # launches encoded at a time: bounds the writer's memory on any input size
 
 
 def render(result, top: int | None = None, **_options) -> str:
-    return "".join(chunks(result, top))
+    return b"".join(chunks(result, top)).decode("utf-8")
 
 
-def chunks(result, top: int | None = None, **_options) -> Iterator[str]:
-    """The report as consecutive pieces of text, the launch list CHUNK_ROWS launches at a time,
-    so a caller can write a report of any size without holding it."""
+def chunks(result, top: int | None = None, **_options) -> Iterator[bytes | memoryview]:
+    """The report as consecutive pieces of UTF-8, the launch list CHUNK_ROWS launches at a
+    time, so a caller can write a report of any size without holding it (or its text)."""
     launches = result.launches
     sources, codes = _source_codes(launches)
     head = json.dumps(
@@ -48,7 +48,7 @@ def chunks(result, top: int | None = None, **_options) -> Iterator[str]:
         allow_nan=False,
     )
     at = head.rindex(json.dumps(_PLACEHOLDER))  # "launches" is the last value of the document
-    yield head[:at] + "["
+    yield (head[:at] + "[").encode("utf-8")
     columns = [c for c in launch_fields(launches) if c != "source"]
     for start in range(0, len(launches), CHUNK_ROWS):
         part = launches.iloc[start : start + CHUNK_ROWS][columns]  # copies one chunk only
@@ -57,9 +57,11 @@ def chunks(result, top: int | None = None, **_options) -> Iterator[str]:
             lines = ",\n".join(
                 _LINE_INDENT + json.dumps(r, ensure_ascii=False, allow_nan=False)
                 for r in _launch_records(part, codes[start : start + CHUNK_ROWS])
-            )
-        yield ("\n" if start == 0 else ",\n") + lines
-    yield ("\n ]" if len(launches) else "]") + head[at + len(json.dumps(_PLACEHOLDER)) :] + "\n"
+            ).encode("utf-8")
+        yield b"\n" if start == 0 else b",\n"
+        yield lines
+    tail = head[at + len(json.dumps(_PLACEHOLDER)) :]
+    yield (("\n ]" if len(launches) else "]") + tail + "\n").encode("utf-8")
 
 
 def document(result, top: int | None = None) -> dict:
@@ -162,12 +164,12 @@ _PLACEHOLDER = "\x00rooflint launches\x00"
 _LINE_INDENT = "  "
 
 
-def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> str | None:
-    """One line per launch, `  {"source_index": i, "key": value, ...}` with null fields left out
-    (what json.dumps writes for document()'s records), joined by ",\n"; None when a column's
-    dtype is not one it encodes exactly (use json.dumps then)."""
+def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> memoryview | bytes | None:
+    """As UTF-8, one line per launch, `  {"source_index": i, "key": value, ...}` with null
+    fields left out (what json.dumps writes for document()'s records), joined by ",\n"; None
+    when a column's dtype is not one it encodes exactly (use json.dumps then)."""
     if frame.columns.has_duplicates or frame.empty:
-        return None if frame.columns.has_duplicates else ""
+        return None if frame.columns.has_duplicates else b""
     first = pa.array(
         [f'{_LINE_INDENT}{{"source_index": {c}' for c in range(int(codes.max()) + 1)],
         pa.large_string(),
@@ -181,53 +183,112 @@ def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> str | None:
             return None
         pieces.append(values)
     pieces.append(pa.array(["},\n"] * len(frame), pa.large_string()))
-    records = pc.binary_join_element_wise(*pieces, pa.scalar("", pa.large_string()))
+    records = pc.binary_join_element_wise(
+        *pieces, _large(""), null_handling="replace", null_replacement=""
+    )
     del pieces
     offsets, data = records.buffers()[1:3]
     end = np.frombuffer(offsets, dtype=np.int64, count=len(records) + 1, offset=records.offset * 8)
-    return str(memoryview(data)[int(end[0]) : int(end[-1]) - 2], "utf-8")  # the last ",\n" dropped
+    return memoryview(data)[int(end[0]) : int(end[-1]) - 2]  # the last ",\n" dropped
 
 
 def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
-    """key + JSON text for every cell, "" where the value is null (NA, NaN, infinities) or, for
-    `missing`, an empty map: such fields are left out."""
+    """key + JSON text for every cell, null where the value is null (NA, NaN, infinities) or,
+    for `missing`, an empty map: such fields are left out."""
     dtype = column.dtype
+    if dtype == np.float64 and not is_missing:
+        return _keyed(_floats(column.to_numpy()), key)
     if is_missing:
         encode = _missing_json
     elif isinstance(dtype, pd.StringDtype):
         encode = _string_json
-    elif dtype == np.float64:
-        numbers = column.to_numpy()
-        if np.signbit(numbers[numbers == 0]).any():  # factorize would merge -0.0 with 0.0
-            return _texts(_floats(numbers), np.arange(len(numbers)), key)
-        codes, uniques = pd.factorize(numbers, use_na_sentinel=True)
-        return _texts(_floats(uniques), codes, key)
     elif isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
         encode = repr
     elif isinstance(dtype, pd.BooleanDtype) or dtype == np.bool_:
         encode = _bool_json
     else:
         return None
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    return _texts([encode(plain(v)) for v in uniques.tolist()], codes, key)
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)  # each distinct value once
+    texts = [encode(plain(v)) for v in uniques.tolist()]
+    texts = pa.array([t if t not in ("null", "{}") else None for t in texts] + [None])
+    return _keyed(texts.take(pa.array(np.where(codes < 0, len(texts) - 1, codes))), key)
 
 
-def _floats(numbers: np.ndarray) -> list[str]:
-    """repr of each float (what json.dumps writes), "null" where plain gives None."""
+def _keyed(text: pa.Array, key: str) -> pa.Array:
+    """key + text per cell, null where the text is null."""
+    return pc.binary_join_element_wise(_large(key), text.cast(pa.large_string()), _large(""))
+
+
+def _floats(numbers: np.ndarray) -> pa.Array:
+    """repr of each float (what json.dumps writes), null where plain gives None (NaN,
+    infinities). Arrow writes the same shortest round-trip digits, laid out differently in
+    places; those are rewritten (and the few left, if any, given repr itself)."""
     finite = np.isfinite(numbers)
-    if finite.all():
-        return list(map(float.__repr__, numbers.tolist()))
-    out = np.full(len(numbers), "null", dtype=object)
-    out[finite] = list(map(float.__repr__, numbers[finite].tolist()))
-    return out.tolist()
-
-
-def _texts(text: list[str], codes: np.ndarray, key: str) -> pa.Array:
-    """key + text[code] per row; "" where the code is -1 (NA) or the text is null or {}."""
-    table = pa.array(
-        [key + t if t not in ("null", "{}") else "" for t in text] + [""], pa.large_string()
+    arrow = pc.cast(pa.array(numbers, mask=~finite), pa.large_string())
+    exponent = pc.fill_null(pc.match_substring(arrow, "e"), False).to_numpy(zero_copy_only=False)
+    size = np.abs(np.where(finite, numbers, 0))
+    integral = finite & (size < 1e16) & (np.floor(numbers) == numbers)  # "100" -> "100.0"
+    small = ~integral & (size < 1e-4)  # repr writes an exponent; Arrow does only below 1e-6
+    placed = ~integral & ~small & (size < 1e16)  # repr writes these positionally
+    forms = (
+        (integral, lambda _: _join(_integers(numbers[integral]), ".0")),  # -0.0 too
+        (small & exponent, _padded),  # "1.5e-7" -> "1.5e-07"
+        (small & ~exponent, _shifted),  # "0.000012" -> "1.2e-05"
+        (placed & exponent, _positional),  # "2.96673352e+13" -> "29667335200000.5"
     )
-    return table.take(pa.array(np.where(codes < 0, len(text), codes)))
+    text = arrow
+    for mask, rewrite in forms:
+        if mask.any():
+            text = pc.replace_with_mask(text, pa.array(mask), rewrite(arrow.filter(mask)))
+    rest = pc.fill_null(pc.match_substring(text, "e+"), False).to_numpy(zero_copy_only=False)
+    rest &= placed  # an exponent _positional did not move (none is known): repr itself
+    if rest.any():
+        exact = list(map(float.__repr__, numbers[rest].tolist()))
+        text = pc.replace_with_mask(text, pa.array(rest), pa.array(exact, pa.large_string()))
+    return text
+
+
+def _integers(values: np.ndarray) -> pa.Array:
+    """Integral floats below 1e16 as integers ("-0" for -0.0)."""
+    text = pc.cast(pa.array(values.astype(np.int64)), pa.large_string())
+    negative_zero = (values == 0) & np.signbit(values)
+    if negative_zero.any():
+        text = pc.if_else(pa.array(negative_zero), _large("-0"), text)
+    return text
+
+
+def _join(text: pa.Array, suffix: str) -> pa.Array:
+    return pc.binary_join_element_wise(text, _large(suffix), _large(""))
+
+
+def _padded(text: pa.Array) -> pa.Array:
+    return pc.replace_substring_regex(text, r"e-([0-9])$", r"e-0\1")
+
+
+def _shifted(text: pa.Array) -> pa.Array:
+    """0.0000d... (1e-6 <= x < 1e-4) as repr writes it: d.de-05 or d.de-06."""
+    for zeros, exp in (("00000", "06"), ("0000", "05")):
+        head = rf"^(-?)0\.{zeros}([1-9])"
+        text = pc.replace_substring_regex(text, head + r"([0-9]+)$", rf"\1\2.\3e-{exp}")
+        text = pc.replace_substring_regex(text, head + "$", rf"\1\2e-{exp}")
+    return text
+
+
+def _positional(text: pa.Array) -> pa.Array:
+    """d.ddddde+N of a value that is not an integer (so more than N digits follow the point)
+    as repr writes it below 1e16: the point moved N places (one pass per exponent present)."""
+    exponents = pc.extract_regex(text, r"e\+(?P<n>[0-9]+)$").field("n")
+    exponents = pc.cast(exponents, pa.int64()).to_numpy()
+    for n in np.unique(exponents):
+        mask = exponents == n
+        pattern = rf"^(-?[0-9])\.([0-9]{{{n}}})([0-9]+)e\+0?{n}$"
+        moved = pc.replace_substring_regex(text.filter(mask), pattern, r"\1\2.\3")
+        text = pc.replace_with_mask(text, pa.array(mask), moved)
+    return text
+
+
+def _large(text: str) -> pa.Scalar:
+    return pa.scalar(text, pa.large_string())
 
 
 def _bool_json(value) -> str:
