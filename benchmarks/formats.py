@@ -3,8 +3,10 @@
     python benchmarks/formats.py [FILE ...] [--formats table,json,...]
 
 Each case is a fresh `python -m rooflint report FILE --format F -o OUT` subprocess; its peak RSS
-is the child's own ru_maxrss (os.wait4), its time the wall clock. The baseline is a subprocess
-that runs run.py's plain pyarrow parse of the same file (startup included in both).
+is the child's own VmHWM, read by the child as it exits (ru_maxrss would not do: a child forked
+from a large benchmark process starts with the parent's resident size as its high-water mark);
+its time the wall clock. The baseline is a subprocess that runs run.py's plain pyarrow parse of
+the same file (startup included in both).
 Target (issue 14): peak RSS <= 3x the input file for every format.
 """
 
@@ -28,41 +30,45 @@ RSS_TARGET = 3.0
 BASELINE = (
     f"import sys; sys.path.insert(0, {str(HERE)!r}); import run; run.plain(run.Path(sys.argv[1]))()"
 )
+# Prefixed to each subprocess's code: at exit it writes its own VmHWM (kB) to a file.
+HIGH_WATER = """import atexit, os
+def _high_water():
+    status = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]
+    open(os.environ["ROOFLINT_BENCH_HWM"], "w").write(status)
+atexit.register(_high_water)
+"""
+# `python -m rooflint ARGS`, as code for -c.
+ROOFLINT = (
+    'import runpy, sys; sys.argv[0] = "rooflint"; runpy.run_module("rooflint", run_name="__main__")'
+)
 
 
-def measured(command: list[str]) -> tuple[float, int]:
-    """(wall seconds, peak RSS bytes) of one subprocess, its own high-water mark only."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed: {child.stderr.read().decode()[-500:]}")
-    child.stderr.close()
-    return wall, usage.ru_maxrss * 1024  # kilobytes on Linux
+def measured(code: str, args: list[str]) -> tuple[float, int]:
+    """(wall seconds, peak RSS bytes) of `python -c CODE ARGS` in a subprocess, its own
+    high-water mark only."""
+    with tempfile.NamedTemporaryFile(prefix="rooflint-hwm-") as hwm:
+        command = [sys.executable, "-c", HIGH_WATER + code, *args]
+        start = time.perf_counter()
+        child = subprocess.run(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "ROOFLINT_BENCH_HWM": hwm.name},
+        )
+        wall = time.perf_counter() - start
+        if child.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed: {child.stderr.decode()[-500:]}")
+        return wall, int(Path(hwm.name).read_text()) * 1024
 
 
 def cases(path: Path, formats: list[str], workdir: Path) -> list[tuple]:
     size = path.stat().st_size
-    base_s, base_rss = measured([sys.executable, "-c", BASELINE, str(path)])
+    base_s, base_rss = measured(BASELINE, [str(path)])
     rows = [(path.name, "pyarrow parse", size, base_s, base_rss, 1.0, base_rss / size, 0)]
     for fmt in formats:
         out = workdir / f"out{SUFFIX[fmt]}"
-        wall, rss = measured(
-            [
-                sys.executable,
-                "-m",
-                "rooflint",
-                "report",
-                str(path),
-                "--format",
-                fmt,
-                "-o",
-                str(out),
-                "--quiet",
-            ]
-        )
+        args = ["report", str(path), "--format", fmt, "-o", str(out), "--quiet"]
+        wall, rss = measured(ROOFLINT, args)
         written = _size(out)
         rows.append((path.name, fmt, size, wall, rss, wall / base_s, rss / size, written))
         shutil.rmtree(out) if out.is_dir() else out.unlink(missing_ok=True)
