@@ -139,17 +139,21 @@ _WANTED = _wanted_names()
 
 def col(wide: pd.DataFrame, name: str) -> pd.Series:
     """A metric column, all-NaN when the profile does not have it."""
-    if name in wide:
-        return wide[name].astype("float64")
-    return pd.Series(np.nan, index=wide.index)
+    if name not in wide:
+        return pd.Series(np.nan, index=wide.index)
+    column = wide[name]
+    return column if column.dtype == np.float64 else column.astype("float64")
 
 
 def first(*candidates: pd.Series) -> pd.Series:
     """Row-wise the first candidate that has a value."""
-    out = candidates[0]
+    values = candidates[0].to_numpy(dtype="float64")
     for cand in candidates[1:]:
-        out = out.fillna(cand)
-    return out
+        missing = np.isnan(values)
+        if not missing.any():
+            break
+        values = np.where(missing, cand.to_numpy(dtype="float64"), values)
+    return pd.Series(values, index=candidates[0].index)
 
 
 def launch_table(wide: pd.DataFrame, identity: dict, source: str, notes: list[str]) -> pd.DataFrame:

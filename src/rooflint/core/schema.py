@@ -87,6 +87,9 @@ def empty() -> pd.DataFrame:
     return conform(pd.DataFrame(index=pd.RangeIndex(0)))
 
 
+_STRING = pd.StringDtype()  # what astype("string") gives (not pandas' NaN-valued "str")
+
+
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
     """Add absent canonical columns as NA, fix dtypes and column order (extra columns dropped)."""
     n = len(frame)
@@ -111,7 +114,7 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
                 pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
             )
         else:
-            out[col] = values.astype("string")
+            out[col] = values if values.dtype == _STRING else values.astype("string")
     # copy=False: each column its own block, not copied into one 2-D block per dtype
     result = pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
     result["missing"] = result["missing"].fillna("")
