@@ -98,7 +98,7 @@ def build(
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
-    frames, uses = [], {}
+    runs, uses = [], {}  # runs: [device, [launch tables]] of consecutive profiles
     user = _user_ceilings(options)
     for profile in profiles:
         device, provenance, ident = _device_for(profile, options, user)
@@ -107,7 +107,16 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         _note_identity(use, ident)
         use.sources.append(profile.source)
         use.by_source[profile.source] = device
-        frames.append(analysis.analyze(profile.launches, device, options.latency_threshold))
+        if runs and runs[-1][0] == device:
+            runs[-1][1].append(profile.launches)
+        else:
+            runs.append([device, [profile.launches]])
+    # the analysis is launch by launch: one call per run of profiles on the same ceilings (a
+    # folder of one GPU's exports: one call), launches kept in input order
+    frames = [
+        analysis.analyze(_joined(tables), device, options.latency_threshold)
+        for device, tables in runs
+    ]
     launches = (
         pd.concat(frames, ignore_index=True) if frames else analysis.analyze(schema.empty(), None)
     )
@@ -122,6 +131,10 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         skipped,
         options.latency_threshold,
     )
+
+
+def _joined(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    return tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
 
 
 @dataclass
