@@ -54,6 +54,22 @@ def test_unmeasured_flags_per_group():
     assert ranking.unmeasured(frame, group).tolist() == ["half", "vector", ""]
 
 
+def test_one_name_in_several_configurations_gets_numbered_ids():
+    """Group ids are the first 6 hex digits of the SHA-1 of the kernel name; a name ranked in
+    several launch configurations gets ".1", ".2", ... in the order of the group texts (here
+    "k (1, 1, 1) ..." before "k (2, 1, 1) ..."), whatever their rank; a name alone gets none."""
+    import hashlib
+
+    out = pd.DataFrame(
+        {
+            "kernel": ["k", "m", "k"],
+            "group": ["k (2, 1, 1) (32, 1, 1)", "m (1, 1, 1) (32, 1, 1)", "k (1, 1, 1) (32, 1, 1)"],
+        }
+    )
+    k, m = (hashlib.sha1(n.encode()).hexdigest()[:6] for n in ("k", "m"))
+    assert ranking.group_ids(out, ["kernel", "grid", "block"]) == [f"{k}.2", m, f"{k}.1"]
+
+
 def test_a100_initialisers_are_not_called_latency_bound_beyond_the_data():
     """fixtures/ncu/a100-gemm-details.csv has no sm__sass_thread_inst_executed_op_* counters."""
     res = pipeline.build([str(FIXTURES / "ncu" / "a100-gemm-details.csv")])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pandas as pd
 
@@ -194,15 +196,18 @@ def group_ids(out: pd.DataFrame, keys: list[str]) -> list[str]:
     """Stable short ids: a hash of the name (or group); one name in several launch
     configurations gets ".1", ".2", ... in the order of its configurations."""
     label = out["kernel"] if keys[0] == "kernel" else out["group"]
-    base = pd.Series([names.short_id(str(v)) for v in label], index=out.index)
-    repeated = base.duplicated(keep=False)
-    if not repeated.any():
-        return base.tolist()
-    order = pd.DataFrame({"base": base, "group": out["group"]}).sort_values(
-        ["base", "group"], kind="mergesort"
-    )
-    nth = (order.groupby("base").cumcount() + 1).reindex(out.index).astype(str)
-    return base.where(~repeated, base + "." + nth).tolist()
+    base = [names.short_id(str(v)) for v in label]
+    counts = Counter(base)
+    shared = [i for i, b in enumerate(base) if counts[b] > 1]
+    if not shared:
+        return base
+    ids = list(base)
+    groups = out["group"].tolist()
+    nth: Counter = Counter()
+    for i in sorted(shared, key=lambda i: (base[i], groups[i])):  # stable: ties keep rank order
+        nth[base[i]] += 1
+        ids[i] = f"{base[i]}.{nth[base[i]]}"
+    return ids
 
 
 def _time_weighted_mode(frame: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
