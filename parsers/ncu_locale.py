@@ -27,8 +27,10 @@ _REFERENCE = {"de": _DE, "en": _EN, "ambiguous": _AMBIGUOUS_COMMA}
 _CONTROL = bytes(range(32)) + b"\x7f"
 _PLAIN_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 # Cells pandas reads as NaN that a cast refuses: made null before the cast.
-_NA_TOKENS = pa.array(["", "-", "n/a", "N/A", "nan", "NaN", "-nan"])
-_NO_VALUE = {"", "n/a", "nan", "-"}
+# The ways ncu writes "no value" (any case counts); a parser may make exactly these null.
+NO_VALUE_CELLS = ["", "-", "n/a", "N/A", "nan", "NaN"]
+_NO_VALUE = {cell.lower() for cell in NO_VALUE_CELLS}
+_NA_TOKENS = pa.array([*NO_VALUE_CELLS, "-nan"])  # "-nan": NaN too, but reported as text
 
 
 def choose_locale(columns: list, forced: str | None, source: str) -> str:

@@ -59,16 +59,19 @@ class RawPage:
         for c in table.column_names:
             if c not in metric_cols or c in _CC:
                 self.texts.setdefault(c, []).extend(table.column(c).chunks)
-        typed = [c for c in metric_cols if pa.types.is_floating(table.schema.field(c).type)]
-        locale = self._locale([table.column(c) for c in metric_cols if c not in typed], typed)
+        text = [c for c in metric_cols if not pa.types.is_floating(table.schema.field(c).type)]
+        if len(text) < len(metric_cols):  # the parser made these float64: plain numbers, as C
+            self.typed = True
+            self.read_de.add(False)
+        locale = self._locale([table.column(c) for c in text])
         ids = table.column("ID")
         for c in metric_cols:
             cells = table.column(c)
             table = table.drop_columns([c])
-            values = self._numbers(cells, locale, c in typed)
+            values = self._numbers(cells, locale, c not in text)
             self.values.setdefault(c, []).append(values * unit_scale(self.units.get(c, "")))
-            bad = not_numbers(cells, values) if c not in typed else values[:0]
-            if bad.any():
+            bad = not_numbers(cells, values) if c in text else None
+            if bad is not None and bad.any():
                 self.unreadable += int(bad.sum())
                 row = int(np.argmax(bad))
                 if self.first is None or offset + row < self.first[0]:
@@ -104,16 +107,13 @@ class RawPage:
         self.notes.append(NO_UNITS)
         return table
 
-    def _locale(self, columns: list, typed: list) -> str | None:
+    def _locale(self, columns: list) -> str | None:
         """The locale to read this piece's text `columns` with: the forced one, else the one
         the evidence so far points to (None: a forced locale that is unknown, reported by
-        `finish`). Columns the parser read as float64 (`typed`) held no grouping comma and no
-        second dot, so no de_DE evidence; they were read as C."""
+        `finish`). Columns the parser made float64 held no grouping comma and no second dot,
+        so no de_DE evidence, and are not among `columns`."""
         if self.forced:
             return self.forced if self.forced in LOCALES else None
-        if typed:
-            self.read_de.add(False)
-            self.typed = True
         if not columns:
             return "C"
         seen = self.evidence

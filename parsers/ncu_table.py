@@ -14,6 +14,7 @@ import pyarrow.csv as pacsv
 from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
+from .ncu_locale import NO_VALUE_CELLS
 
 EXPORT_HINT = (
     "export per-launch data with `ncu --import R.ncu-rep --csv --page raw --print-units base`"
@@ -70,10 +71,9 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
         ragged.append(row.text)
         return "skip"
 
-    text = _options(names, keep, on_invalid, {})
-    typed = None
-    if numbers is not None:
-        typed = _options(names, keep, on_invalid, {n: pa.float64() for n in keep if numbers(n)})
+    text = _options(names, keep, on_invalid, [])
+    number_columns = [n for n in keep if numbers(n)] if numbers is not None else []
+    typed = _options(names, keep, on_invalid, number_columns) if number_columns else None
     tables: list[pa.Table] = []
     take = each or tables.append
     first = True
@@ -89,7 +89,7 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
             continue
         table = None
         if typed is not None:
-            table = _try_typed(piece, typed, ragged)
+            table = _try_typed(piece, typed, number_columns, ragged)
             typed = typed if table is not None else None
         if table is None:
             table = _read_csv(piece, text, source)
@@ -113,17 +113,14 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
     return Parsed(table, ragged, repairs)
 
 
-# The cells of a float64 column that read as "no value" (null, then NaN): those ncu_locale's
-# not_numbers also takes as no value. Any other NaN spelling is text the reference rules judge.
-NO_VALUE_CELLS = ["", "-", "n/a", "N/A", "nan", "NaN"]
-
-
-def _options(names: list[str], keep: list[str], on_invalid, numbers: dict) -> tuple:
+def _options(names: list[str], keep: list[str], on_invalid, numbers: list[str]) -> tuple:
+    """read_csv's options: the `keep` columns as text, but `numbers` as float64 (ncu's
+    no-value cells null there)."""
     return (
         pacsv.ReadOptions(column_names=names, block_size=1 << 22),
         pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
         pacsv.ConvertOptions(
-            column_types={n: numbers.get(n, pa.string()) for n in keep},
+            column_types={n: pa.float64() if n in numbers else pa.string() for n in keep},
             include_columns=keep,
             strings_can_be_null=False,
             null_values=NO_VALUE_CELLS,
@@ -141,7 +138,7 @@ def _units_row(piece) -> tuple[memoryview, memoryview]:
     return view[:end], view[end:]
 
 
-def _try_typed(piece, options: tuple, ragged: list[str]) -> pa.Table | None:
+def _try_typed(piece, options: tuple, numbers: list[str], ragged: list[str]) -> pa.Table | None:
     """The piece parsed with its number columns as float64, or None when a cell there is not
     a plain number: text, or a NaN or infinity the parser spelled out itself, whose text the
     reference rules judge (the ragged rows this attempt saw are forgotten: the text parse sees
@@ -151,16 +148,14 @@ def _try_typed(piece, options: tuple, ragged: list[str]) -> pa.Table | None:
         table = pacsv.read_csv(pa.BufferReader(piece), *options)
     except pa.ArrowInvalid:
         table = None
-    if table is not None and all(_only_finite(table.column(c)) for c in options[2].column_types):
+    if table is not None and all(_only_finite(table.column(c)) for c in numbers):
         return table
     del ragged[seen:]
     return None
 
 
 def _only_finite(column: pa.ChunkedArray) -> bool:
-    """A text column, or a float column whose only non-finite values are the no-value cells."""
-    if not pa.types.is_floating(column.type):
-        return True
+    """Whether a float column's only non-finite values are the no-value cells (nulls)."""
     return (pc.sum(pc.is_finite(column)).as_py() or 0) + column.null_count == len(column)
 
 
