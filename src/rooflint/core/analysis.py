@@ -67,40 +67,69 @@ def analyze(
 
     `device` has `id`, `compute` {class: Ceiling} in op/s and `memory` {level: Ceiling} in
     byte/s (a `rooflint.hardware.Device`); None means no ceilings are known.
+
+    The math runs on numpy arrays taken once from the table, and the result columns join it in
+    one step: a per-column pandas assignment costs more than the arithmetic on a 10k-launch file.
     """
-    out = launches.copy(deep=False)  # copy-on-write: the input frame is never changed
     compute = _values(device.compute) if device is not None else {}
     memory = _values(device.memory) if device is not None else {}
-    out["device_id"] = schema.repeated(device.id if device is not None else None, len(out))
-    duration = out["duration_s"]
-    out["flops"] = schema.flops(out)
-    out["intensity_dram"] = out["flops"] / out["bytes_dram"].where(out["bytes_dram"] > 0)
-    out["achieved_flops_per_s"] = out["flops"] / duration.where(duration > 0)
-    out["achieved_bytes_per_s"] = out["bytes_dram"] / duration.where(duration > 0)
-    t_compute, compute_limiter, uncovered = _compute_time(out, compute)
-    t_memory, memory_limiter = _memory_time(out, memory)
-    t_bound = np.fmax(t_compute, t_memory)
-    out["t_compute_s"], out["t_memory_s"], out["t_bound_s"] = t_compute, t_memory, t_bound
-    reason = _reasons(out, device, uncovered)
+    duration = launches["duration_s"].to_numpy(dtype=float)
+    bytes_dram = launches["bytes_dram"].to_numpy(dtype=float)
+    flops = _flops(launches)
+    t_compute, compute_limiter, uncovered = _compute_time(launches, compute)
+    t_memory, memory_limiter = _memory_time(launches, memory)
+    reason = _reasons(launches, duration, bytes_dram, device, uncovered)
     ok = reason[0] == 0
-    out["t_bound_s"] = out["t_bound_s"].where(ok)
-    out["efficiency"] = (out["t_bound_s"] / duration).where(ok)
-    out["headroom_s"] = (duration - out["t_bound_s"]).clip(lower=0).where(ok)
-    memory_wins = t_memory >= t_compute
-    # limiters as codes: compute classes, then memory levels (offset), -1 none ("")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        timed = np.where(duration > 0, duration, np.nan)
+        t_bound = np.where(ok, np.fmax(t_compute, t_memory), np.nan)
+        efficiency = np.where(ok, t_bound / duration, np.nan)
+        columns = {
+            "device_id": schema.repeated(device.id if device is not None else None, len(launches)),
+            "flops": flops,
+            "intensity_dram": flops / np.where(bytes_dram > 0, bytes_dram, np.nan),
+            "achieved_flops_per_s": flops / timed,
+            "achieved_bytes_per_s": bytes_dram / timed,
+            "t_compute_s": t_compute,
+            "t_memory_s": t_memory,
+            "t_bound_s": t_bound,
+            "efficiency": efficiency,
+            "limiter": _limiters(t_memory >= t_compute, compute_limiter, memory_limiter, ok),
+            "headroom_s": np.where(ok, np.maximum(duration - t_bound, 0.0), np.nan),
+            "verdict": schema.strings(
+                _verdicts(efficiency, t_memory >= t_compute, ok, latency_threshold),
+                list(VERDICTS),
+            ),
+            "reason": schema.strings(*reason),
+        }
+    kept = launches[[c for c in launches.columns if c not in RESULT_COLUMNS]]
+    results = pd.DataFrame(columns, index=launches.index, copy=False)
+    return pd.concat([kept, results], axis=1)
+
+
+def _flops(launches: pd.DataFrame) -> np.ndarray:
+    """Floating-point operations (schema.flops): the float op columns added in order, NA where
+    every one is NA."""
+    total, counted = np.zeros(len(launches)), np.zeros(len(launches), dtype=bool)
+    for column in schema.OPS:
+        if column != "ops_matrix_int8":
+            ops = launches[column].to_numpy(dtype=float)
+            present = ~np.isnan(ops)
+            total += np.where(present, ops, 0.0)
+            counted |= present
+    return np.where(counted, total, np.nan)
+
+
+def _limiters(memory_wins, compute_limiter, memory_limiter, ok):
+    """The limiter column: compute classes, then memory levels (offset), "" where none."""
     limiter = np.where(
         memory_wins,
         np.where(memory_limiter >= 0, memory_limiter + len(schema.COMPUTE_CLASSES), -1),
         compute_limiter,
     )
-    out["limiter"] = schema.strings(
+    return schema.strings(
         np.where(ok, np.where(limiter >= 0, limiter, len(_LIMITERS) - 1), -1), _LIMITERS
     )
-    out["verdict"] = schema.strings(
-        _verdicts(out["efficiency"], memory_wins, ok, latency_threshold), list(VERDICTS)
-    )
-    out["reason"] = schema.strings(*reason)
-    return out[[c for c in launches.columns if c not in RESULT_COLUMNS] + RESULT_COLUMNS]
 
 
 _LIMITERS = schema.COMPUTE_CLASSES + schema.MEMORY_LEVELS + [""]
@@ -123,7 +152,7 @@ def _compute_time(frame: pd.DataFrame, compute: dict[str, float]):
     limiter = np.full(n, -1, dtype=np.int16)
     uncovered = np.full(n, -1, dtype=np.int16)
     for i, cls in enumerate(schema.COMPUTE_CLASSES):
-        ops = frame["ops_" + cls].fillna(0.0).to_numpy()
+        ops = np.nan_to_num(frame["ops_" + cls].to_numpy(dtype=float), nan=0.0)
         peak = compute.get(cls)
         if peak is None:
             uncovered = np.where((ops > 0) & (uncovered < 0), i, uncovered)
@@ -146,17 +175,16 @@ def _memory_time(frame: pd.DataFrame, memory: dict[str, float]):
         bw = memory.get(level)
         if bw is None:
             continue
-        t = frame["bytes_" + level].to_numpy() / bw
+        t = frame["bytes_" + level].to_numpy(dtype=float) / bw
         better = ~np.isnan(t) & (np.isnan(worst) | (t > worst))
         limiter = np.where(better, i, limiter)
         worst = np.where(better, t, worst)
     return worst, limiter
 
 
-def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> tuple[np.ndarray, list[str]]:
+def _reasons(frame: pd.DataFrame, duration, bytes_dram, device, uncovered: np.ndarray):
     """Why each launch cannot be placed on the roofline, as (codes, texts): code 0 is "" (it
     can), the first reason that applies wins."""
-    duration = frame["duration_s"].to_numpy()
     ops_missing = schema.all_na(frame, schema.OPS)
     no_counters = (
         frame["missing"].fillna("").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
@@ -168,7 +196,7 @@ def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> tuple[np.nda
         ),
         (np.isnan(duration), "missing duration"),
         (~np.isnan(duration) & (duration <= 0), "zero duration"),
-        (frame["bytes_dram"].isna().to_numpy(), "missing DRAM bytes"),
+        (np.isnan(bytes_dram), "missing DRAM bytes"),
         (ops_missing & ~no_counters, "missing FLOP counters"),
         (ops_missing & no_counters, NO_FLOP_COUNTERS),
     ]
@@ -183,10 +211,9 @@ def _reasons(frame: pd.DataFrame, device, uncovered: np.ndarray) -> tuple[np.nda
 
 
 def _verdicts(
-    efficiency: pd.Series, memory_wins: np.ndarray, ok: np.ndarray, threshold: float
+    eff: np.ndarray, memory_wins: np.ndarray, ok: np.ndarray, threshold: float
 ) -> np.ndarray:
     """Codes into VERDICTS."""
-    eff = efficiency.to_numpy(dtype=float, na_value=np.nan)
     compute, memory, latency, above, not_analysable = range(len(VERDICTS))
     verdict = np.where(eff >= threshold, np.where(memory_wins, memory, compute), latency)
     verdict = np.where(eff > 1 + ABOVE_ROOF_TOLERANCE, above, verdict)
