@@ -137,23 +137,32 @@ def _wanted_names() -> set[str]:
 _WANTED = _wanted_names()
 
 
-def col(wide: pd.DataFrame, name: str) -> pd.Series:
-    """A metric column, all-NaN when the profile does not have it."""
+def col(wide: pd.DataFrame, name: str) -> np.ndarray:
+    """A metric column as float64 values, all NaN when the profile does not have it."""
     if name not in wide:
-        return pd.Series(np.nan, index=wide.index)
-    column = wide[name]
-    return column if column.dtype == np.float64 else column.astype("float64")
+        return np.full(len(wide), np.nan)
+    return wide[name].to_numpy(dtype="float64", na_value=np.nan)
 
 
-def first(*candidates: pd.Series) -> pd.Series:
+def first(*candidates: np.ndarray) -> np.ndarray:
     """Row-wise the first candidate that has a value."""
-    values = candidates[0].to_numpy(dtype="float64")
+    values = candidates[0]
     for cand in candidates[1:]:
         missing = np.isnan(values)
         if not missing.any():
             break
-        values = np.where(missing, cand.to_numpy(dtype="float64"), values)
-    return pd.Series(values, index=candidates[0].index)
+        values = np.where(missing, cand, values)
+    return values
+
+
+def added(*parts: np.ndarray) -> np.ndarray:
+    """Row-wise sum of the parts that have a value, in order; NaN where none has."""
+    total, present = np.zeros(len(parts[0])), np.zeros(len(parts[0]), dtype=bool)
+    for part in parts:
+        here = ~np.isnan(part)
+        total += np.where(here, part, 0.0)
+        present |= here
+    return np.where(present, total, np.nan)
 
 
 def launch_table(wide: pd.DataFrame, identity: dict, source: str, notes: list[str]) -> pd.DataFrame:
@@ -213,12 +222,12 @@ def _duration(wide, notes):
             for u in _UNITS
         )
     )
-    used = direct.isna() & from_cycles.notna()
+    used = np.isnan(direct) & ~np.isnan(from_cycles)
     if used.any():
         notes.append(
             ("duration from sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second", used)
         )
-    return direct.fillna(from_cycles)
+    return np.where(np.isnan(direct), from_cycles, direct)
 
 
 def _sm_clock(wide):
@@ -241,10 +250,10 @@ def _dram_bytes(wide, duration, notes):
         col(wide, "dram__bytes_read.sum.per_second")
         + col(wide, "dram__bytes_write.sum.per_second"),
     )
-    estimated = exact.isna() & (rate * duration).notna()
+    estimated = np.isnan(exact) & ~np.isnan(rate * duration)
     if estimated.any():
         notes.append(("DRAM bytes = DRAM throughput x duration", estimated))
-    return exact.fillna(rate * duration)
+    return np.where(np.isnan(exact), rate * duration, exact)
 
 
 def _vector_ops(wide, duration, notes):
@@ -256,10 +265,10 @@ def _vector_ops(wide, duration, notes):
             col(wide, "smsp__cycles_elapsed.avg"),
             col(wide, "smsp__cycles_elapsed.avg.per_second") * duration,
         )
-        from_rate = counts.isna() & (rates * cycles).notna()
+        from_rate = np.isnan(counts) & ~np.isnan(rates * cycles)
         if from_rate.any():
             notes.append((f"{precision} FLOPs = per-cycle rate x elapsed cycles", from_rate))
-        out[f"ops_vector_{precision}"] = counts.fillna(rates * cycles)
+        out[f"ops_vector_{precision}"] = np.where(np.isnan(counts), rates * cycles, counts)
     return out
 
 
@@ -270,10 +279,9 @@ def _fma_weighted(wide, p, suffix):
             col(wide, f"{unit}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum{suffix}")
             for op in ("add", "mul", "fma")
         ]
-        if any(part.notna().any() for part in parts):
-            frame = pd.concat([parts[0], parts[1], 2 * parts[2]], axis=1)
-            return frame.sum(axis=1, min_count=1)
-    return pd.Series(np.nan, index=wide.index)
+        if not all(np.isnan(part).all() for part in parts):
+            return added(parts[0], parts[1], 2 * parts[2])
+    return np.full(len(wide), np.nan)
 
 
 def _tensor_ops(wide, names, arch, notes):
@@ -284,15 +292,11 @@ def _tensor_ops(wide, names, arch, notes):
         col(wide, "sm__inst_executed_pipe_tensor.sum"),
         col(wide, "smsp__inst_executed_pipe_tensor.sum"),
     )
-    if inst.isna().all():
+    if np.isnan(inst).all():
         return {}
-    k = pd.Series(
-        [mma_ops_per_instruction(n, a) for n, a in zip(names, arch, strict=True)],
-        index=wide.index,
-        dtype="float64",
-    )
+    k = _ops_per_instruction(names, arch)
     used = inst > 0
-    warpgroup = used & (k.isna())
+    warpgroup = used & np.isnan(k)
     if warpgroup.any():
         notes.append((WARPGROUP_MMA_NOTE, warpgroup))
     used = used & ~warpgroup
@@ -323,8 +327,12 @@ def _tensor_by_source(wide):
         total = None
         for stem, members in stems.items():
             plain = stem + ".sum"
-            part = col(wide, plain) if plain in members else wide[members].sum(axis=1, min_count=1)
-            total = part if total is None else total.add(part, fill_value=0)
+            part = (
+                col(wide, plain)
+                if plain in members
+                else added(*(col(wide, member) for member in members))
+            )
+            total = part if total is None else added(total, part)
         out[f"ops_matrix_{kind}"] = total
     return out
 
@@ -334,6 +342,18 @@ _CUBLAS_K = {"884": 512, "1688": 2048, "16816": 4096, "8816": 2048, "16832": 819
 _CUTLASS_INSTRUCTION = re.compile(
     r"arch::Mma<\s*cutlass::gemm::GemmShape<\(?int\)?\s*(\d+),\s*\(?int\)?\s*(\d+),\s*\(?int\)?\s*(\d+)>"
 )
+
+
+def _ops_per_instruction(names: pd.Series, arch: pd.Series) -> np.ndarray:
+    """mma_ops_per_instruction per launch, worked out once per distinct (name, arch)."""
+    known: dict = {}
+    return np.array(
+        [
+            known[pair] if pair in known else known.setdefault(pair, mma_ops_per_instruction(*pair))
+            for pair in zip(names.tolist(), arch.tolist(), strict=True)
+        ],
+        dtype="float64",
+    )
 
 
 def mma_ops_per_instruction(name, arch) -> float:
