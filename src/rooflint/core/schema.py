@@ -95,24 +95,13 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
     n = len(frame)
     out = {}
     for col in COLUMNS:
-        if col in frame:
-            values = frame[col]
-        elif col in FLOAT_COLUMNS:
-            values = np.full(n, np.nan)
+        values = frame[col] if col in frame else None  # a column of the frame: already aligned
+        if col in FLOAT_COLUMNS:
+            out[col] = np.full(n, np.nan) if values is None else _floats(values)
         elif col in INT_COLUMNS:
-            values = [pd.NA] * n
-        else:
-            values = repeated(None, n)
-        # copy=False: a column made here, or the frame's own, is not copied again
-        values = pd.Series(values, index=frame.index, copy=False)
-        if col in FLOAT_COLUMNS and values.dtype == "float64":
-            out[col] = values
-        elif col in FLOAT_COLUMNS:
-            out[col] = pd.to_numeric(values, errors="coerce").astype("float64")
-        elif col in INT_COLUMNS:
-            out[col] = (
-                pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
-            )
+            out[col] = pd.array([pd.NA] * n, dtype="Int64") if values is None else _ints(values)
+        elif values is None:
+            out[col] = repeated(None, n)
         else:
             out[col] = values if values.dtype == _STRING else values.astype("string")
     # copy=False: each column its own block, not copied into one 2-D block per dtype
@@ -121,6 +110,18 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
     result["notes"] = result["notes"].fillna("")
     _null_invalid(result)
     return result
+
+
+def _ints(values: pd.Series):
+    """Whole numbers (IDs) as Int64, unreadable cells NA."""
+    return pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
+
+
+def _floats(values: pd.Series):
+    """A float64 column as it is, anything else read as numbers (unreadable cells NA)."""
+    if values.dtype == np.float64:
+        return values
+    return pd.to_numeric(values, errors="coerce").astype("float64")
 
 
 INVALID_NOTE = "negative or infinite in the input, read as missing"
@@ -154,8 +155,9 @@ def mark_missing(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
     it is missing; the `missing` column becomes "quantity: reason; quantity: reason".
     """
     codes, texts = _factorized(frame["missing"])
+    kinds = {}  # "ops" quantities share the vector/matrix NA masks: worked out once
     for quantity, reason in reasons.items():
-        na = _quantity_na(frame, quantity)
+        na = _quantity_na(frame, quantity, kinds)
         if not na.any():
             continue
         entry = f"{quantity}: {reason}"
@@ -166,12 +168,14 @@ def mark_missing(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
     return frame
 
 
-def _quantity_na(frame: pd.DataFrame, quantity: str) -> np.ndarray:
+def _quantity_na(frame: pd.DataFrame, quantity: str, kinds: dict) -> np.ndarray:
     """NA mask of a quantity; "ops" is all operation columns, "ops_vector"/"ops_matrix" one kind
     missing while the other was counted (the launch is still analysed, as a lower bound)."""
     if not quantity.startswith("ops"):
         return frame[quantity].isna().to_numpy()
-    vector, matrix = all_na(frame, VECTOR_OPS), all_na(frame, MATRIX_OPS)
+    if not kinds:
+        kinds.update(vector=all_na(frame, VECTOR_OPS), matrix=all_na(frame, MATRIX_OPS))
+    vector, matrix = kinds["vector"], kinds["matrix"]
     if quantity == "ops":
         return vector & matrix
     if quantity == "ops_vector":
@@ -185,7 +189,9 @@ def all_na(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
     """Rows where every one of `columns` is NA (column by column: no multi-column copy)."""
     out = np.ones(len(frame), dtype=bool)
     for column in columns:
-        out &= frame[column].isna().to_numpy()
+        values = frame[column]
+        float64 = values.dtype == np.float64
+        out &= np.isnan(values.to_numpy()) if float64 else values.isna().to_numpy()
     return out
 
 
