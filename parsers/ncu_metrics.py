@@ -190,7 +190,14 @@ def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[d
     """Canonical quantity columns from a wide metric frame.
 
     Returns (columns, notes) where notes are (message, row mask) pairs to attach per launch.
+    Infinite or negative inputs are allowed through (conform makes them NA, with a note), so
+    numpy's warnings on inf x 0 are not the user's business.
     """
+    with np.errstate(all="ignore"):
+        return _quantities(wide, names, arch)
+
+
+def _quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[dict, list]:
     notes: list[tuple] = []
     duration = _duration(wide, notes)
     out = {
