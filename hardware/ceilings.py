@@ -6,13 +6,14 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
 
 from .catalog import get, read_user_file
 from .device import Ceiling, Device
-from .identify import Identification, check_choice, identify
+from .identify import Identification, check_choice, identify, positive_values, text_counts
 
 
 def profile_ceilings(launches: pd.DataFrame) -> dict[str, Ceiling]:
@@ -21,11 +22,11 @@ def profile_ceilings(launches: pd.DataFrame) -> dict[str, Ceiling]:
     clock = median_clock(launches)
     found = {}
     for column in PEAKS:
-        values = _positive(launches, column)
-        if values.empty:
+        values = positive_values(launches, column)
+        if not len(values):
             continue
         key = column.removeprefix("peak_").removeprefix("bytes_")
-        found[key] = Ceiling(float(values.median()), _profile_source(len(values), clock))
+        found[key] = Ceiling(float(np.median(values)), _profile_source(len(values), clock))
     return found
 
 
@@ -105,8 +106,8 @@ def foreign_measurement(device: Device, measured: dict[str, float], source: str)
 
 def median_clock(launches: pd.DataFrame) -> float | None:
     """The median SM clock of the launches in Hz, or None when the profile does not report it."""
-    values = _positive(launches, "sm_clock_hz")
-    return float(values.median()) if not values.empty else None
+    values = positive_values(launches, "sm_clock_hz")
+    return float(np.median(values)) if len(values) else None
 
 
 def _pick_device(launches, device_id, device_file, hints) -> tuple[Identification, set[str]]:
@@ -118,7 +119,7 @@ def _pick_device(launches, device_id, device_file, hints) -> tuple[Identificatio
         check_choice(device, launches, hints)
         return Identification(device, "chosen with --device"), set()
     ident = identify(launches, hints)
-    names = _counts(launches, "device_name")
+    names = text_counts(launches, "device_name")
     if len(names) > 1:
         ident.evidence += (
             f"; the profile names {len(names)} devices ({', '.join(names)}), used the most common"
@@ -165,24 +166,6 @@ def _profile_source(count: int, clock: float | None) -> str:
     where = f", SM clock {_ghz(clock)}" if clock else ""
     plural = "launch" if count == 1 else "launches"
     return f"profile-derived: peak_sustained × measured clock (median of {count} {plural}{where})"
-
-
-def _positive(launches: pd.DataFrame, column: str) -> pd.Series:
-    if column not in launches:
-        return pd.Series(dtype="float64")
-    values = launches[column]
-    if values.dtype != "float64":
-        values = pd.to_numeric(values, errors="coerce").astype("float64")
-    values = values.to_numpy()  # numpy, not Series operators: this runs for 17 columns per file
-    return pd.Series(values[(values > 0) & (values < math.inf)])
-
-
-def _counts(launches: pd.DataFrame, column: str) -> list[str]:
-    """Distinct non-blank values of a text column, most common first."""
-    if column not in launches:
-        return []
-    values = launches[column].dropna().astype(str).str.strip()
-    return list(values[values != ""].value_counts().index)
 
 
 def _first(values: list[str]) -> str | None:

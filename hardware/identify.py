@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from rooflint.core.errors import DeviceError
@@ -228,19 +229,39 @@ def _mhz(hz: float) -> str:
 
 
 def _most_common(launches: pd.DataFrame, column: str) -> str | None:
+    counts = text_counts(launches, column)
+    return counts[0] if counts else None
+
+
+def text_counts(launches: pd.DataFrame, column: str) -> list[str]:
+    """Distinct non-blank values of a text column (stripped), most common first, ties in order
+    of first appearance; counted over the few distinct cells, not per launch."""
     if column not in launches:
-        return None
-    values = launches[column].dropna().astype(str).str.strip()
-    values = values[values != ""]
-    return str(values.value_counts().index[0]) if len(values) else None
+        return []
+    codes, distinct = pd.factorize(launches[column])
+    tally = np.bincount(codes[codes >= 0], minlength=len(distinct))
+    counts: dict[str, int] = {}
+    for value, count in zip(distinct, tally.tolist(), strict=True):
+        text = str(value).strip()
+        if text:
+            counts[text] = counts.get(text, 0) + count
+    return sorted(counts, key=counts.__getitem__, reverse=True)  # stable: ties keep order
+
+
+def positive_values(launches: pd.DataFrame, column: str) -> np.ndarray:
+    """The column's positive, finite values (NA, zero, negatives and text left out)."""
+    if column not in launches:
+        return np.empty(0)
+    values = launches[column]
+    if values.dtype != np.float64:
+        values = pd.to_numeric(values, errors="coerce").astype("float64")
+    values = values.to_numpy()
+    return values[(values > 0) & (values < np.inf)]
 
 
 def _median(launches: pd.DataFrame, column: str) -> float | None:
-    if column not in launches:
-        return None
-    values = pd.to_numeric(launches[column], errors="coerce")
-    values = values[values > 0]
-    return float(values.median()) if len(values) else None
+    values = positive_values(launches, column)
+    return float(np.median(values)) if len(values) else None
 
 
 def _count(value: object) -> int | None:
