@@ -202,3 +202,40 @@ def test_group_by_name_merges_launch_configurations():
     analysed = analysis.analyze(frame, DEVICE)
     assert len(ranking.rank(analysed, "kernel")) == 2
     assert len(ranking.rank(analysed, "name")) == 1
+
+
+def test_group_aggregates_worked_by_hand():
+    # K: a DRAM launch (2 ms, 1 GB -> 1 ms on the 1 TB/s roof), an FP32 launch (1 ms, 5 GFLOP ->
+    # 0.5 ms on 10 TFLOP/s) and one with no duration (not analysable). T: two 1 ms launches, FP32
+    # first, DRAM second, 0.5 ms bound each: equal time on each limiter, so the name decides.
+    # U: only not analysable launches.
+    dram = {"bytes_dram": 1e9, "ops_vector_fp32": 0.0}
+    fp32 = {"bytes_dram": 1e6, "ops_vector_fp32": 5e9}
+    frame = launches(
+        {"kernel": "K", "launch_id": 0, "duration_s": 2e-3, **dram},
+        {"kernel": "T", "launch_id": 1, "duration_s": 1e-3, **fp32},
+        {"kernel": "K", "launch_id": 2, "duration_s": 1e-3, **fp32},
+        {"kernel": "U", "launch_id": 3, "duration_s": 1e-3, "ops_vector_fp32": 1.0},
+        {"kernel": "K", "launch_id": 4, **dram},
+        {
+            "kernel": "T",
+            "launch_id": 5,
+            "duration_s": 1e-3,
+            "bytes_dram": 0.5e9,
+            "ops_vector_fp32": 0,
+        },
+    )
+    ranked = ranking.rank(analysis.analyze(frame, DEVICE)).set_index("kernel")
+    k, t, u = ranked.loc["K"], ranked.loc["T"], ranked.loc["U"]
+    assert (k["launches"], k["analysed"]) == (3, 2)
+    assert k["limiter"] == "dram"  # 2 ms of DRAM-limited time against 1 ms of FP32
+    assert (k["duration_min_s"], k["duration_max_s"]) == (1e-3, 2e-3)
+    assert k["duration_s"] == pytest.approx(3e-3)
+    assert k["efficiency"] == pytest.approx(1.5e-3 / 3e-3)  # bound time over analysed time
+    assert k["verdict"] == analysis.LATENCY_BOUND and k["reason"] == "missing duration"
+    assert k["headroom_s"] == pytest.approx(1.5e-3) and k["above_roof_launches"] == 0
+    assert t["limiter"] == "dram" and t["efficiency"] == pytest.approx(0.5)
+    assert (u["analysed"], u["reason"], u["verdict"]) == (0, "missing DRAM bytes", "not-analysable")
+    assert pd.isna(u["limiter"]) and pd.isna(u["efficiency"]) and u["device_id"] == "round"
+    assert list(ranked.index) == ["K", "T", "U"]  # 1.5 ms, 1 ms, no headroom
+    assert ranked["headroom_share"].tolist()[:2] == pytest.approx([0.6, 0.4])

@@ -74,39 +74,81 @@ def normalise_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def rank(
     analysed: pd.DataFrame, group_by: str = "kernel", latency_threshold: float = LATENCY_THRESHOLD
 ) -> pd.DataFrame:
-    """One row per group, ranked by headroom seconds (ties: longer time, then name)."""
+    """One row per group, ranked by headroom seconds (ties: longer time, then name).
+
+    Sums are pandas' (compensated) group sums; the other aggregates are numpy over group
+    numbers, and the frame is built once: per-column pandas calls cost more than the numbers
+    on a typical capture of a few thousand launches."""
     keys = GROUPINGS[group_by]
-    analysed = analysed.assign(**{k: pd.NA for k in keys if k not in analysed})  # a non-trace input
-    frame = analysed[
-        list(dict.fromkeys(keys + _SUMS + ["verdict", "limiter", "device_id", "reason"]))
-    ].copy()
+    frame = pd.DataFrame(
+        {k: analysed[k] if k in analysed else pd.NA for k in keys}, index=analysed.index
+    )
     normalise_keys(frame, keys)
     group = group_codes(frame, keys)
-    ok = (frame["verdict"] != NOT_ANALYSABLE).to_numpy()
-    frame["_t_ok"] = frame["duration_s"].where(ok)
-    frame["_above"] = (frame["verdict"] == ABOVE_ROOF).astype("int64")
-    frame["_reason"] = frame["reason"].where(frame["reason"].fillna("") != "")
-    frame["_group"] = group  # group i is row i of `out`
-    grouped = frame.groupby("_group", sort=False)
-    out = grouped[_SUMS].sum(min_count=1)
-    out["launches"] = grouped.size()
-    out["analysed"] = grouped["_t_ok"].count()
-    out["_t_ok"] = grouped["_t_ok"].sum()
-    out["duration_min_s"] = grouped["duration_s"].min()
-    out["duration_max_s"] = grouped["duration_s"].max()
-    out["above_roof_launches"] = grouped["_above"].sum()
-    out["device_id"] = grouped["device_id"].first()
-    out["reason"] = grouped["_reason"].first().fillna("")
-    limiter = _time_weighted_mode(frame[ok], ["_group"], "limiter").reindex(range(len(out)))
-    out["limiter"] = limiter.array
-    if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
-        out["_excess"] = _excess(analysed, group)
-    out["unmeasured"] = unmeasured(analysed, group)
-    first_rows = np.unique(group, return_index=True)[1]
-    out = pd.concat(
-        [frame[keys].iloc[first_rows].reset_index(drop=True), out.reset_index(drop=True)], axis=1
+    verdict = analysed["verdict"].to_numpy(dtype=object, na_value=None)
+    ok = verdict != NOT_ANALYSABLE
+    duration = analysed["duration_s"].to_numpy(dtype=float)
+    t_ok = np.where(ok, duration, np.nan)
+    sums = pd.DataFrame({c: analysed[c] for c in _SUMS} | {"_t_ok": t_ok}).groupby(
+        group, sort=False
     )
-    return _finish(out, keys, frame["duration_s"].sum(), latency_threshold)
+    summed = sums.sum(min_count=1)
+    n = len(summed)
+    first_rows = np.unique(group, return_index=True)[1]
+    out = {k: frame[k].array.take(first_rows) for k in keys}
+    out.update({c: summed[c].to_numpy() for c in summed.columns})
+    out["_t_ok"] = np.nan_to_num(out["_t_ok"], nan=0.0)
+    out["launches"] = np.bincount(group, minlength=n)
+    out["analysed"] = np.bincount(group, ~np.isnan(t_ok), minlength=n).astype(np.int64)
+    out["duration_min_s"], out["duration_max_s"] = _extremes(duration, group, n)
+    above = np.bincount(group, verdict == ABOVE_ROOF, minlength=n)
+    out["above_roof_launches"] = above.astype(np.int64)
+    out["device_id"] = _first_present(analysed["device_id"], group, n).array
+    reason = analysed["reason"]
+    out["reason"] = _first_present(reason.where(reason.fillna("") != ""), group, n).fillna("").array
+    out["limiter"] = _time_weighted_limiter(analysed["limiter"], duration, group, ok, n)
+    if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
+        out["excess_traffic"] = _excess(analysed, group)
+    out["unmeasured"] = unmeasured(analysed, group)
+    return _finish(out, keys, analysed["duration_s"].sum(), latency_threshold)
+
+
+def _extremes(values: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group the smallest and largest value, NaN left out (NaN where all are)."""
+    low, high = np.full(n, np.nan), np.full(n, np.nan)
+    np.fmin.at(low, group, values)
+    np.fmax.at(high, group, values)
+    return low, high
+
+
+def _first_present(column: pd.Series, group: np.ndarray, n: int) -> pd.Series:
+    """Per group the first value that is not NA (NA where none is), in the column's dtype."""
+    present = np.flatnonzero(column.notna().to_numpy())
+    seen, first = np.unique(group[present], return_index=True)
+    values = pd.Series(pd.NA, index=pd.RangeIndex(n), dtype=column.dtype)
+    values.iloc[seen] = column.iloc[present[first]].to_numpy()
+    return values
+
+
+def _time_weighted_limiter(
+    limiter: pd.Series, duration: np.ndarray, group: np.ndarray, ok: np.ndarray, n: int
+) -> pd.array:
+    """Per group the limiter that covers the most analysed time (ties: the first by name); NA
+    where no launch was analysed."""
+    codes, names_ = pd.factorize(limiter[ok], sort=True, use_na_sentinel=False)
+    if not len(codes):
+        return pd.array([pd.NA] * n, dtype="string")
+    pair = group[ok] * len(names_) + codes
+    weight = pd.Series(duration[ok]).groupby(pair).sum()  # compensated, as the group sums
+    pairs = weight.index.to_numpy()
+    owner, choice = pairs // len(names_), pairs % len(names_)
+    order = np.lexsort((choice, -weight.to_numpy(), owner))
+    owner, choice = owner[order], choice[order]
+    winners = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    result = np.full(n, -1)
+    result[owner[winners]] = choice[winners]
+    labels = pd.array(list(names_), dtype="string")
+    return pd.array([labels[c] if c >= 0 else pd.NA for c in result.tolist()], dtype="string")
 
 
 def group_codes(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
@@ -131,36 +173,39 @@ def _excess(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     return (sums["measured"].sum(min_count=1) / sums["minimum"].sum(min_count=1)).to_numpy()
 
 
-def _finish(
-    out: pd.DataFrame, keys: list[str], total_time: float, threshold: float
-) -> pd.DataFrame:
+def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> pd.DataFrame:
+    """The derived columns, the order by headroom, ids; one frame of KERNEL_COLUMNS."""
+    n = len(out["launches"])
     analysed = out["analysed"] > 0
-    out["efficiency"] = out["t_bound_s"] / out["_t_ok"].where(analysed)
-    out["t_bound_s"] = out["t_bound_s"].where(analysed)
-    out["headroom_s"] = out["headroom_s"].where(analysed)
-    out["verdict"] = pd.array(_group_verdicts(out, threshold), dtype="string")
-    total_headroom = out["headroom_s"].sum()
-    out["time_share"] = out["duration_s"] / total_time if total_time > 0 else np.nan
-    out["headroom_share"] = out["headroom_s"] / total_headroom if total_headroom > 0 else np.nan
-    out["intensity_dram"] = out["flops"] / out["bytes_dram"].where(out["bytes_dram"] > 0)
-    out["achieved_flops_per_s"] = out["flops"] / out["duration_s"].where(out["duration_s"] > 0)
-    out["achieved_bytes_per_s"] = out["bytes_dram"] / out["duration_s"].where(out["duration_s"] > 0)
-    out["group"] = _joined(out, keys)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["efficiency"] = out["t_bound_s"] / np.where(analysed, out["_t_ok"], np.nan)
+        out["t_bound_s"] = np.where(analysed, out["t_bound_s"], np.nan)
+        out["headroom_s"] = np.where(analysed, out["headroom_s"], np.nan)
+        out["verdict"] = _group_verdicts(out, threshold)
+        total_headroom = np.nansum(out["headroom_s"])
+        duration, flops, dram = out["duration_s"], out["flops"], out["bytes_dram"]
+        timed = np.where(duration > 0, duration, np.nan)
+        out["time_share"] = duration / total_time if total_time > 0 else np.full(n, np.nan)
+        out["headroom_share"] = (
+            out["headroom_s"] / total_headroom if total_headroom > 0 else np.full(n, np.nan)
+        )
+        out["intensity_dram"] = flops / np.where(dram > 0, dram, np.nan)
+        out["achieved_flops_per_s"] = flops / timed
+        out["achieved_bytes_per_s"] = dram / timed
+    texts = (out[k].to_numpy(dtype=object) for k in keys)  # NA spelled NO_VALUE: none here
+    group = [" ".join(parts) for parts in zip(*texts, strict=True)]
+    out["group"] = pd.array(group, dtype="string")
     for col in ("kernel", "grid", "block"):
         if col not in out:
-            out[col] = pd.NA
-    out = out.sort_values(
-        ["headroom_s", "duration_s", "group"],
-        ascending=[False, False, True],
-        na_position="last",
-        kind="mergesort",
-    ).reset_index(drop=True)
-    out["rank"] = np.arange(1, len(out) + 1)
-    out["id"] = group_ids(out, keys)
-    if "_excess" in out:
-        out["excess_traffic"] = out["_excess"]
-        return out[KERNEL_COLUMNS + ["excess_traffic"]]
-    return out[KERNEL_COLUMNS]
+            out[col] = np.full(n, pd.NA, dtype=object)
+    # headroom, then time (both descending, NA last), then the group's name
+    order = np.lexsort((np.array(group, dtype=object), -duration, -out["headroom_s"]))
+    columns = [c for c in KERNEL_COLUMNS if c not in ("rank", "id")]
+    columns += ["excess_traffic"] if "excess_traffic" in out else []
+    ranked = pd.DataFrame({c: out[c][order] for c in columns}, copy=False)
+    ranked.insert(0, "rank", np.arange(1, n + 1))
+    ranked.insert(1, "id", group_ids(ranked, keys))
+    return ranked
 
 
 # What the counters of a launch leave out, as flags the verdict sentence names (see explain).
@@ -185,18 +230,11 @@ def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     return np.array([t.lstrip(",") for t in text], dtype=object)
 
 
-def _joined(out: pd.DataFrame, keys: list[str]) -> pd.Series:
-    text = out[keys[0]].astype("string")
-    for key in keys[1:]:
-        text = text + " " + out[key].astype("string")
-    return text
-
-
 def group_ids(out: pd.DataFrame, keys: list[str]) -> list[str]:
     """Stable short ids: a hash of the name (or group); one name in several launch
     configurations gets ".1", ".2", ... in the order of its configurations."""
     label = out["kernel"] if keys[0] == "kernel" else out["group"]
-    base = [names.short_id(str(v)) for v in label]
+    base = [names.short_id(str(v)) for v in label.tolist()]
     counts = Counter(base)
     shared = [i for i, b in enumerate(base) if counts[b] > 1]
     if not shared:
@@ -221,12 +259,12 @@ def _time_weighted_mode(frame: pd.DataFrame, keys: list[str], column: str) -> pd
     return weights.drop_duplicates(keys).set_index(keys)[column]
 
 
-def _group_verdicts(out: pd.DataFrame, threshold: float) -> np.ndarray:
-    eff = out["efficiency"].to_numpy(dtype=float, na_value=np.nan)
-    memory = out["limiter"].isin(MEMORY_LIMITERS).to_numpy()
+def _group_verdicts(out: dict, threshold: float) -> pd.array:
+    eff = out["efficiency"]
+    memory = np.isin(out["limiter"].to_numpy(dtype=object, na_value=None), MEMORY_LIMITERS)
     verdict = np.where(memory, MEMORY_BOUND, COMPUTE_BOUND)
     verdict = np.where(eff < threshold, LATENCY_BOUND, verdict)
     verdict = np.where(
         (eff > 1 + ABOVE_ROOF_TOLERANCE) | (out["above_roof_launches"] > 0), ABOVE_ROOF, verdict
     )
-    return np.where(np.isnan(eff), NOT_ANALYSABLE, verdict)
+    return pd.array(np.where(np.isnan(eff), NOT_ANALYSABLE, verdict), dtype="string")
