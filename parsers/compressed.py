@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import io
+import os
 import zlib
 from pathlib import Path
 from typing import BinaryIO
@@ -25,6 +27,22 @@ def open_binary(path: str | Path) -> BinaryIO:
     if raw.peek(2)[:2] == GZIP_MAGIC:
         return _Checked(gzip.GzipFile(fileobj=raw, mode="rb"), raw, str(path))
     return raw
+
+
+def size_hint(fh) -> int | None:
+    """How many bytes are left to read from an open_binary stream, for sizing buffers: exact for
+    a plain file; for gzip the size its trailer records (right for a single-member stream under
+    4 GiB, the common case; a reader must not rely on it). None when unknown."""
+    raw = fh._raw if isinstance(fh, _Checked) else fh
+    try:
+        size = os.fstat(raw.fileno()).st_size
+        if raw is fh:
+            return size - fh.tell()
+        with open(raw.fileno(), "rb", closefd=False) as again:
+            again.seek(size - 4)
+            return int.from_bytes(again.read(4), "little") if size >= 18 else None
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return None
 
 
 def read_all(path: str | Path) -> bytes:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rooflint.core.errors import InputError
 
-from .compressed import open_binary
+from .compressed import open_binary, size_hint
 
 PIECE_BYTES = 16 << 20  # smaller pieces hold less at once; Arrow parses each on 2+ threads
 BOM = b"\xef\xbb\xbf"
@@ -122,10 +122,13 @@ class Rows:
         own, which later steps change in place."""
         carry, held = b"", None
         with open_binary(self.path) as fh:
+            left = size_hint(fh)  # a small capture is not read into a 16 MB buffer
             while True:
-                piece = bytearray(len(carry) + PIECE_BYTES)
+                want = PIECE_BYTES if left is None else min(PIECE_BYTES, left + 1)
+                piece = bytearray(len(carry) + want)
                 piece[: len(carry)] = carry
                 got = fh.readinto(memoryview(piece)[len(carry) :])
+                left = None if left is None or left < got else left - got  # past it: no hint
                 del piece[len(carry) + got :]
                 if held is None and not carry and piece.startswith(BOM):
                     del piece[: len(BOM)]

@@ -57,3 +57,19 @@ def test_gzip_stream_cut_short_is_one_clear_error(tmp_path):
     with pytest.raises(InputError, match="gzip stream is damaged") as err:
         parsers.read(packed)
     assert str(err.value).startswith(str(packed)) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("piece", [4096, 16 << 20])
+def test_gzip_of_several_members_reads_past_its_trailer_size(piece, tmp_path, monkeypatch):
+    # `cat a.gz b.gz` is one valid stream whose trailer records only the last member's size,
+    # which the reader takes as a hint for its buffer: it must read on past it
+    from parsers import ncu_lines
+
+    monkeypatch.setattr(ncu_lines, "PIECE_BYTES", piece)
+    plain = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
+    data = plain.read_bytes()
+    cut = data.index(b"\n", len(data) - 300) + 1  # the last member: the final few rows
+    packed = tmp_path / "profile.csv.gz"
+    packed.write_bytes(gzip.compress(data[:cut]) + gzip.compress(data[cut:]))
+    assert len(data) - cut < 300 < len(data)
+    _same(plain, packed)
