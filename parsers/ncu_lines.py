@@ -63,9 +63,12 @@ class Rows:
     def open(self) -> Rows:
         """Read up to the header line; what follows it waits for iteration."""
         self._pieces = self._read_pieces()
-        data = b""
+        data = bytearray()
         for piece in self._pieces:
-            data += piece
+            if data:
+                data += piece
+            else:
+                data = piece  # the common case, the header in the first piece: no copy
             if self._found(data):
                 return self
         if data and not data.endswith(b"\n") and self._found(data + b"\n"):
@@ -80,7 +83,11 @@ class Rows:
             return False
         end, line = found
         self.header = next(csv.reader([line]))
-        self._first = data[end:]
+        if isinstance(data, bytearray):
+            del data[:end]  # a bytearray drops its front without moving the rest
+            self._first = data
+        else:  # a piece whose odd line breaks were rewritten (bytes)
+            self._first = bytearray(data[end:])
         return True
 
     def __iter__(self) -> Iterator[bytes]:

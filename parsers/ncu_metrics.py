@@ -168,17 +168,10 @@ def added(*parts: np.ndarray) -> np.ndarray:
 def launch_table(wide: pd.DataFrame, identity: dict, source: str, notes: list[str]) -> pd.DataFrame:
     """The canonical launch table from identity columns and a wide metric frame (both readers)."""
     quantities_, row_notes = quantities(wide, identity["kernel"].fillna(""), identity["arch"])
+    source_ = schema.repeated(source, len(wide))
     del wide  # the raw metrics go once the quantities are made (when the caller let them go)
-    table = pd.DataFrame({**identity, **quantities_}, copy=False)  # no copy into 2-D blocks
-    del quantities_  # the frame holds its own copy; conform makes another
-    for column in (
-        "kernel_mangled",
-        "missing",
-        "notes",
-    ):  # all NA: typed here, cheaply, not in conform
-        if column not in table:
-            table[column] = schema.repeated(None, len(table))
-    table["source"] = schema.repeated(source, len(table))
+    table = pd.DataFrame({**identity, **quantities_, "source": source_}, copy=False)
+    del quantities_  # the frame holds them (copy=False: not copied into 2-D blocks)
     table = schema.conform(table)
     for message, mask in row_notes:
         schema.add_note(table, message, np.asarray(mask, dtype=bool))

@@ -93,22 +93,26 @@ _STRING = pd.StringDtype()  # what astype("string") gives (not pandas' NaN-value
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
     """Add absent canonical columns as NA, fix dtypes and column order (extra columns dropped)."""
     n = len(frame)
-    out = {}
+    out, flagged = {}, {}  # flagged: {column: rows negative or infinite}
     for col in COLUMNS:
         values = frame[col] if col in frame else None  # a column of the frame: already aligned
         if col in FLOAT_COLUMNS:
-            out[col] = np.full(n, np.nan) if values is None else _floats(values)
+            values = np.full(n, np.nan) if values is None else _floats(values)
+            bad = _invalid(values)
+            if bad is not None:  # never negative or infinite: NA, with a note on the launch
+                values, flagged[col] = np.where(bad, np.nan, values), bad
+            out[col] = values
         elif col in INT_COLUMNS:
             out[col] = pd.array([pd.NA] * n, dtype="Int64") if values is None else _ints(values)
         elif values is None:
             out[col] = repeated(None, n)
         else:
             out[col] = values if values.dtype == _STRING else values.astype("string")
+    out["missing"], out["notes"] = out["missing"].fillna(""), out["notes"].fillna("")
     # copy=False: each column its own block, not copied into one 2-D block per dtype
     result = pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
-    result["missing"] = result["missing"].fillna("")
-    result["notes"] = result["notes"].fillna("")
-    _null_invalid(result)
+    for col, bad in flagged.items():
+        add_note(result, f"{col} {INVALID_NOTE}", bad)
     return result
 
 
@@ -127,20 +131,12 @@ def _floats(values: pd.Series):
 INVALID_NOTE = "negative or infinite in the input, read as missing"
 
 
-def _null_invalid(frame: pd.DataFrame) -> None:
-    """Times, counts, clocks and rates are never negative or infinite: such values become NA,
-    with a note on the launch, so that no parser can hand the math an impossible number.
-    Column by column: a copy of every float column at once would double the table's memory."""
-    flagged = {}
-    for col in FLOAT_COLUMNS:
-        values = frame[col].to_numpy()
-        bad = (values < 0) | np.isinf(values)
-        if bad.any():
-            flagged[col] = bad
-    for col, bad in flagged.items():
-        frame[col] = frame[col].mask(bad)
-    for col, bad in flagged.items():
-        add_note(frame, f"{col} {INVALID_NOTE}", bad)
+def _invalid(values) -> np.ndarray | None:
+    """The rows where a float column is negative or infinite (None when there are none): times,
+    counts, clocks and rates never are, so that no parser can hand the math such a number."""
+    array = np.asarray(values)
+    bad = (array < 0) | np.isinf(array)
+    return bad if bad.any() else None
 
 
 def invalid_rows(frame: pd.DataFrame) -> int:
