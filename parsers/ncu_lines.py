@@ -158,25 +158,26 @@ class Rows:
     def _clean(self, piece: bytes) -> bytes:
         if self.encoding != "utf-8":
             piece = piece.decode(self.encoding).encode("utf-8")
-        elif not piece.isascii():
+        ascii_only = piece.isascii()
+        if not ascii_only and self.encoding == "utf-8":
             try:
                 piece.decode("utf-8")
             except UnicodeDecodeError:
                 raise NotUtf8 from None
         if b"\r" in piece:  # rows joined by \n, as splitlines() would give them (a stray quote
             piece = piece.replace(b"\r\n", b"\n")  # can carry a line end into a cell)
-        if _has_odd_break(piece):
+        if _has_odd_break(piece, ascii_only):
             piece = _ODD_BREAK.sub(b"\n", piece)
         return piece
 
 
-def _has_odd_break(piece: bytes) -> bool:
+def _has_odd_break(piece: bytes, ascii_only: bool) -> bool:
     """Single-byte searches run at memchr speed; the multi-byte ones only on non-ASCII text."""
     if any(b in piece for b in _ODD_BYTES):
         return True
     if b"\r" in piece:  # \r\n is already \n here: a \r left is a line break of its own
         return True
-    return not piece.isascii() and any(b in piece for b in _ODD_UTF8)
+    return not ascii_only and any(b in piece for b in _ODD_UTF8)
 
 
 def _find_header(data: bytes) -> tuple[int, str] | None:
