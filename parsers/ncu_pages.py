@@ -207,9 +207,24 @@ def _codes(column) -> tuple[np.ndarray, list]:
 
 def _first_rows(table: pa.Table, launch: np.ndarray, n: int) -> pd.DataFrame:
     """Each launch's first row (launches in the order they first appear), without the values."""
-    first = pa.array(np.unique(launch, return_index=True)[1])
+    first = np.unique(launch, return_index=True)[1]  # ascending: launches numbered as they appear
     columns = ["ID"] + [c for c in table.column_names if c not in ("ID", *VALUE_COLUMNS)]
-    return pa.table({c: table.column(c).take(first) for c in columns}).to_pandas()
+    return _take_sorted(table.select(columns), first).to_pandas()
+
+
+def _take_sorted(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """table.take(rows) for ascending `rows`, a record batch at a time: Arrow's take of a
+    chunked string column joins its chunks first (0.5 s for the kernel names of a 262 MB
+    details page, against 0.03 s this way)."""
+    batches = table.to_batches()
+    bounds = np.cumsum([0] + [batch.num_rows for batch in batches])
+    cuts = np.searchsorted(rows, bounds)
+    parts = [
+        batch.take(pa.array(rows[cuts[k] : cuts[k + 1]] - bounds[k]))
+        for k, batch in enumerate(batches)
+        if cuts[k + 1] > cuts[k]
+    ]
+    return pa.Table.from_batches(parts, table.schema)
 
 
 def _texts(table: pa.Table, launch: np.ndarray, rows_mask: np.ndarray, n: int) -> np.ndarray:

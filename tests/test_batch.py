@@ -401,6 +401,18 @@ def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
     _assert_same(ncu_csv, ncu_reference, path, path)
 
 
+def test_details_page_in_many_pieces_reads_as_the_reference(tmp_path, monkeypatch):
+    """A details page read in pieces of a few hundred bytes: each launch's identity comes from
+    its first row, wherever the piece (and Arrow chunk) boundaries fall."""
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+
+    path = tmp_path / "details.csv"
+    path.write_bytes(_generated_details())
+    monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 333)
+    _assert_same(ncu_csv, ncu_reference, path, path)
+
+
 @pytest.mark.parametrize(
     "late",
     [
