@@ -84,6 +84,7 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
             units, piece = _units_row(piece)
             if units:
                 take(_read_csv(units, text, source))
+            typed = None if _grouped(piece) else typed
         first = False
         if not piece:
             continue
@@ -136,6 +137,19 @@ def _units_row(piece) -> tuple[memoryview, memoryview]:
         return view[:0], view
     end = piece.find(b"\n") + 1 or len(piece)
     return view[:end], view[end:]
+
+
+# A cell of digits with a comma between two of them: ncu's default output groups thousands
+# ("1,980,000"; de_DE "0,5"), which no float parse takes.
+_GROUPED_CELL = re.compile(rb'"[0-9.]*[0-9],[0-9][0-9.,]*"')
+
+
+def _grouped(piece) -> bool:
+    """Whether the first row has grouped (or comma-decimal) numbers: then the whole export has,
+    as ncu writes every row alike, and a float parse of its pieces would only be thrown away."""
+    head = bytes(piece[: 1 << 16])  # a row is a few KB; a longer one is judged by its start
+    end = head.find(b"\n")
+    return _GROUPED_CELL.search(head[:end] if end >= 0 else head) is not None
 
 
 def _try_typed(piece, options: tuple, numbers: list[str], ragged: list[str]) -> pa.Table | None:
