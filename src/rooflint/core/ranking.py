@@ -147,8 +147,8 @@ def _time_weighted_limiter(
     winners = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
     result = np.full(n, -1)
     result[owner[winners]] = choice[winners]
-    labels = pd.array(list(names_), dtype="string")
-    return pd.array([labels[c] if c >= 0 else pd.NA for c in result.tolist()], dtype="string")
+    labels = list(names_) + [pd.NA]  # code -1: no analysed launch
+    return pd.array([labels[c] for c in result.tolist()], dtype="string")
 
 
 def group_codes(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
