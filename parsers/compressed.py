@@ -38,9 +38,8 @@ def size_hint(fh) -> int | None:
         size = os.fstat(raw.fileno()).st_size
         if raw is fh:
             return size - fh.tell()
-        with open(raw.fileno(), "rb", closefd=False) as again:
-            again.seek(size - 4)
-            return int.from_bytes(again.read(4), "little") if size >= 18 else None
+        # pread: the stream's own file position (and its buffer) must not move
+        return int.from_bytes(os.pread(raw.fileno(), 4, size - 4), "little") if size >= 18 else None
     except (AttributeError, OSError, io.UnsupportedOperation):
         return None
 

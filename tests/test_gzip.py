@@ -73,3 +73,16 @@ def test_gzip_of_several_members_reads_past_its_trailer_size(piece, tmp_path, mo
     packed.write_bytes(gzip.compress(data[:cut]) + gzip.compress(data[cut:]))
     assert len(data) - cut < 300 < len(data)
     _same(plain, packed)
+
+
+def test_gzip_larger_than_the_read_buffer_reads_like_the_file(tmp_path, monkeypatch):
+    # the trailer's size is read beside the stream: the stream's file position must not move
+    # (with the file larger than the buffer, a moved position cut the stream short)
+    from rooflint.parsers import compressed
+
+    monkeypatch.setattr(compressed, "_READ_BUFFER", 256)
+    plain = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
+    packed = tmp_path / "profile.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert packed.stat().st_size > 256 * 4
+    _same(plain, packed)
