@@ -141,7 +141,10 @@ def col(wide: pd.DataFrame, name: str) -> np.ndarray:
     """A metric column as float64 values, all NaN when the profile does not have it."""
     if name not in wide:
         return np.full(len(wide), np.nan)
-    return wide[name].to_numpy(dtype="float64", na_value=np.nan)
+    column = wide[name]
+    if column.dtype == np.float64:
+        return column.to_numpy()  # a view: a quantity that is one metric shares its memory
+    return column.to_numpy(dtype="float64", na_value=np.nan)
 
 
 def first(*candidates: np.ndarray) -> np.ndarray:

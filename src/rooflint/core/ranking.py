@@ -85,8 +85,8 @@ def rank(
     )
     normalise_keys(frame, keys)
     group = group_codes(frame, keys)
-    verdict = analysed["verdict"].to_numpy(dtype=object, na_value=None)
-    ok = verdict != NOT_ANALYSABLE
+    verdict = analysed["verdict"]  # compared as Arrow strings: no Python string per launch
+    ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True)
     duration = analysed["duration_s"].to_numpy(dtype=float)
     t_ok = np.where(ok, duration, np.nan)
     sums = pd.DataFrame({c: analysed[c] for c in _SUMS} | {"_t_ok": t_ok}).groupby(
@@ -101,7 +101,7 @@ def rank(
     out["launches"] = np.bincount(group, minlength=n)
     out["analysed"] = np.bincount(group, ~np.isnan(t_ok), minlength=n).astype(np.int64)
     out["duration_min_s"], out["duration_max_s"] = _extremes(duration, group, n)
-    above = np.bincount(group, verdict == ABOVE_ROOF, minlength=n)
+    above = np.bincount(group, (verdict == ABOVE_ROOF).to_numpy(bool, na_value=False), minlength=n)
     out["above_roof_launches"] = above.astype(np.int64)
     out["device_id"] = _first_present(analysed["device_id"], group, n).array
     reason = analysed["reason"]
