@@ -22,7 +22,7 @@ FORMATS = {
 }
 # format -> (module, function) giving the output as consecutive pieces of text: formats whose
 # output grows with the launch count, written without holding the whole text.
-STREAMED = {"json": ("json_report", "chunks")}
+STREAMED = {"json": ("json_report", "chunks"), "parquet": ("parquet_report", "pieces")}
 CHART_FORMATS = ("png", "svg", "pdf")  # the formats `plot` draws: a subset of FORMATS
 # diff format -> (module, function, default --top); github is Markdown also sent to the step summary
 DIFF_FORMATS = {

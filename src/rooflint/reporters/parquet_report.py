@@ -53,6 +53,13 @@ CHUNK_ROWS = 50_000  # rows converted to Arrow at a time for a single file (one 
 
 def render(result, per: str = "launch", output: str | None = None, **_options) -> bytes | None:
     """One Parquet file as bytes; or, when `output` names a folder, write the dataset there."""
+    written = pieces(result, per, output)
+    return None if written is None else bytes(written[0])
+
+
+def pieces(result, per: str = "launch", output: str | None = None, **_options):
+    """`render` for the command line: the file as one piece, Arrow's own buffer (not copied into
+    Python bytes, which held the whole file twice); None when a dataset folder was written."""
     if output not in (None, "-") and _is_folder(output):
         write_dataset(arrow_table(result, per), Path(output), partition=per == "launch")
         return None
@@ -64,7 +71,7 @@ def render(result, per: str = "launch", output: str | None = None, **_options) -
         writer = writer or pq.ParquetWriter(sink, table.schema)
         writer.write_table(table)
     writer.close()
-    return sink.getvalue().to_pybytes()
+    return [memoryview(sink.getvalue())]
 
 
 def _is_folder(output: str) -> bool:
