@@ -85,6 +85,14 @@ def rank(
     )
     normalise_keys(frame, keys)
     group = group_codes(frame, keys)
+    out = _aggregated(analysed, group)
+    out.update({k: frame[k].array.take(np.unique(group, return_index=True)[1]) for k in keys})
+    return _finish(out, keys, analysed["duration_s"].sum(), latency_threshold)
+
+
+def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
+    """Per group (numbered as by group_codes): sums, counts, extremes, first device and reason,
+    limiter, what was not measured."""
     verdict = analysed["verdict"]  # compared as Arrow strings: no Python string per launch
     ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True)
     duration = analysed["duration_s"].to_numpy(dtype=float)
@@ -94,9 +102,7 @@ def rank(
     )
     summed = sums.sum(min_count=1)
     n = len(summed)
-    first_rows = np.unique(group, return_index=True)[1]
-    out = {k: frame[k].array.take(first_rows) for k in keys}
-    out.update({c: summed[c].to_numpy() for c in summed.columns})
+    out = {c: summed[c].to_numpy() for c in summed.columns}
     out["_t_ok"] = np.nan_to_num(out["_t_ok"], nan=0.0)
     out["launches"] = np.bincount(group, minlength=n)
     out["analysed"] = np.bincount(group, ~np.isnan(t_ok), minlength=n).astype(np.int64)
@@ -110,7 +116,7 @@ def rank(
     if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
         out["excess_traffic"] = _excess(analysed, group)
     out["unmeasured"] = unmeasured(analysed, group)
-    return _finish(out, keys, analysed["duration_s"].sum(), latency_threshold)
+    return out
 
 
 def _extremes(values: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
