@@ -158,16 +158,6 @@ def first(*candidates: np.ndarray) -> np.ndarray:
     return values
 
 
-def added(*parts: np.ndarray) -> np.ndarray:
-    """Row-wise sum of the parts that have a value, in order; NaN where none has."""
-    total, present = np.zeros(len(parts[0])), np.zeros(len(parts[0]), dtype=bool)
-    for part in parts:
-        here = ~np.isnan(part)
-        total += np.where(here, part, 0.0)
-        present |= here
-    return np.where(present, total, np.nan)
-
-
 def launch_table(wide: pd.DataFrame, identity: dict, source: str, notes: list[str]) -> pd.DataFrame:
     """The canonical launch table from identity columns and a wide metric frame (both readers)."""
     quantities_, row_notes = quantities(wide, identity["kernel"].fillna(""), identity["arch"])
@@ -283,7 +273,7 @@ def _fma_weighted(wide, p, suffix):
             for op in ("add", "mul", "fma")
         ]
         if not all(np.isnan(part).all() for part in parts):
-            return added(parts[0], parts[1], 2 * parts[2])
+            return schema.added(parts[0], parts[1], 2 * parts[2])
     return np.full(len(wide), np.nan)
 
 
@@ -333,9 +323,9 @@ def _tensor_by_source(wide):
             part = (
                 col(wide, plain)
                 if plain in members
-                else added(*(col(wide, member) for member in members))
+                else schema.added(*(col(wide, member) for member in members))
             )
-            total = part if total is None else added(total, part)
+            total = part if total is None else schema.added(total, part)
         out[f"ops_matrix_{kind}"] = total
     return out
 

@@ -75,7 +75,7 @@ def analyze(
     memory = _values(device.memory) if device is not None else {}
     duration = launches["duration_s"].to_numpy(dtype=float)
     bytes_dram = launches["bytes_dram"].to_numpy(dtype=float)
-    flops = _flops(launches)
+    flops = schema.flops(launches).to_numpy()
     t_compute, compute_limiter, uncovered = _compute_time(launches, compute)
     t_memory, memory_limiter = _memory_time(launches, memory)
     reason = _reasons(launches, duration, bytes_dram, device, uncovered)
@@ -105,19 +105,6 @@ def analyze(
     kept = launches[[c for c in launches.columns if c not in RESULT_COLUMNS]]
     results = pd.DataFrame(columns, index=launches.index, copy=False)
     return pd.concat([kept, results], axis=1)
-
-
-def _flops(launches: pd.DataFrame) -> np.ndarray:
-    """Floating-point operations (schema.flops): the float op columns added in order, NA where
-    every one is NA."""
-    total, counted = np.zeros(len(launches)), np.zeros(len(launches), dtype=bool)
-    for column in schema.OPS:
-        if column != "ops_matrix_int8":
-            ops = launches[column].to_numpy(dtype=float)
-            present = ~np.isnan(ops)
-            total += np.where(present, ops, 0.0)
-            counted |= present
-    return np.where(counted, total, np.nan)
 
 
 def _limiters(memory_wins, compute_limiter, memory_limiter, ok):

@@ -245,10 +245,21 @@ def missing_map(text: str) -> dict[str, str]:
     return {q: (r[0] if r else "") for q, *r in pairs}
 
 
+def added(*parts: np.ndarray) -> np.ndarray:
+    """Row-wise sum of the parts that have a value, added in order (as pandas' row sum with
+    min_count=1 adds them); NaN where none has."""
+    total, present = np.zeros(len(parts[0])), np.zeros(len(parts[0]), dtype=bool)
+    for part in parts:
+        here = ~np.isnan(part)
+        total += np.where(here, part, 0.0)
+        present |= here
+    return np.where(present, total, np.nan)
+
+
 def total_ops(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.Series:
     """Sum of operation columns, NA only where every one of them is NA."""
-    cols = columns or OPS
-    return frame[cols].sum(axis=1, min_count=1)
+    parts = (frame[c].to_numpy(dtype="float64", na_value=np.nan) for c in columns or OPS)
+    return pd.Series(added(*parts), index=frame.index)
 
 
 def flops(frame: pd.DataFrame) -> pd.Series:
