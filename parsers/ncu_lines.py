@@ -77,17 +77,14 @@ class Rows:
         self.lines = data.decode("utf-8").splitlines()
         return self
 
-    def _found(self, data: bytes) -> bool:
+    def _found(self, data: bytearray) -> bool:
         found = _find_header(data)
         if found is None:
             return False
         end, line = found
         self.header = next(csv.reader([line]))
-        if isinstance(data, bytearray):
-            del data[:end]  # a bytearray drops its front without moving the rest
-            self._first = data
-        else:  # a piece whose odd line breaks were rewritten (bytes)
-            self._first = bytearray(data[end:])
+        del data[:end]  # a bytearray drops its front without moving the rest
+        self._first = data
         return True
 
     def __iter__(self) -> Iterator[bytes]:
@@ -155,9 +152,11 @@ class Rows:
                     yield held
                 held = self._clean(piece)
 
-    def _clean(self, piece: bytes) -> bytes:
+    def _clean(self, piece: bytearray) -> bytearray:
+        """The piece as UTF-8 with \n line breaks, still a bytearray of its own (later steps
+        change it in place)."""
         if self.encoding != "utf-8":
-            piece = piece.decode(self.encoding).encode("utf-8")
+            piece = bytearray(piece.decode(self.encoding).encode("utf-8"))
         ascii_only = piece.isascii()
         if not ascii_only and self.encoding == "utf-8":
             try:
@@ -167,7 +166,7 @@ class Rows:
         if b"\r" in piece:  # rows joined by \n, as splitlines() would give them (a stray quote
             piece = piece.replace(b"\r\n", b"\n")  # can carry a line end into a cell)
         if _has_odd_break(piece, ascii_only):
-            piece = _ODD_BREAK.sub(b"\n", piece)
+            piece = bytearray(_ODD_BREAK.sub(b"\n", piece))
         return piece
 
 
