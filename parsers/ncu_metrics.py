@@ -17,6 +17,7 @@ Conventions (why, not what):
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -339,14 +340,9 @@ _CUTLASS_INSTRUCTION = re.compile(
 
 def _ops_per_instruction(names: pd.Series, arch: pd.Series) -> np.ndarray:
     """mma_ops_per_instruction per launch, worked out once per distinct (name, arch)."""
-    known: dict = {}
-    return np.array(
-        [
-            known[pair] if pair in known else known.setdefault(pair, mma_ops_per_instruction(*pair))
-            for pair in zip(names.tolist(), arch.tolist(), strict=True)
-        ],
-        dtype="float64",
-    )
+    once = functools.cache(mma_ops_per_instruction)
+    pairs = zip(names.tolist(), arch.tolist(), strict=True)
+    return np.array([once(name, cc) for name, cc in pairs], dtype="float64")
 
 
 def mma_ops_per_instruction(name, arch) -> float:
