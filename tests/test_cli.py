@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -198,3 +201,26 @@ def test_mi200_fp64_benchmark_reaches_its_measured_roof():
 def test_a_roofline_csv_alone_is_not_a_profile():
     result = run("report", shared("rocprof/omniperf2_mi200_roofline.csv"))
     assert result.exit_code == 2 and "--device-file" in result.output
+
+
+POOL_OF_THE_CLI = "import rooflint.cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
+
+
+@pytest.mark.parametrize("chosen", [None, "mimalloc", "system"])
+def test_the_command_line_gives_freed_arrow_memory_back_unless_a_pool_is_chosen(chosen):
+    """The CLI takes jemalloc with a short decay (cli/memory.py: 60-270 MB off the peak of the
+    benchmark exports); an ARROW_DEFAULT_MEMORY_POOL the user set wins."""
+    import pyarrow as pa
+
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow has no jemalloc")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    run = subprocess.run(
+        [sys.executable, "-c", POOL_OF_THE_CLI], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == (chosen or "jemalloc")
