@@ -49,8 +49,9 @@ def test_unmeasured_flags_per_group():
             }
         )
     )
-    group = ranking.group_codes(frame, ["kernel"])  # a, b, c: groups 0, 1, 2
+    group, values = ranking.group_codes(frame, ["kernel"])  # a, b, c: groups 0, 1, 2
     assert group.tolist() == [0, 0, 1, 2]
+    assert list(values["kernel"]) == ["a", "b", "c"]
     assert ranking.unmeasured(frame, group).tolist() == ["half", "vector", ""]
 
 
