@@ -77,3 +77,16 @@ def test_readme_api_example_runs(monkeypatch, capsys):
     exec(compile(block.group(1), "README.md (API example)", "exec"), {})
     out = capsys.readouterr().out
     assert "<rooflint.Result: 11 launches" in out and "compute-bound" in out
+
+
+def test_a_loaded_launch_table_can_be_edited_in_place():
+    """Users fill in what their profiler did not measure (`launches.loc[rows, col] = value`):
+    no column of the table may be a read-only array, such as one NaN repeated by a zero-stride
+    view (pandas raises "assignment destination is read-only" then)."""
+    launches = rooflint.load(ROOT / "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv")
+    unmeasured = [
+        c for c in launches if launches[c].dtype == "float64" and launches[c].isna().all()
+    ]
+    assert unmeasured  # this export has quantities ncu did not give (bytes_lds among them)
+    launches.loc[launches.index[:1], unmeasured] = 1.0
+    assert (launches.loc[launches.index[0], unmeasured] == 1.0).all()
