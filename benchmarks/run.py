@@ -115,12 +115,31 @@ def report_table(*paths: Path):
     from rooflint import pipeline
     from rooflint.reporters import table
 
-    return lambda: table.render(pipeline.build([str(p) for p in paths]))
+    return as_the_command(lambda: table.render(pipeline.build([str(p) for p in paths])))
+
+
+def as_the_command(fn):
+    """`fn` under the Arrow allocator `rooflint report` sets (cli/memory.py); the plain parse
+    it is compared with keeps pyarrow's default."""
+    import pyarrow as pa
+
+    from rooflint.cli import memory
+
+    def run():
+        default = pa.default_memory_pool()
+        memory.return_freed_memory()
+        try:
+            return fn()
+        finally:
+            pa.set_memory_pool(default)
+
+    return run
 
 
 PEAK = """
 def high_water():  # VmHWM: this process's own peak RSS
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+import rooflint.cli  # first, as the command: its Arrow allocator (cli/memory.py)
 import numpy, pandas, pyarrow, pyarrow.compute, pyarrow.csv
 from rooflint import hardware, parsers, pipeline
 from rooflint.core import analysis, ranking, schema
@@ -191,7 +210,8 @@ class Table:
 def huge(rows: Table) -> None:
     """The 1M-launch export: seconds, peak memory, and how often progress moved while reading."""
     code = (
-        "import time\nfrom rooflint import pipeline\nfrom rooflint.reporters import table\n"
+        "import time\nimport rooflint.cli\nfrom rooflint import pipeline\n"
+        "from rooflint.reporters import table\n"
         "seen = []\ndef tick(path, launches): pass\n"
         "tick.reading = lambda path, done, total: seen.append(done)\n"
         "start = time.perf_counter()\n"
