@@ -216,7 +216,8 @@ def test_long_sources_are_cut_with_a_hash():
 
 
 def test_single_file_is_written_in_row_groups_with_the_same_rows(monkeypatch):
-    """A file is converted a chunk at a time (bounded memory); it reads back as the whole table."""
+    """A file is converted and handed out a chunk at a time (bounded memory); it reads back as
+    the whole table."""
     import io
 
     from rooflint import pipeline
@@ -229,6 +230,10 @@ def test_single_file_is_written_in_row_groups_with_the_same_rows(monkeypatch):
     data = parquet_report.render(res)
     assert pq.ParquetFile(io.BytesIO(data)).metadata.num_row_groups == 4  # 11 launches, 3 a group
     assert pq.read_table(io.BytesIO(data)).equals(parquet_report.arrow_table(res))
+    pieces = list(parquet_report.pieces(res))  # what the command line writes: never the whole
+    assert len(pieces) == 5  # file at once: a piece per row group, then the footer
+    assert b"".join(pieces) == data
+    assert all(pieces) and pieces[0].startswith(b"PAR1") and not pieces[1].startswith(b"PAR1")
 
 
 def test_a_trace_report_keeps_its_operator_columns(tmp_path):

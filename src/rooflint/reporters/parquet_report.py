@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -54,24 +55,52 @@ CHUNK_ROWS = 50_000  # rows converted to Arrow at a time for a single file (one 
 def render(result, per: str = "launch", output: str | None = None, **_options) -> bytes | None:
     """One Parquet file as bytes; or, when `output` names a folder, write the dataset there."""
     written = pieces(result, per, output)
-    return None if written is None else bytes(written[0])
+    return None if written is None else b"".join(written)
 
 
 def pieces(result, per: str = "launch", output: str | None = None, **_options):
-    """`render` for the command line: the file as one piece, Arrow's own buffer (not copied into
-    Python bytes, which held the whole file twice); None when a dataset folder was written."""
+    """`render` for the command line: the file as consecutive pieces of bytes, a row group at
+    a time, so that neither the file nor the launch table is ever held whole in Arrow; None when
+    a dataset folder was written."""
     if output not in (None, "-") and _is_folder(output):
         write_dataset(arrow_table(result, per), Path(output), partition=per == "launch")
         return None
-    # Converted and written a chunk at a time: the launch table is never copied whole into Arrow.
+    return _row_groups(result, per)
+
+
+def _row_groups(result, per: str) -> Iterator[bytes]:
     rows = len(result.launches) if per == "launch" else len(result.kernels)
-    sink, writer = pa.BufferOutputStream(), None
+    sink, writer = _Written(), None
     for start in range(0, max(rows, 1), CHUNK_ROWS):
         table = arrow_table(result, per, slice(start, start + CHUNK_ROWS))
-        writer = writer or pq.ParquetWriter(sink, table.schema)
+        writer = writer or pq.ParquetWriter(pa.PythonFile(sink, mode="w"), table.schema)
         writer.write_table(table)
+        del table
+        yield sink.taken()
     writer.close()
-    return [memoryview(sink.getvalue())]
+    yield sink.taken()
+
+
+class _Written:
+    """A file object for the Parquet writer that keeps what was written until `taken`."""
+
+    def __init__(self):
+        self.parts: list[bytes] = []
+        self.closed = False
+
+    def write(self, data) -> int:
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def taken(self) -> bytes:
+        data, self.parts = b"".join(self.parts), []
+        return data
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def _is_folder(output: str) -> bool:
