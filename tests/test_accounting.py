@@ -121,3 +121,29 @@ def test_dropped_and_repaired_rows_are_counted_and_named(tmp_path):
         "(each launch's notes name the quantity)",
     ]
     assert acc["not_analysable_reasons"] == {"missing duration": 1}
+
+
+def test_largest_kernels_without_a_verdict_worked_by_hand():
+    """Five launches, 10 s: `a` analysed (4 s); `gemm` twice (1 s + 2 s), `copy` (2.5 s) and an
+    unnamed launch (0.5 s) without a verdict. By hand: gemm 3 s (0.3), copy 2.5 s (0.25),
+    (unnamed) 0.5 s (0.05); analysed time 4 s. Rows picked from the whole name column."""
+    import pandas as pd
+
+    from rooflint.core import coverage
+    from rooflint.core.analysis import MEMORY_BOUND, NOT_ANALYSABLE
+
+    launches = pd.DataFrame(
+        {
+            "kernel": pd.array(["gemm", "a", "copy", None, "gemm"], dtype="string"),
+            "duration_s": [1.0, 4.0, 2.5, 0.5, 2.0],
+            "verdict": pd.array([NOT_ANALYSABLE, MEMORY_BOUND] + [NOT_ANALYSABLE] * 3, "string"),
+        },
+        index=[10, 11, 12, 13, 14],  # not 0..n-1: rows are picked by position
+    )
+    acc = coverage.accounting(launches, top=2)
+    assert acc["time_s"] == 10.0 and acc["time_analysed_s"] == 4.0
+    assert acc["unanalysed_top"] == [
+        {"name": "gemm", "time_s": 3.0, "share": 0.3},
+        {"name": "copy", "time_s": 2.5, "share": 0.25},
+    ]
+    assert coverage.accounting(launches)["unanalysed_top"][-1]["name"] == "(unnamed)"
