@@ -97,9 +97,8 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True)
     duration = analysed["duration_s"].to_numpy(dtype=float)
     t_ok = np.where(ok, duration, np.nan)
-    sums = pd.DataFrame({c: analysed[c] for c in _SUMS} | {"_t_ok": t_ok}).groupby(
-        group, sort=False
-    )
+    columns = {c: analysed[c] for c in _SUMS} | {"_t_ok": t_ok}
+    sums = pd.DataFrame(columns, copy=False).groupby(group, sort=False)  # not copied into 2-D
     summed = sums.sum(min_count=1)
     n = len(summed)
     out = {c: summed[c].to_numpy() for c in summed.columns}
