@@ -142,13 +142,13 @@ class RawPage:
             unreadable = not_numbers_message(self.unreadable, *self.first[1:])
         notes = self.notes
         launches = metrics.launch_table(
-            self._wide(frame.index), identity(frame), self.source, notes
+            [self._wide(frame.index)], identity(frame), self.source, notes
         )
         return launches, notes, duplicate_ids(frame["ID"], launches["launch_id"]) + unreadable
 
     def _wide(self, index: pd.Index) -> pd.DataFrame:
-        """The metric columns, each joined from its pieces (handed over: nothing else holds
-        them, so launch_table can let them go)."""
+        """The metric columns, each joined from its pieces (handed over in a box: nothing else
+        holds them, so launch_table can let them go)."""
         wide = {c: _joined(self.values.pop(c)) for c in list(self.values)}
         return pd.DataFrame(wide, index=index, copy=False)  # copy=False: no block copy
 
@@ -193,9 +193,9 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
     per_launch = _first_rows(table, launch, n_launches)
     per_launch["device__attribute_display_name"] = _texts(table, launch, kept & text, n_launches)
     del table
-    wide = _pivot(launch[num_rows], metric[num_rows], values, n_launches, display)
+    pivoted = [_pivot(launch[num_rows], metric[num_rows], values, n_launches, display)]
     notes: list[str] = []
-    launches = metrics.launch_table(wide, identity(per_launch), source, notes)
+    launches = metrics.launch_table(pivoted, identity(per_launch), source, notes)
     return launches, notes, unreadable
 
 

@@ -175,7 +175,7 @@ def _nvtx(state):
 def _table(
     wide: pd.DataFrame, identity: pd.DataFrame, source: str, notes: list[str]
 ) -> pd.DataFrame:
-    return metrics.launch_table(wide, {c: identity[c] for c in identity.columns}, source, notes)
+    return metrics.launch_table([wide], {c: identity[c] for c in identity.columns}, source, notes)
 
 
 def result_process_ids(path: Path) -> list[int] | None:

@@ -280,7 +280,7 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
     )
     unreadable = _not_numbers(frame[metric_cols], wide, frame["ID"])
     identity = _identity(frame)
-    return metrics.launch_table(wide, identity, source, notes), notes, unreadable
+    return metrics.launch_table([wide], identity, source, notes), notes, unreadable
 
 
 _TEXT_METRICS = {"device__attribute_display_name"}
@@ -330,7 +330,7 @@ def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
     )
     launches_frame["device__attribute_display_name"] = texts.to_numpy() if len(texts) else np.nan
     identity = _identity(launches_frame)
-    return metrics.launch_table(wide, identity, source, notes), notes, unreadable
+    return metrics.launch_table([wide], identity, source, notes), notes, unreadable
 
 
 _NO_VALUE = {"", "n/a", "nan", "-"}
