@@ -73,7 +73,9 @@ def _row_groups(result, per: str) -> Iterator[bytes]:
     sink, writer = _Written(), None
     for start in range(0, max(rows, 1), CHUNK_ROWS):
         table = arrow_table(result, per, slice(start, start + CHUNK_ROWS))
-        writer = writer or pq.ParquetWriter(pa.PythonFile(sink, mode="w"), table.schema)
+        writer = writer or pq.ParquetWriter(
+            pa.PythonFile(sink, mode="w"), table.schema, use_dictionary=dictionary(table.schema)
+        )
         writer.write_table(table)
         del table
         yield sink.taken()
@@ -101,6 +103,13 @@ class _Written:
 
     def close(self) -> None:
         self.closed = True
+
+
+def dictionary(schema: pa.Schema) -> list[str]:
+    """The columns worth dictionary-encoding: the text ones (kernel names, verdicts repeat).
+    Measured quantities rarely repeat; a dictionary for each made the 200k-launch file 38.2 MB
+    instead of 31.7 MB and held 8 MB more while writing."""
+    return [field.name for field in schema if not pa.types.is_floating(field.type)]
 
 
 def _is_folder(output: str) -> bool:
@@ -240,12 +249,17 @@ def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None
                 table,
                 staging,
                 format="parquet",
+                file_options=ds.ParquetFileFormat().make_write_options(
+                    use_dictionary=dictionary(table.schema)
+                ),
                 basename_template="part-{i}.parquet",
                 partitioning=ds.partitioning(pa.schema([(PARTITION, pa.string())]), flavor="hive"),
                 existing_data_behavior="overwrite_or_ignore",
             )
         else:
-            pq.write_table(table, staging / "part-0.parquet")
+            pq.write_table(
+                table, staging / "part-0.parquet", use_dictionary=dictionary(table.schema)
+            )
         _swap_in(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
