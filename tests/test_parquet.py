@@ -143,7 +143,7 @@ def test_single_file_output(inputs, tmp_path):
 @pytest.mark.parametrize("target", ["launches.parquet", "dataset/"])
 def test_only_text_columns_are_dictionary_encoded(inputs, tmp_path, target):
     """Names and verdicts repeat, measured quantities rarely do: a dictionary per float column
-    made files larger (38.2 against 31.7 MB at 200k launches, benchmarks/formats.py)."""
+    made files larger (38.2 against 31.4 MB at 200k launches, benchmarks/formats.py)."""
     out = tmp_path / target
     _report(inputs, "-f", "parquet", "-o", out)
     part = out if out.is_file() else next(out.rglob("*.parquet"))
