@@ -258,17 +258,6 @@ def group_ids(out: pd.DataFrame, keys: list[str]) -> list[str]:
     return ids
 
 
-def _time_weighted_mode(frame: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
-    """Per group, the value of `column` that covers the most time."""
-    if frame.empty:
-        return pd.Series(
-            pd.NA, index=pd.MultiIndex.from_arrays([[]] * len(keys), names=keys), dtype="string"
-        )
-    weights = frame.groupby(keys + [column], dropna=False)["duration_s"].sum().reset_index()
-    weights = weights.sort_values("duration_s", ascending=False, kind="mergesort")
-    return weights.drop_duplicates(keys).set_index(keys)[column]
-
-
 def _group_verdicts(out: dict, threshold: float) -> pd.array:
     eff = out["efficiency"]
     memory = np.isin(out["limiter"].to_numpy(dtype=object, na_value=None), MEMORY_LIMITERS)
