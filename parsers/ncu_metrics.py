@@ -159,7 +159,9 @@ def first(*candidates: np.ndarray) -> np.ndarray:
     return values
 
 
-def launch_table(box: list[pd.DataFrame], identity: dict, source: str, notes: list[str]):
+def launch_table(
+    box: list[pd.DataFrame], identity: dict, source: str, notes: list[str]
+) -> pd.DataFrame:
     """The canonical launch table from identity columns and a wide metric frame (every ncu
     reader). The frame comes in `box` and is taken out of it, so that the raw metrics the
     quantities do not share go before the table is built (an argument would be held by the

@@ -96,8 +96,10 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
     out, flagged = {}, {}  # flagged: {column: rows negative or infinite}
     for col in COLUMNS:
         values = frame[col] if col in frame else None  # a column of the frame: already aligned
-        if col in FLOAT_COLUMNS:
-            values = np.full(n, np.nan) if values is None else _floats(values)
+        if col in FLOAT_COLUMNS and values is None:
+            out[col] = np.full(n, np.nan)
+        elif col in FLOAT_COLUMNS:
+            values = _floats(values)
             bad = _invalid(values)
             if bad is not None:  # never negative or infinite: NA, with a note on the launch
                 values, flagged[col] = np.where(bad, np.nan, values), bad
