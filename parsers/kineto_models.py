@@ -67,7 +67,7 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
     cache: dict = {}
     names, packed = ops.get("name"), ops.get("arguments")
     tf32_note = False
-    kernels = launches["kernel"].fillna("").to_numpy(dtype=object)
+    kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
         key = (names[i], packed[i])
@@ -120,7 +120,7 @@ def _copies(launches, flops, bytes_min, klass, reason) -> None:
     """Fills and device-to-device copies move the bytes the trace records, with no FLOPs; host
     transfers are left without a verdict."""
     activity = launches["activity"].to_numpy(dtype=object)
-    name = launches["kernel"].fillna("").to_numpy(dtype=object)
+    name = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     moved = launches["_bytes_arg"].to_numpy()
     memset = activity == "gpu_memset"
     dtod = (activity == "gpu_memcpy") & (np.char.find(name.astype(str), "DtoD") >= 0)
@@ -177,6 +177,6 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
     text = text + np.where(
         out["bytes_dram"].isna().to_numpy(), "; bytes_dram: no counters and no model", ""
     )
-    missing = out["missing"].fillna("").to_numpy(dtype=object)
+    missing = schema.filled(out["missing"], "").to_numpy(dtype=object)
     merged = np.where(missing == "", text, missing + "; " + text)
-    out["missing"] = pd.array(np.where(need, merged, missing), dtype="string")
+    out["missing"] = schema.text(pd.array(np.where(need, merged, missing), dtype="string"))

@@ -167,7 +167,9 @@ def launch_table(
     quantities do not share go before the table is built (an argument would be held by the
     caller until the call returns: 28 MB at 200k launches)."""
     wide = box.pop()
-    quantities_, row_notes = quantities(wide, identity["kernel"].fillna(""), identity["arch"])
+    quantities_, row_notes = quantities(
+        wide, schema.filled(identity["kernel"], ""), identity["arch"]
+    )
     source_ = schema.repeated(source, len(wide))
     del wide
     table = pd.DataFrame({**identity, **quantities_, "source": source_}, copy=False)

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from rooflint.core import schema
 from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
@@ -287,5 +288,5 @@ def name_devices(launches: pd.DataFrame, ragged: list[str], notes: list[str]) ->
     rows = [r for r in csv.reader(ragged[start + 1 :]) if len(r) == 5 and r[0].isdigit()]
     models = {r[1] for r in rows}
     if len(models) == 1:
-        launches["device_name"] = pd.array([models.pop()] * len(launches), dtype="string")
+        launches["device_name"] = schema.repeated(models.pop(), len(launches))
         notes.append("device name taken from the report's NUMA affinity table")

@@ -369,7 +369,7 @@ def _read_workload(folder: Path, pmc: Path, source: str, arch: str | None) -> Pr
 
 def _merged(chosen: list[Path], device: DeviceInfo, notes: list[str], arch, source, fmt) -> Profile:
     profiles = [_read_member(path, device, arch) for path in chosen]
-    launches = pd.concat([p.launches for p in profiles], ignore_index=True)
+    launches = schema.concat([p.launches for p in profiles], ignore_index=True)
     profile = Profile(
         source=source, format=fmt, launches=launches, notes=notes, device_hints=device.hints()
     )

@@ -251,7 +251,7 @@ def canonical(
         order.append(rows)
     if not parts:
         return schema.empty(), notes
-    result = pd.concat(parts, ignore_index=True)
+    result = schema.concat(parts, ignore_index=True)
     result = result.iloc[np.argsort(np.concatenate(order), kind="stable")].reset_index(drop=True)
     return result, notes
 

@@ -123,7 +123,7 @@ def _name_devices(launches: pd.DataFrame, body: list[str], notes: list[str]) -> 
     rows = [r for r in csv.reader(body[start + 1 :]) if len(r) == 5 and r[0].isdigit()]
     models = {r[1] for r in rows}
     if len(models) == 1:
-        launches["device_name"] = pd.array([models.pop()] * len(launches), dtype="string")
+        launches["device_name"] = schema.repeated(models.pop(), len(launches))
         notes.append("device name taken from the report's NUMA affinity table")
 
 

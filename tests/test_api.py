@@ -90,3 +90,18 @@ def test_a_loaded_launch_table_can_be_edited_in_place():
     assert unmeasured  # this export has quantities ncu did not give (bytes_lds among them)
     launches.loc[launches.index[:1], unmeasured] = 1.0
     assert (launches.loc[launches.index[0], unmeasured] == 1.0).all()
+
+
+def test_launch_text_is_categorical_and_reads_as_text():
+    """Kernel names repeat over thousands of launches, so the table holds its text as
+    Categoricals; what a user does with text still works on them. The bundled RTX 2080 Ti
+    export has 2 launches of one kernel (`volta_sgemm_128x64_nn`, read off the file)."""
+    launches = rooflint.load(ROOT / "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv")
+    kernel = launches["kernel"]
+    assert str(kernel.dtype) == "category"
+    assert list(kernel.cat.categories) == sorted(set(kernel.dropna()))
+    assert kernel.str.contains("sgemm").all()
+    assert (kernel == kernel.iloc[0]).all()
+    edited = launches["notes"].astype("string")  # new text goes into a "string" column
+    edited.iloc[0] = "checked by hand"
+    assert edited.iloc[0] == "checked by hand"

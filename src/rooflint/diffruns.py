@@ -6,9 +6,7 @@ import glob
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import pandas as pd
-
-from rooflint.core import ranking
+from rooflint.core import ranking, schema
 from rooflint.core.errors import UsageError
 from rooflint.core.result import DeviceUse, Result
 from rooflint.pipeline import expand_folder
@@ -48,7 +46,7 @@ def combine(results: list[Result]) -> Result:
     """One Result holding every run's launches, each marked with its run (0, 1, ...)."""
     if len(results) == 1:
         return results[0]
-    launches = pd.concat(
+    launches = schema.concat(
         [r.launches.assign(run=i) for i, r in enumerate(results)], ignore_index=True
     )
     first = results[0]

@@ -94,7 +94,7 @@ def analyze_partition(part: pd.DataFrame, devices: dict, latency_threshold: floa
             analysis.analyze(rows, devices.get(source, devices.get(None)), latency_threshold)
             for source, rows in launches.groupby("source", sort=False, dropna=False)
         ]
-        out = pd.concat(frames).loc[launches.index]
+        out = schema.concat(frames).loc[launches.index]
     out["family"] = families.classify(out["kernel"])
     return out
 

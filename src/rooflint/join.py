@@ -50,13 +50,13 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     """Join keys: the kernel's name signature (a trace and ncu spell namespaces, literals and
     lambdas differently), grid, block, and which occurrence of that key the launch is (0, 1,
     2, ... in launch order)."""
-    codes, kernels = pd.factorize(frame["kernel"].fillna(""))
+    codes, kernels = pd.factorize(schema.filled(frame["kernel"], ""))
     signatures = np.array([names.signature(k) for k in kernels], dtype=object)
     out = pd.DataFrame(
         {
             "_name": signatures[codes],  # worked out once per distinct kernel name
-            "grid": frame["grid"].fillna(""),
-            "block": frame["block"].fillna(""),
+            "grid": schema.filled(frame["grid"], ""),
+            "block": schema.filled(frame["block"], ""),
             "_row": np.arange(len(frame)),
         }
     )
@@ -75,11 +75,11 @@ def _mark_counters(launches: pd.DataFrame, rows: np.ndarray, source: pd.DataFram
     minimum = launches["bytes_model_min"].to_numpy(dtype=float)
     ratio = launches["bytes_dram"].to_numpy(dtype=float) / np.where(minimum > 0, minimum, np.nan)
     launches["excess_traffic"] = np.where(measured, ratio, np.nan)
-    launches["missing"] = launches["missing"].where(~_now_counted(launches), "")
+    launches["missing"] = schema.filled(launches["missing"].where(~_now_counted(launches)), "")
     notes = launches["notes"].to_numpy(dtype=object, na_value="")
     fixed = [n.replace(MODEL_BYTES, "measured DRAM bytes from counters") for n in notes[measured]]
     notes[measured] = fixed
-    launches["notes"] = pd.array(notes, dtype="string")
+    launches["notes"] = schema.text(pd.array(notes, dtype="string"))
 
 
 def _now_counted(launches: pd.DataFrame) -> np.ndarray:

@@ -118,7 +118,9 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         for device, tables in runs
     ]
     launches = (
-        pd.concat(frames, ignore_index=True) if frames else analysis.analyze(schema.empty(), None)
+        schema.concat(frames, ignore_index=True)
+        if frames
+        else analysis.analyze(schema.empty(), None)
     )
     launches["family"] = families.classify(launches["kernel"])
     kernels = ranking.rank(launches, options.group_by, options.latency_threshold)
@@ -134,7 +136,7 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
 
 
 def _joined(tables: list[pd.DataFrame]) -> pd.DataFrame:
-    return tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    return tables[0] if len(tables) == 1 else schema.concat(tables, ignore_index=True)
 
 
 @dataclass

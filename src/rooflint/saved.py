@@ -18,6 +18,7 @@ from rooflint.reporters import json_report
 
 FORMAT = "rooflint-json"
 READS = json_report.FORMAT_VERSION  # the newest report version read; every older one is read too
+_RESULT_FILLS = {"reason": "", "verdict": analysis.NOT_ANALYSABLE}
 _FLOAT_RESULTS = [
     "flops",
     "intensity_dram",
@@ -137,10 +138,8 @@ def launch_table(records: list, path, sources: list | None = None) -> pd.DataFra
             values = frame[col] if col in frame else pd.Series([np.nan] * n)
             out[col] = pd.to_numeric(values, errors="coerce").astype("float64").to_numpy()
         else:
-            values = frame[col] if col in frame else pd.Series([pd.NA] * n)
-            out[col] = pd.array(values.to_numpy(dtype=object), dtype="string")
-    out["reason"] = out["reason"].fillna("")
-    out["verdict"] = out["verdict"].fillna(analysis.NOT_ANALYSABLE)
+            values = frame[col] if col in frame else pd.Series([pd.NA] * n, dtype="string")
+            out[col] = schema.text(values.astype("string"), _RESULT_FILLS.get(col))
     for col in [c for c in schema.TRACE_COLUMNS if c in frame]:  # a report of a PyTorch trace
         out[col] = pd.array(
             frame[col].to_numpy(dtype=object), dtype=_TRACE_DTYPES.get(col, "string")

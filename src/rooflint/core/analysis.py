@@ -174,7 +174,7 @@ def _reasons(frame: pd.DataFrame, duration, bytes_dram, device, uncovered: np.nd
     can), the first reason that applies wins."""
     ops_missing = schema.all_na(frame, schema.OPS)
     no_counters = (
-        frame["missing"].fillna("").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
+        schema.filled(frame["missing"], "").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
     )
     checks = [
         (

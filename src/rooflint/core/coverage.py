@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names
+from rooflint.core import names, schema
 from rooflint.core.analysis import NOT_ANALYSABLE
 
 TOP = 5
@@ -44,7 +44,7 @@ def _largest(launches: pd.DataFrame, rows: np.ndarray, total: float, top: int) -
     Arrow string column joins all its chunks first (the names of 200k launches: 36 MB)."""
     if not len(rows) or not total > 0:
         return []
-    codes, kernels = pd.factorize(launches["kernel"].fillna("(unnamed)"))
+    codes, kernels = pd.factorize(schema.filled(launches["kernel"], "(unnamed)"))
     short = np.array([names.short_name(k) for k in kernels], dtype=object)
     label = pd.Series(short[codes[rows]], index=launches.index[rows])
     if "op" in launches:

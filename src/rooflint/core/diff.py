@@ -229,6 +229,7 @@ def group_stats(result: Result, runs: int = 1) -> pd.DataFrame:
         frame.groupby(KEYS, sort=False, dropna=False)["duration_s"]
         .agg(timed="count", mean_s="mean", std_s="std")
         .reset_index()
+        .astype({k: "string" for k in KEYS})  # as the group table holds them
     )
     out = kernels.merge(timing, on=KEYS, how="left", validate="one_to_one")
     out["min_s"], out["max_s"] = out["duration_min_s"], out["duration_max_s"]

@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names
+from rooflint.core import names, schema
 from rooflint.core.analysis import (
     ABOVE_ROOF,
     ABOVE_ROOF_TOLERANCE,
@@ -65,9 +65,12 @@ NO_VALUE = "(none)"  # a group key the profile did not give (no range, no grid)
 
 
 def normalise_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Group-key columns as strings with NA spelled NO_VALUE, so NA groups rank and match."""
+    """Group-key columns as text with NA spelled NO_VALUE, so NA groups rank and match (the
+    table's Categorical text stays one: no string per launch)."""
     for k in keys:
-        frame[k] = frame[k].astype("string").fillna(NO_VALUE)
+        column = frame[k]
+        text = isinstance(column.dtype, pd.CategoricalDtype)
+        frame[k] = schema.filled(column if text else column.astype("string"), NO_VALUE)
     return frame
 
 
@@ -110,7 +113,9 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     out["above_roof_launches"] = above.astype(np.int64)
     out["device_id"] = _first_present(analysed["device_id"], group, n).array
     reason = analysed["reason"]
-    out["reason"] = _first_present(reason.where(reason.fillna("") != ""), group, n).fillna("").array
+    out["reason"] = (
+        _first_present(reason.where(schema.filled(reason, "") != ""), group, n).fillna("").array
+    )
     out["limiter"] = _time_weighted_limiter(analysed["limiter"], duration, group, ok, n)
     if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
         out["excess_traffic"] = _excess(analysed, group)
@@ -127,10 +132,12 @@ def _extremes(values: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray
 
 
 def _first_present(column: pd.Series, group: np.ndarray, n: int) -> pd.Series:
-    """Per group the first value that is not NA (NA where none is), in the column's dtype."""
+    """Per group the first value that is not NA (NA where none is), in the column's dtype
+    (text as "string": the group table holds a few rows)."""
     present = np.flatnonzero(column.notna().to_numpy())
     seen, first = np.unique(group[present], return_index=True)
-    values = pd.Series(pd.NA, index=pd.RangeIndex(n), dtype=column.dtype)
+    text = isinstance(column.dtype, pd.CategoricalDtype)
+    values = pd.Series(pd.NA, index=pd.RangeIndex(n), dtype="string" if text else column.dtype)
     values.iloc[seen] = column.iloc[present[first]].to_numpy()
     return values
 
@@ -168,7 +175,14 @@ def group_codes(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, dict]
         factors.append((key, codes, distinct))
         group = pd.factorize(group * len(distinct) + codes)[0]
     first = np.unique(group, return_index=True)[1]
-    return group, {key: distinct.take(codes[first]) for key, codes, distinct in factors}
+    return group, {key: _text(distinct.take(codes[first])) for key, codes, distinct in factors}
+
+
+def _text(values) -> pd.api.extensions.ExtensionArray:
+    """Key values as the group table holds text: "string" (it has a few rows)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return pd.array(np.asarray(values, dtype=object), dtype="string")
+    return values
 
 
 def _excess(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
@@ -229,7 +243,7 @@ def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     """Per group (numbered as by group_codes), the comma-joined flags of what was not measured
     in any of its launches: `vector`, `matrix` (counters absent) and `half` (FP16 vector
     FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x)."""
-    missing = analysed["missing"].fillna("")
+    missing = schema.filled(analysed["missing"], "")
     flags = {name: missing.str.contains(text, regex=False) for name, text in UNMEASURED.items()}
     flags["half"] = analysed["ops_vector_fp16"].fillna(0) > 0
     n = int(group.max()) + 1 if len(group) else 0

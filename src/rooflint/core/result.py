@@ -73,6 +73,7 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
     """launches read = analysed + not analysable, with the reasons counted."""
     not_ok = launches["verdict"] == analysis.NOT_ANALYSABLE
     reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
+    reasons = reasons[reasons > 0]  # a Categorical counts each of its categories
     reasons = dict(
         sorted(((str(k), int(v)) for k, v in reasons.items()), key=lambda kv: (-kv[1], kv[0]))
     )

@@ -6,7 +6,6 @@ import re
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 FORMAT_VERSION = 1
 
@@ -87,9 +86,6 @@ def empty() -> pd.DataFrame:
     return conform(pd.DataFrame(index=pd.RangeIndex(0)))
 
 
-_STRING = pd.StringDtype()  # what astype("string") gives (not pandas' NaN-valued "str")
-
-
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
     """Add absent canonical columns as NA, fix dtypes and column order (extra columns dropped)."""
     n = len(frame)
@@ -107,10 +103,9 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
         elif col in INT_COLUMNS:
             out[col] = pd.array([pd.NA] * n, dtype="Int64") if values is None else _ints(values)
         elif values is None:
-            out[col] = repeated(None, n)
+            out[col] = repeated("" if col in BOOKKEEPING else None, n)
         else:
-            out[col] = values if values.dtype == _STRING else values.astype("string")
-    out["missing"], out["notes"] = out["missing"].fillna(""), out["notes"].fillna("")
+            out[col] = text(values, "" if col in BOOKKEEPING else None)
     # copy=False: each column its own block, not copied into one 2-D block per dtype
     result = pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
     for col, bad in flagged.items():
@@ -203,26 +198,71 @@ def add_note(frame: pd.DataFrame, note: str, where: np.ndarray | None = None) ->
     return frame
 
 
-def strings(codes: np.ndarray, labels: list) -> pd.api.extensions.ExtensionArray:
-    """A "string" column from integer codes into `labels` (a negative code is NA), built by Arrow
-    from the few distinct labels instead of one Python string per row."""
+def strings(codes: np.ndarray, labels: list) -> pd.Categorical:
+    """A text column from integer codes into `labels` (a negative code is NA): a Categorical
+    whose categories are the distinct labels, sorted (so that sorting by it sorts the text)."""
     codes = np.asarray(codes)
-    indices = pa.array(codes.astype(np.int32, copy=False), mask=codes < 0)
-    column = pa.DictionaryArray.from_arrays(indices, pa.array(labels, pa.string())).cast(
-        pa.string()
-    )
-    return pd.StringDtype().__from_arrow__(column)
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(labels)))
+    distinct, inverse = np.unique(np.asarray(labels, dtype=object)[used], return_inverse=True)
+    code_of = np.full(len(labels) + 1, -1)  # the last entry: a negative code stays NA
+    code_of[used] = inverse.reshape(-1)
+    codes = code_of[np.where(codes < 0, len(labels), codes)]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(distinct, dtype="str"))
 
 
-def repeated(value, n: int) -> pd.api.extensions.ExtensionArray:
-    """`value` (a string, or NA) on each of n rows, as a "string" column."""
+def repeated(value, n: int) -> pd.Categorical:
+    """`value` (a string, or NA) on each of n rows, as a text column."""
     missing = value is None or value is pd.NA
-    return strings(np.full(n, -1 if missing else 0, dtype=np.int32), ["" if missing else value])
+    return strings(np.full(n, -1 if missing else 0, dtype=np.int32), [] if missing else [value])
+
+
+def text(values, fill: str | None = None) -> pd.Categorical:
+    """Any column of text (or values read as text) as the table holds text: a Categorical of
+    sorted strings (see `strings`); NA becomes `fill` when one is given."""
+    if isinstance(values.dtype, pd.CategoricalDtype) and fill is None:
+        values = values.array if isinstance(values, pd.Series) else values
+        codes = values.codes.astype(np.int64)  # int8 for a few categories: no overflow at +1
+        used = np.bincount(codes + 1, minlength=len(values.categories) + 1)[1:] > 0
+        sorted_ = values.categories.dtype == "str" and values.categories.is_monotonic_increasing
+        if sorted_ and used.all():
+            return values
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    labels = [str(u) for u in uniques]
+    if fill is not None and (codes < 0).any():
+        codes, labels = np.where(codes < 0, len(labels), codes), labels + [fill]
+    return strings(codes, labels)
+
+
+def concat(frames: list[pd.DataFrame], **kwargs) -> pd.DataFrame:
+    """pd.concat of launch tables; a text column every table holds as a Categorical stays
+    one, over the sorted union of their categories (pd.concat would drop the Categorical)."""
+    frames = list(frames)
+    columns = [
+        c
+        for c in (frames[0].columns if frames else [])
+        if all(c in f and isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames)
+    ]
+    for c in columns:
+        union = sorted(set().union(*(f[c].cat.categories for f in frames)))
+        categories = pd.Index(union, dtype="str")
+        if all(f[c].cat.categories.equals(categories) for f in frames):
+            continue
+        frames = [f.assign(**{c: f[c].cat.set_categories(categories)}) for f in frames]
+    return pd.concat(frames, **kwargs)
+
+
+def filled(column: pd.Series, value: str) -> pd.Series:
+    """A text column with NA replaced by `value` (a Categorical gains it as a category)."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and value not in column.cat.categories:
+        if not column.hasnans:
+            return column
+        column = column.cat.add_categories([value])
+    return column.fillna(value)
 
 
 def _factorized(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     """(codes, distinct texts) of a text column, NA read as ""."""
-    codes, uniques = pd.factorize(column.fillna(""))
+    codes, uniques = pd.factorize(filled(column, ""))
     texts = [str(u) for u in uniques]
     if (codes < 0).any() or not texts:
         codes = np.where(codes < 0, len(texts), codes)
@@ -274,6 +314,8 @@ def validate(frame: pd.DataFrame) -> None:
     assert list(frame.columns[: len(COLUMNS)]) == COLUMNS, "canonical columns out of order"
     for col in FLOAT_COLUMNS:
         assert frame[col].dtype == "float64", f"{col} is {frame[col].dtype}"
+    for col in STRING_COLUMNS:
+        assert isinstance(frame[col].dtype, pd.CategoricalDtype), f"{col} is {frame[col].dtype}"
     values = frame[OPS + BYTES + ["duration_s"]].to_numpy(dtype=float)
     finite = values[~np.isnan(values)]
     assert np.isfinite(finite).all(), "infinite quantity"

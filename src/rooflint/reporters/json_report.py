@@ -200,7 +200,7 @@ def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
         return _keyed(_floats(column.to_numpy()), key)
     if is_missing:
         encode = _missing_json
-    elif isinstance(dtype, pd.StringDtype):
+    elif isinstance(dtype, pd.StringDtype | pd.CategoricalDtype):
         encode = _string_json
     elif isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
         encode = repr

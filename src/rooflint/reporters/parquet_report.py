@@ -216,7 +216,7 @@ def partition_values(sources: pd.Series) -> list[str]:
     Letters, digits, `.`, `_` and `-` are kept, any other run becomes `_`; a value that had to
     be cut to 80 characters, or that two sources would share, ends in a hash of the source.
     """
-    distinct = pd.unique(sources.fillna("").astype(str))
+    distinct = pd.unique(schema.filled(sources, "").astype(str))
     safe = {s: _UNSAFE.sub("_", s).strip("._") or "unnamed" for s in distinct}
     taken: dict[str, int] = {}
     for value in safe.values():
@@ -225,7 +225,7 @@ def partition_values(sources: pd.Series) -> list[str]:
         if taken[value] > 1 or len(value) > 80:
             digest = hashlib.sha1(source.encode("utf-8")).hexdigest()[:8]
             safe[source] = value[-71:].lstrip("._") + "-" + digest
-    return [safe[s] for s in sources.fillna("").astype(str)]
+    return [safe[s] for s in schema.filled(sources, "").astype(str)]
 
 
 def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None:

@@ -1,0 +1,66 @@
+"""The launch table's text columns: Categoricals of sorted strings (core/schema.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rooflint
+from rooflint.core import schema
+
+
+def test_strings_keeps_only_used_labels_sorted():
+    # codes into ["b", "a", "c"]: "c" is never used; -1 is NA
+    column = schema.strings(np.array([0, 1, -1, 0]), ["b", "a", "c"])
+    assert list(column.categories) == ["a", "b"]
+    assert list(column.astype(object)) == ["b", "a", np.nan, "b"]
+
+
+def test_text_of_strings_and_of_unsorted_categoricals():
+    strings = pd.Series(["z", None, "y", "z"], dtype="string")
+    column = schema.text(strings, fill="")
+    assert list(column.categories) == ["", "y", "z"]
+    assert list(column.astype(object)) == ["z", "", "y", "z"]
+    unsorted = pd.Categorical(["q", "p"], categories=["q", "p", "unused"])
+    assert list(schema.text(unsorted).categories) == ["p", "q"]
+
+
+def test_concat_keeps_text_categorical_over_the_union():
+    one = schema.conform(pd.DataFrame({"kernel": ["gemm", "copy"], "duration_s": [1.0, 2.0]}))
+    two = schema.conform(pd.DataFrame({"kernel": ["softmax"], "duration_s": [3.0]}))
+    both = schema.concat([one, two], ignore_index=True)
+    schema.validate(both)
+    assert list(both["kernel"].cat.categories) == ["copy", "gemm", "softmax"]
+    assert both["kernel"].tolist() == ["gemm", "copy", "softmax"]
+    # pd.concat alone drops the Categorical: the reason schema.concat exists
+    assert not isinstance(pd.concat([one, two])["kernel"].dtype, pd.CategoricalDtype)
+
+
+def test_filled_adds_the_category_it_fills_with():
+    column = pd.Series(pd.Categorical(["a", None]))
+    assert schema.filled(column, "(none)").tolist() == ["a", "(none)"]
+    assert schema.filled(pd.Series(pd.Categorical(["a"])), "(none)").tolist() == ["a"]
+
+
+def _profiles() -> list:
+    from tests.conftest import FIXTURES, SHARED, with_launches
+
+    folders = [FIXTURES / k for k in ("ncu", "rocprof", "kineto")]
+    folders += [SHARED / k for k in ("ncu", "rocprof", "kineto")]
+    return with_launches(
+        sorted(p for f in folders if f.is_dir() for p in f.rglob("*") if p.is_file())
+    )
+
+
+ANALYSIS_TEXT = ["device_id", "limiter", "verdict", "reason", "family"]
+
+
+@pytest.mark.parametrize("path", _profiles(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_reader_hands_over_categorical_text(path):
+    """Every reader's table, analysed, keeps the dtype contract (schema.validate): no reader
+    or later step writes a plain string column into the table."""
+    launches = rooflint.report(path).launches
+    schema.validate(launches)
+    for column in ANALYSIS_TEXT:
+        assert isinstance(launches[column].dtype, pd.CategoricalDtype), column
