@@ -53,7 +53,7 @@ class Parsed:
         self.table, self.ragged, self.repairs = table, ragged, repairs
 
 
-def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Parsed:
+def parse(pieces, header: list[str], source: str, each=None, numbers=None, repeated=()) -> Parsed:
     """Parse the quoted rows; ragged rows (older ncu drops trailing rule columns) padded.
 
     With `each`, every piece's table (then the ragged rows' own) goes to `each` in row order as
@@ -63,7 +63,10 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
     while parsing: a piece whose cells there are all plain numbers (or ncu's ways of writing
     "no value") comes with those columns as float64, which spares a string column and a cast.
     A leading units row is parsed on its own, as text. The first piece that holds anything
-    else (grouping commas, instance lists, text) and every piece after it come as text."""
+    else (grouping commas, instance lists, text) and every piece after it come as text.
+
+    `repeated` (with `each`) names text columns the parser gives as dictionaries of their
+    distinct values (kernel names: a few hundred over 10^5 launches)."""
     names = unique_names(header)
     keep = [n for n, h in zip(names, header, strict=True) if keep_column(h)]
     ragged: list[str] = []
@@ -72,9 +75,12 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
         ragged.append(row.text)
         return "skip"
 
-    text = _options(names, keep, on_invalid, [])
+    dictionaries = [n for n in keep if n in repeated] if each is not None else []
+    text = _options(names, keep, on_invalid, [], dictionaries)
     number_columns = [n for n in keep if numbers(n)] if numbers is not None else []
-    typed = _options(names, keep, on_invalid, number_columns) if number_columns else None
+    typed = (
+        _options(names, keep, on_invalid, number_columns, dictionaries) if number_columns else None
+    )
     tables: list[pa.Table] = []
     take = each or tables.append
     first = True
@@ -115,19 +121,27 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
     return Parsed(table, ragged, repairs)
 
 
-def _options(names: list[str], keep: list[str], on_invalid, numbers: list[str]) -> tuple:
+def _options(
+    names: list[str], keep: list[str], on_invalid, numbers: list[str], dictionaries: list[str]
+) -> tuple:
     """read_csv's options: the `keep` columns as text, but `numbers` as float64 (ncu's
-    no-value cells null there)."""
+    no-value cells null there) and `dictionaries` as dictionary-encoded text."""
     return (
         pacsv.ReadOptions(column_names=names, block_size=1 << 22),
         pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
         pacsv.ConvertOptions(
-            column_types={n: pa.float64() if n in numbers else pa.string() for n in keep},
+            column_types={n: _type(n, numbers, dictionaries) for n in keep},
             include_columns=keep,
             strings_can_be_null=False,
             null_values=NO_VALUE_CELLS,
         ),
     )
+
+
+def _type(column: str, numbers: list[str], dictionaries: list[str]) -> pa.DataType:
+    if column in numbers:
+        return pa.float64()
+    return pa.dictionary(pa.int32(), pa.string()) if column in dictionaries else pa.string()
 
 
 def _units_row(piece) -> tuple[memoryview, memoryview]:

@@ -203,6 +203,10 @@ def strings(codes: np.ndarray, labels: list) -> pd.Categorical:
     whose categories are the distinct labels, sorted (so that sorting by it sorts the text)."""
     codes = np.asarray(codes)
     used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(labels)))
+    ascending = all(a < b for a, b in zip(labels[:-1], labels[1:], strict=True))
+    if len(used) == len(labels) and ascending:
+        categories = pd.Index(labels, dtype="str")  # sorted, distinct and used: codes as given
+        return pd.Categorical.from_codes(np.maximum(codes, -1), categories=categories)
     distinct, inverse = np.unique(np.asarray(labels, dtype=object)[used], return_inverse=True)
     code_of = np.full(len(labels) + 1, -1)  # the last entry: a negative code stays NA
     code_of[used] = inverse.reshape(-1)
