@@ -59,7 +59,7 @@ def _read(path, encoding: str, locale: str | None, progress, whole: bool = False
     if lacking:
         raise InputError(f"header line without the {lacking} column(s); {EXPORT_HINT}", path=source)
     if details:
-        parsed = parse(rows, header, source)
+        parsed = parse(rows, header, source, repeated=REPEATED_TEXT)
         _refuse_empty(rows, parsed.table.num_rows, False, source)
         box, parsed.table = [parsed.table], None  # the page reader frees columns as it goes
         launches, notes, page_repairs = from_details(box, source, locale)

@@ -59,8 +59,6 @@ class RawPage:
         for c in table.column_names:
             if c not in metric_cols or c in _CC:
                 column = table.column(c)
-                if c in REPEATED_TEXT and not pa.types.is_dictionary(column.type):
-                    column = column.dictionary_encode()  # a piece the parser gave as text
                 self.texts.setdefault(c, []).extend(column.chunks)
         text = [c for c in metric_cols if not pa.types.is_floating(table.schema.field(c).type)]
         if len(text) < len(metric_cols):  # the parser made these float64: plain numbers, as C

@@ -65,8 +65,8 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None, repea
     A leading units row is parsed on its own, as text. The first piece that holds anything
     else (grouping commas, instance lists, text) and every piece after it come as text.
 
-    `repeated` (with `each`) names text columns the parser gives as dictionaries of their
-    distinct values (kernel names: a few hundred over 10^5 launches)."""
+    `repeated` names text columns the parser gives as dictionaries of their distinct values
+    (kernel names: a few hundred over 10^5 launches, each on ~40 rows of a details page)."""
     names = unique_names(header)
     keep = [n for n, h in zip(names, header, strict=True) if keep_column(h)]
     ragged: list[str] = []
@@ -75,7 +75,7 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None, repea
         ragged.append(row.text)
         return "skip"
 
-    dictionaries = [n for n in keep if n in repeated] if each is not None else []
+    dictionaries = [n for n in keep if n in repeated]
     text = _options(names, keep, on_invalid, [], dictionaries)
     number_columns = [n for n in keep if numbers(n)] if numbers is not None else []
     typed = (
@@ -108,7 +108,7 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None, repea
     if ragged:
         extra, skipped = _ragged_rows(ragged, names, keep)
         if extra is not None:
-            take(extra)
+            take(_encoded(extra, dictionaries))
         if skipped:
             repairs.append(
                 f"{skipped} line(s) that are not launch rows (an embedded table such as "
@@ -116,7 +116,7 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None, repea
             )
     table = None
     if each is None:
-        schema = pa.schema([(n, pa.string()) for n in keep])
+        schema = pa.schema([(n, _type(n, [], dictionaries)) for n in keep])
         table = pa.concat_tables(tables) if tables else schema.empty_table()
     return Parsed(table, ragged, repairs)
 
@@ -142,6 +142,14 @@ def _type(column: str, numbers: list[str], dictionaries: list[str]) -> pa.DataTy
     if column in numbers:
         return pa.float64()
     return pa.dictionary(pa.int32(), pa.string()) if column in dictionaries else pa.string()
+
+
+def _encoded(table: pa.Table, columns: list[str]) -> pa.Table:
+    """`table` with `columns` dictionary-encoded, as the parser gives them."""
+    for name in columns:
+        at = table.schema.get_field_index(name)
+        table = table.set_column(at, name, table.column(name).dictionary_encode())
+    return table
 
 
 def _units_row(piece) -> tuple[memoryview, memoryview]:
