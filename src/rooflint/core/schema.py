@@ -201,17 +201,23 @@ def add_note(frame: pd.DataFrame, note: str, where: np.ndarray | None = None) ->
 def strings(codes: np.ndarray, labels: list) -> pd.Categorical:
     """A text column from integer codes into `labels` (a negative code is NA): a Categorical
     whose categories are the distinct labels, sorted (so that sorting by it sorts the text)."""
-    codes = np.asarray(codes)
-    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(labels)))
+    codes = np.asarray(codes).astype(np.int64, copy=False)
+    if len(codes) and codes.min() < -1:
+        codes = np.maximum(codes, -1)
+    used = np.flatnonzero(np.bincount(codes + 1, minlength=len(labels) + 1)[1:])
     ascending = all(a < b for a, b in zip(labels[:-1], labels[1:], strict=True))
-    if len(used) == len(labels) and ascending:
-        categories = pd.Index(labels, dtype="str")  # sorted, distinct and used: codes as given
-        return pd.Categorical.from_codes(np.maximum(codes, -1), categories=categories)
+    if len(used) == len(labels) and ascending:  # sorted, distinct and used: codes as given
+        return _categorical(codes, labels)
     distinct, inverse = np.unique(np.asarray(labels, dtype=object)[used], return_inverse=True)
-    code_of = np.full(len(labels) + 1, -1)  # the last entry: a negative code stays NA
+    code_of = np.full(len(labels) + 1, -1)  # code -1 reads the last entry: NA stays NA
     code_of[used] = inverse.reshape(-1)
-    codes = code_of[np.where(codes < 0, len(labels), codes)]
-    return pd.Categorical.from_codes(codes, categories=pd.Index(distinct, dtype="str"))
+    return _categorical(code_of[codes], distinct)
+
+
+def _categorical(codes: np.ndarray, categories) -> pd.Categorical:
+    """Codes checked by the caller (each -1 or a category's position): not validated again."""
+    index = pd.Index(categories, dtype="str")
+    return pd.Categorical.from_codes(codes, categories=index, validate=False)
 
 
 def repeated(value, n: int) -> pd.Categorical:
