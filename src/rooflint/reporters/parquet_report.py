@@ -165,6 +165,8 @@ def _array(values: pd.Series, kind: pa.DataType) -> pa.Array:
         return pa.array(values.astype("Int64"), kind)
     if pa.types.is_boolean(kind):
         return pa.array(values.astype("boolean"), kind)
+    if isinstance(values.dtype, pd.CategoricalDtype):  # the launch table's text: Arrow decodes
+        return pa.array(values, from_pandas=True).cast(pa.string())
     return pa.array(values.astype("string"), pa.string())
 
 
