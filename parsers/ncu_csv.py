@@ -17,7 +17,7 @@ from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 
 from .ncu_lines import NotUtf8, Rows, header_index, no_profile_message, prof_only
-from .ncu_pages import REPEATED_TEXT, NotPiecewise, RawPage, from_details
+from .ncu_pages import NotPiecewise, RawPage, from_details
 from .ncu_table import EXPORT_HINT, name_devices, parse
 
 CUT = "last line cut short (the file ends mid-row: a truncated copy?) skipped"
@@ -59,7 +59,7 @@ def _read(path, encoding: str, locale: str | None, progress, whole: bool = False
     if lacking:
         raise InputError(f"header line without the {lacking} column(s); {EXPORT_HINT}", path=source)
     if details:
-        parsed = parse(rows, header, source, repeated=REPEATED_TEXT)
+        parsed = parse(rows, header, source)
         _refuse_empty(rows, parsed.table.num_rows, False, source)
         box, parsed.table = [parsed.table], None  # the page reader frees columns as it goes
         launches, notes, page_repairs = from_details(box, source, locale)
@@ -89,8 +89,7 @@ def _raw(rows: Rows, header: list[str], source: str, locale: str | None, whole: 
     """(parsed rows, page) of a raw page: its values made numbers a piece at a time as the file
     streams in (or, `whole`, once every row is read)."""
     page = RawPage(source, locale, whole)
-    each = None if whole else page.add
-    parsed = parse(rows, header, source, each, page.numbers, REPEATED_TEXT)
+    parsed = parse(rows, header, source, None if whole else page.add, page.numbers)
     if whole:
         page.add(parsed.table)
         parsed.table = None

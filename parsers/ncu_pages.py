@@ -58,8 +58,7 @@ class RawPage:
         metric_cols = [c for c in table.column_names if _is_metric(c)]
         for c in table.column_names:
             if c not in metric_cols or c in _CC:
-                column = table.column(c)
-                self.texts.setdefault(c, []).extend(column.chunks)
+                self.texts.setdefault(c, []).extend(table.column(c).chunks)
         text = [c for c in metric_cols if not pa.types.is_floating(table.schema.field(c).type)]
         if len(text) < len(metric_cols):  # the parser made these float64: plain numbers, as C
             self.typed = True
@@ -135,7 +134,7 @@ class RawPage:
             locale = decided_locale(de, en, ambiguous, self.source)
             if self.read_de - {locale == "de_DE"}:
                 raise NotPiecewise
-        frame = pa.table({c: _chunked(v, c) for c, v in self.texts.items()})
+        frame = pa.table({c: pa.chunked_array(v) for c, v in self.texts.items()})  # as parsed
         self.texts = {}
         frame = frame.to_pandas()
         unreadable = []
@@ -152,16 +151,6 @@ class RawPage:
         holds them, so launch_table can let them go)."""
         wide = {c: _joined(self.values.pop(c)) for c in list(self.values)}
         return pd.DataFrame(wide, index=index, copy=False)  # copy=False: no block copy
-
-
-# Text the launches repeat (a few hundred kernels in a whole-model capture): kept as a
-# dictionary of its distinct values per piece, which pandas reads as a Categorical.
-REPEATED_TEXT = ("Kernel Name", "Grid Size", "Block Size", "device__attribute_display_name")
-_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
-
-
-def _chunked(chunks: list[pa.Array], column: str) -> pa.ChunkedArray:
-    return pa.chunked_array(chunks, _DICTIONARY if column in REPEATED_TEXT else pa.string())
 
 
 def _joined(pieces: list[np.ndarray]) -> np.ndarray:

@@ -23,6 +23,10 @@ EXPORT_HINT = (
 NVTX_MARKERS = ("Push/Pop_Range", "Start/Stop_Range")
 IDENTITY = {"ID", "Process ID", "Kernel Name", "Block Size", "Grid Size", "Device", "CC"}
 TEXT_METRICS = {"device__attribute_display_name"}
+# Text the launches repeat (a few hundred kernels over 10^5 launches of a whole-model capture,
+# each on ~40 rows of a details page): parsed as dictionaries of the distinct values, which
+# pandas reads as Categoricals.
+REPEATED_TEXT = {"Kernel Name", "Grid Size", "Block Size", "device__attribute_display_name"}
 VALUE_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 
 
@@ -53,7 +57,7 @@ class Parsed:
         self.table, self.ragged, self.repairs = table, ragged, repairs
 
 
-def parse(pieces, header: list[str], source: str, each=None, numbers=None, repeated=()) -> Parsed:
+def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Parsed:
     """Parse the quoted rows; ragged rows (older ncu drops trailing rule columns) padded.
 
     With `each`, every piece's table (then the ragged rows' own) goes to `each` in row order as
@@ -63,10 +67,8 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None, repea
     while parsing: a piece whose cells there are all plain numbers (or ncu's ways of writing
     "no value") comes with those columns as float64, which spares a string column and a cast.
     A leading units row is parsed on its own, as text. The first piece that holds anything
-    else (grouping commas, instance lists, text) and every piece after it come as text.
-
-    `repeated` names text columns the parser gives as dictionaries of their distinct values
-    (kernel names: a few hundred over 10^5 launches, each on ~40 rows of a details page)."""
+    else (grouping commas, instance lists, text) and every piece after it come as text
+    (REPEATED_TEXT as dictionaries)."""
     names = unique_names(header)
     keep = [n for n, h in zip(names, header, strict=True) if keep_column(h)]
     ragged: list[str] = []
@@ -75,12 +77,9 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None, repea
         ragged.append(row.text)
         return "skip"
 
-    dictionaries = [n for n in keep if n in repeated]
-    text = _options(names, keep, on_invalid, [], dictionaries)
+    text = _options(names, keep, on_invalid, [])
     number_columns = [n for n in keep if numbers(n)] if numbers is not None else []
-    typed = (
-        _options(names, keep, on_invalid, number_columns, dictionaries) if number_columns else None
-    )
+    typed = _options(names, keep, on_invalid, number_columns) if number_columns else None
     tables: list[pa.Table] = []
     take = each or tables.append
     first = True
@@ -108,7 +107,7 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None, repea
     if ragged:
         extra, skipped = _ragged_rows(ragged, names, keep)
         if extra is not None:
-            take(_encoded(extra, dictionaries))
+            take(extra)
         if skipped:
             repairs.append(
                 f"{skipped} line(s) that are not launch rows (an embedded table such as "
@@ -116,21 +115,19 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None, repea
             )
     table = None
     if each is None:
-        schema = pa.schema([(n, _type(n, [], dictionaries)) for n in keep])
+        schema = pa.schema([(n, _type(n)) for n in keep])
         table = pa.concat_tables(tables) if tables else schema.empty_table()
     return Parsed(table, ragged, repairs)
 
 
-def _options(
-    names: list[str], keep: list[str], on_invalid, numbers: list[str], dictionaries: list[str]
-) -> tuple:
-    """read_csv's options: the `keep` columns as text, but `numbers` as float64 (ncu's
-    no-value cells null there) and `dictionaries` as dictionary-encoded text."""
+def _options(names: list[str], keep: list[str], on_invalid, numbers: list[str]) -> tuple:
+    """read_csv's options: the `keep` columns as text (`_type`), but `numbers` as float64
+    (ncu's no-value cells null there)."""
     return (
         pacsv.ReadOptions(column_names=names, block_size=1 << 22),
         pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
         pacsv.ConvertOptions(
-            column_types={n: _type(n, numbers, dictionaries) for n in keep},
+            column_types={n: pa.float64() if n in numbers else _type(n) for n in keep},
             include_columns=keep,
             strings_can_be_null=False,
             null_values=NO_VALUE_CELLS,
@@ -138,18 +135,9 @@ def _options(
     )
 
 
-def _type(column: str, numbers: list[str], dictionaries: list[str]) -> pa.DataType:
-    if column in numbers:
-        return pa.float64()
-    return pa.dictionary(pa.int32(), pa.string()) if column in dictionaries else pa.string()
-
-
-def _encoded(table: pa.Table, columns: list[str]) -> pa.Table:
-    """`table` with `columns` dictionary-encoded, as the parser gives them."""
-    for name in columns:
-        at = table.schema.get_field_index(name)
-        table = table.set_column(at, name, table.column(name).dictionary_encode())
-    return table
+def _type(column: str) -> pa.DataType:
+    """A text column's Arrow type: a dictionary for REPEATED_TEXT."""
+    return pa.dictionary(pa.int32(), pa.string()) if column in REPEATED_TEXT else pa.string()
 
 
 def _units_row(piece) -> tuple[memoryview, memoryview]:
@@ -216,7 +204,7 @@ def _ragged_rows(rows: list[str], names: list[str], keep: list[str]):
     extra = None
     if fixed:
         where = {n: i for i, n in enumerate(names)}
-        extra = pa.table({n: pa.array([r[where[n]] for r in fixed], pa.string()) for n in keep})
+        extra = pa.table({n: pa.array([r[where[n]] for r in fixed], _type(n)) for n in keep})
     return extra, len(parsed) - len(fixed)
 
 
