@@ -102,10 +102,9 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
             out[col] = values
         elif col in INT_COLUMNS:
             out[col] = pd.array([pd.NA] * n, dtype="Int64") if values is None else _ints(values)
-        elif values is None:
-            out[col] = repeated("" if col in BOOKKEEPING else None, n)
-        else:
-            out[col] = text(values, "" if col in BOOKKEEPING else None)
+        else:  # text; the bookkeeping columns say "" where there is nothing to say
+            fill = "" if col in BOOKKEEPING else None
+            out[col] = repeated(fill, n) if values is None else text(values, fill)
     # copy=False: each column its own block, not copied into one 2-D block per dtype
     result = pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
     for col, bad in flagged.items():
@@ -247,18 +246,18 @@ def concat(frames: list[pd.DataFrame], **kwargs) -> pd.DataFrame:
     """pd.concat of launch tables; a text column every table holds as a Categorical stays
     one, over the sorted union of their categories (pd.concat would drop the Categorical)."""
     frames = list(frames)
-    columns = [
+    text = [
         c
         for c in (frames[0].columns if frames else [])
         if all(c in f and isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames)
     ]
-    for c in columns:
-        union = sorted(set().union(*(f[c].cat.categories for f in frames)))
-        categories = pd.Index(union, dtype="str")
-        if all(f[c].cat.categories.equals(categories) for f in frames):
-            continue
-        frames = [f.assign(**{c: f[c].cat.set_categories(categories)}) for f in frames]
-    return pd.concat(frames, **kwargs)
+    dtypes = {c: pd.CategoricalDtype(_union([f[c] for f in frames])) for c in text}
+    return pd.concat([f.astype(dtypes) for f in frames], **kwargs)
+
+
+def _union(columns: list[pd.Series]) -> pd.Index:
+    """The sorted union of Categorical columns' categories."""
+    return pd.Index(sorted(set().union(*(c.cat.categories for c in columns))), dtype="str")
 
 
 def filled(column: pd.Series, value: str) -> pd.Series:

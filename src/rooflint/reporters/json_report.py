@@ -29,7 +29,7 @@ def launch_fields(launches: pd.DataFrame) -> list[str]:
 # The report's own version (docs/json-format.md). 2: launches one object a line with null fields
 # left out, and each source named once in "sources" (a launch gives its "source_index").
 FORMAT_VERSION = 2
-CHUNK_ROWS = 10000  # launches encoded at a time: bounds the writer's memory on any input size
+CHUNK_ROWS = 10_000  # launches encoded at a time: bounds the writer's memory on any input size
 
 
 def render(result, top: int | None = None, **_options) -> str:
