@@ -94,14 +94,18 @@ def test_a_loaded_launch_table_can_be_edited_in_place():
 
 def test_launch_text_is_categorical_and_reads_as_text():
     """Kernel names repeat over thousands of launches, so the table holds its text as
-    Categoricals; what a user does with text still works on them. The bundled RTX 2080 Ti
-    export has 2 launches of one kernel (`volta_sgemm_128x64_nn`, read off the file)."""
-    launches = rooflint.load(ROOT / "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv")
+    Categoricals; what a user does with text still works on them. The bundled A100 details
+    export has 11 launches of 4 kernels, counted off the file's ID and Kernel Name cells: a
+    CUTLASS GEMM 6 times, InitializeMatrix_kernel<__half> and <float> twice each, and
+    ampere_s16816gemm_fp16_256x128_ldg8_stages_64x3_nn once."""
+    launches = rooflint.load(ROOT / "fixtures/ncu/a100-gemm-details.csv")
     kernel = launches["kernel"]
     assert str(kernel.dtype) == "category"
-    assert list(kernel.cat.categories) == sorted(set(kernel.dropna()))
-    assert kernel.str.contains("sgemm").all()
-    assert (kernel == kernel.iloc[0]).all()
+    assert len(kernel.cat.categories) == 4
+    assert list(kernel.cat.categories) == sorted(kernel.cat.categories)
+    assert kernel.str.startswith("void InitializeMatrix_kernel<").sum() == 4
+    assert (kernel == "ampere_s16816gemm_fp16_256x128_ldg8_stages_64x3_nn").sum() == 1
+    assert sorted(kernel.value_counts().tolist(), reverse=True) == [6, 2, 2, 1]
     edited = launches["notes"].astype("string")  # new text goes into a "string" column
     edited.iloc[0] = "checked by hand"
     assert edited.iloc[0] == "checked by hand"
