@@ -474,6 +474,36 @@ def test_json_report_is_byte_identical_to_json_dumps(mixed, monkeypatch):
     assert json.loads(json_report.render(res)) == json_report.document(res)
 
 
+def test_json_chunk_is_let_go_before_the_next_is_encoded(tmp_path, monkeypatch):
+    """Writing a streamed report holds one chunk of launch lines at a time: neither the writer
+    nor the generator keeps the last chunk while the next is made (the 200k-launch JSON peak
+    was 10 MB higher when both did)."""
+    import weakref
+
+    from rooflint.cli import output
+    from rooflint.reporters import json_report
+
+    class Lines(bytearray):  # bytes cannot be weakly referenced; a bytearray subclass can
+        pass
+
+    made = []
+    encode = json_report.launch_lines
+
+    def tracked(frame, codes):
+        assert all(ref() is None for ref in made), "an earlier chunk is still held"
+        lines = Lines(encode(frame, codes))
+        made.append(weakref.ref(lines))
+        return lines
+
+    res = pipeline.build([str(FIXTURES / "ncu" / "a100-gemm-details.csv")])  # 11 launches
+    expected = json_report.render(res)
+    monkeypatch.setattr(json_report, "launch_lines", tracked)
+    monkeypatch.setattr(json_report, "CHUNK_ROWS", 3)
+    output.write(str(tmp_path / "out.json"), json_report.chunks(res))
+    assert len(made) == 4  # 3 + 3 + 3 + 2 launches
+    assert (tmp_path / "out.json").read_text(encoding="utf-8") == expected
+
+
 def test_json_report_names_each_source_once_and_leaves_nulls_out(mixed):
     from rooflint.reporters import json_report
 

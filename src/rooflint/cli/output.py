@@ -29,6 +29,7 @@ def write(target: str | None, data: str | bytes | Iterable[str | bytes | memoryv
             else:
                 sys.stdout.flush()  # the text written so far goes first
                 sys.stdout.buffer.write(piece)
+            del piece  # not held while the next piece is made
         sys.stdout.flush()
         return
     path = Path(target)
@@ -49,6 +50,7 @@ def write(target: str | None, data: str | bytes | Iterable[str | bytes | memoryv
         with os.fdopen(fd, "wb") as fh:
             for piece in pieces:
                 fh.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
+                del piece  # not held while the next piece is made
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -60,6 +60,7 @@ def chunks(result, top: int | None = None, **_options) -> Iterator[bytes | memor
             ).encode("utf-8")
         yield b"\n" if start == 0 else b",\n"
         yield lines
+        del part, lines  # not held while the next chunk is encoded
     tail = head[at + len(json.dumps(_PLACEHOLDER)) :]
     yield (("\n ]" if len(launches) else "]") + tail + "\n").encode("utf-8")
 
