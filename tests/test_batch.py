@@ -389,6 +389,25 @@ def test_gzip_export_reads_like_the_plain_file(kind, tmp_path):
     _assert_same(parsers, ncu_reference, packed, plain)
 
 
+@pytest.mark.parametrize(
+    "piece, rows",
+    [
+        (b'"a","1"\n"b","2"\n', b'"a","1"\n"b","2"\n'),  # rows only: unchanged
+        (b'==PROF== x\n"a"\n', b'"a"\n'),  # a message first
+        (b'"a"\nloss 0.5\nepoch 2\n"b"\n', b'"a"\n"b"\n'),  # two app lines in a row
+        (b'"a"\n\n"b"\n==PROF== Disconnected', b'"a"\n"b"\n'),  # empty line; no final \n
+        (b'"a"\nsaid "hi"\n', b'"a"\n'),  # a quote inside a line is not a row start
+        (b"only text\n", b""),
+        (b"", b""),
+    ],
+)
+def test_only_the_quoted_lines_are_kept(piece, rows):
+    """The rule of ncu_lines: a row is a line that starts with a double quote."""
+    from parsers.ncu_lines import quoted_lines
+
+    assert bytes(quoted_lines(bytearray(piece))) == rows
+
+
 def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
     """The reader streams the file in pieces cut at line ends: pieces of a few hundred bytes
     (many cuts, some right after the header, some inside runs of app output) change nothing."""
