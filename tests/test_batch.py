@@ -668,6 +668,10 @@ def test_json_floats_are_written_as_repr_writes_them():
     spread = 10 ** rng.uniform(-12, 22, 50_000) * rng.choice([-1, 1], 50_000)
     edges = [0.0, -0.0, 1e-4, 1e-6, 1e-5, 1.2e-5, 1e16, 5e-324, 1.7976931348623157e308]
     edges += [0.1 + 0.2, 2.0**53 + 2, 1e15 + 0.5, 123456789012345.6, -123456789012345.6]
+    edges += [3e-6, 7e-5, 2e-8, 4.5e-10]  # one digit: no point ("3e-06")
+    for limit in [1e-9, 1e-6, 1e-5, 1e-4, *(10.0**k for k in range(10, 17))]:  # layout edges
+        edges += [limit, np.nextafter(limit, 0), np.nextafter(limit, np.inf), limit * 1.5]
+    edges += [-v for v in edges]
     values = np.concatenate([spread, np.round(spread * 1e3) / 1e3, np.round(spread % 1e17), edges])
     values = np.concatenate([values, values.astype(np.float32).astype(np.float64)])
     values = values[np.isfinite(values)]

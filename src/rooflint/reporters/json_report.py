@@ -211,81 +211,116 @@ def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
         return None
     codes, uniques = pd.factorize(column, use_na_sentinel=True)  # each distinct value once
     texts = [encode(plain(v)) for v in uniques.tolist()]
-    texts = pa.array([t if t not in ("null", "{}") else None for t in texts] + [None])
-    return _keyed(texts.take(pa.array(np.where(codes < 0, len(texts) - 1, codes))), key)
+    texts = [key + t if t not in ("null", "{}") else None for t in texts] + [None]
+    return pa.array(texts, pa.large_string()).take(np.where(codes < 0, len(texts) - 1, codes))
 
 
 def _keyed(text: pa.Array, key: str) -> pa.Array:
     """key + text per cell, null where the text is null."""
-    return pc.binary_join_element_wise(_large(key), text.cast(pa.large_string()), _large(""))
+    return pc.binary_join_element_wise(_large(key), text, _large(""))
 
 
 def _floats(numbers: np.ndarray) -> pa.Array:
     """repr of each float (what json.dumps writes), null where plain gives None (NaN,
-    infinities). Arrow writes the same shortest round-trip digits, laid out differently in
-    places; those are rewritten (and the few left, if any, given repr itself)."""
+    infinities). Arrow writes the same shortest round-trip digits as repr, laid out differently
+    by magnitude. The values are sorted by layout, each run is rewritten with slices only (no
+    regex, no pass over the other values), and the texts are put back in place."""
+    layout = _layouts(numbers)
+    order = np.argsort(layout, kind="stable")
+    ordered, texts, start = numbers[order], [], 0
+    for kind, count in enumerate(np.bincount(layout, minlength=len(_REWRITES)).tolist()):
+        if count:
+            texts.append(_REWRITES[kind](ordered[start : start + count], kind))
+        start += count
+    if not texts:
+        return pa.array([], pa.large_string())
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    return pa.concat_arrays(texts).take(pa.array(back))
+
+
+# The layouts, by magnitude m = |x| (powers of ten are exact thresholds: a float's shortest
+# digits are below 10^k exactly when the float is below the float nearest 10^k):
+_AS_ARROW = 0  # m < 1e-9, 1e-4 <= m < 1e10, m >= 1e16: Arrow writes what repr writes
+_PADDED = 1  # 1e-9 <= m < 1e-6: "1.5e-7" -> "1.5e-07"
+_SHIFTED = (2, 3)  # 1e-6 <= m < 1e-5, 1e-5 <= m < 1e-4: "0.0000012" -> "1.2e-06"
+_INTEGRAL = 4  # integral, m < 1e16: "100" -> "100.0"
+_NOT_FINITE = 5  # null
+_MOVED = 6  # 6..11: not integral, 1e10 <= m < 1e16: "2.96673352e+13" -> "29667335200000.5"
+_MOVED_ABOVE = np.array([1e11, 1e12, 1e13, 1e14, 1e15])
+
+
+def _layouts(numbers: np.ndarray) -> np.ndarray:
+    size = np.abs(numbers)
     finite = np.isfinite(numbers)
-    arrow = pc.cast(pa.array(numbers, mask=~finite), pa.large_string())
-    exponent = pc.fill_null(pc.match_substring(arrow, "e"), False).to_numpy(zero_copy_only=False)
-    size = np.abs(np.where(finite, numbers, 0))
-    integral = finite & (size < 1e16) & (np.floor(numbers) == numbers)  # "100" -> "100.0"
-    small = ~integral & (size < 1e-4)  # repr writes an exponent; Arrow does only below 1e-6
-    placed = ~integral & ~small & (size < 1e16)  # repr writes these positionally
-    forms = (
-        (integral, lambda _: _join(_integers(numbers[integral]), ".0")),  # -0.0 too
-        (small & exponent, _padded),  # "1.5e-7" -> "1.5e-07"
-        (small & ~exponent, _shifted),  # "0.000012" -> "1.2e-05"
-        (placed & exponent, _positional),  # "2.96673352e+13" -> "29667335200000.5"
-    )
-    text = arrow
-    for mask, rewrite in forms:
-        if mask.any():
-            text = pc.replace_with_mask(text, pa.array(mask), rewrite(arrow.filter(mask)))
-    rest = pc.fill_null(pc.match_substring(text, "e+"), False).to_numpy(zero_copy_only=False)
-    rest &= placed  # an exponent _positional did not move (none is known): repr itself
-    if rest.any():
-        exact = list(map(float.__repr__, numbers[rest].tolist()))
-        text = pc.replace_with_mask(text, pa.array(rest), pa.array(exact, pa.large_string()))
-    return text
+    integral = finite & (size < 1e16) & (np.floor(numbers) == numbers)
+    layout = np.zeros(len(numbers), dtype=np.intp)
+    layout[(size >= 1e-9) & (size < 1e-6)] = _PADDED
+    layout[(size >= 1e-6) & (size < 1e-5)] = _SHIFTED[0]
+    layout[(size >= 1e-5) & (size < 1e-4)] = _SHIFTED[1]
+    moved = ~integral & (size >= 1e10) & (size < 1e16)
+    layout[moved] = _MOVED + np.searchsorted(_MOVED_ABOVE, size[moved], side="right")
+    layout[integral] = _INTEGRAL
+    layout[~finite] = _NOT_FINITE
+    return layout
 
 
-def _integers(values: np.ndarray) -> pa.Array:
-    """Integral floats below 1e16 as integers ("-0" for -0.0)."""
+def _as_arrow(values: np.ndarray, _kind: int) -> pa.Array:
+    return pc.cast(pa.array(values), pa.large_string())
+
+
+def _padded(values: np.ndarray, _kind: int) -> pa.Array:
+    """One exponent digit (-7 to -9): a 0 before it."""
+    return pc.utf8_replace_slice(_as_arrow(values, _kind), start=-1, stop=-1, replacement="0")
+
+
+def _shifted(values: np.ndarray, kind: int) -> pa.Array:
+    """ "0.0000d..." (exponent -5) or "0.00000d..." (-6) as "d.de-05": the digits after the
+    zeros, a point after the first (dropped when it is the only one), the exponent."""
+    exponent = 5 if kind == _SHIFTED[1] else 6
+    digits = pc.utf8_slice_codeunits(_as_arrow(np.abs(values), kind), start=exponent + 1)
+    text = pc.utf8_replace_slice(digits, start=1, stop=1, replacement=".")
+    text = _join(text, f"e-0{exponent}")
+    return _signed(pc.replace_substring(text, ".e", "e"), values)
+
+
+def _moved(values: np.ndarray, kind: int) -> pa.Array:
+    """ "d.ddddde+N" (N = 10 to 15, more than N digits after the point) with the point moved N
+    places right and the exponent dropped."""
+    exponent = 10 + kind - _MOVED
+    text = pc.utf8_slice_codeunits(_as_arrow(np.abs(values), kind), start=0, stop=-4)
+    text = pc.utf8_replace_slice(text, start=1, stop=2, replacement="")
+    text = pc.utf8_replace_slice(text, start=exponent + 1, stop=exponent + 1, replacement=".")
+    return _signed(text, values)
+
+
+def _integral(values: np.ndarray, _kind: int) -> pa.Array:
+    """Integral floats below 1e16 as integers with ".0" ("-0.0" for -0.0)."""
     text = pc.cast(pa.array(values.astype(np.int64)), pa.large_string())
     negative_zero = (values == 0) & np.signbit(values)
     if negative_zero.any():
         text = pc.if_else(pa.array(negative_zero), _large("-0"), text)
-    return text
+    return _join(text, ".0")
+
+
+def _not_finite(values: np.ndarray, _kind: int) -> pa.Array:
+    return pa.nulls(len(values), pa.large_string())
+
+
+def _signed(text: pa.Array, values: np.ndarray) -> pa.Array:
+    negative = values < 0
+    if not negative.any():
+        return text
+    return pc.if_else(
+        pa.array(negative), pc.binary_join_element_wise(_large("-"), text, _large("")), text
+    )
+
+
+_REWRITES = [_as_arrow, _padded, *[_shifted] * 2, _integral, _not_finite, *[_moved] * 6]
 
 
 def _join(text: pa.Array, suffix: str) -> pa.Array:
     return pc.binary_join_element_wise(text, _large(suffix), _large(""))
-
-
-def _padded(text: pa.Array) -> pa.Array:
-    return pc.replace_substring_regex(text, r"e-([0-9])$", r"e-0\1")
-
-
-def _shifted(text: pa.Array) -> pa.Array:
-    """0.0000d... (1e-6 <= x < 1e-4) as repr writes it: d.de-05 or d.de-06."""
-    for zeros, exp in (("00000", "06"), ("0000", "05")):
-        head = rf"^(-?)0\.{zeros}([1-9])"
-        text = pc.replace_substring_regex(text, head + r"([0-9]+)$", rf"\1\2.\3e-{exp}")
-        text = pc.replace_substring_regex(text, head + "$", rf"\1\2e-{exp}")
-    return text
-
-
-def _positional(text: pa.Array) -> pa.Array:
-    """d.ddddde+N of a value that is not an integer (so more than N digits follow the point)
-    as repr writes it below 1e16: the point moved N places (one pass per exponent present)."""
-    exponents = pc.extract_regex(text, r"e\+(?P<n>[0-9]+)$").field("n")
-    exponents = pc.cast(exponents, pa.int64()).to_numpy()
-    for n in np.unique(exponents):
-        mask = exponents == n
-        pattern = rf"^(-?[0-9])\.([0-9]{{{n}}})([0-9]+)e\+0?{n}$"
-        moved = pc.replace_substring_regex(text.filter(mask), pattern, r"\1\2.\3")
-        text = pc.replace_with_mask(text, pa.array(mask), moved)
-    return text
 
 
 def _large(text: str) -> pa.Scalar:
