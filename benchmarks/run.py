@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 sys.path.insert(0, str(HERE))
 
+import formats  # noqa: E402
 import generate  # noqa: E402
 import trace_bench  # noqa: E402
 
@@ -242,6 +243,7 @@ def main() -> None:
     )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
+    formats.with_compiled_bytecode()
     started = time.perf_counter()
     prepare(args.quick)
     r = args.repeats
@@ -292,7 +294,7 @@ def main() -> None:
         Path(args.json).write_text(
             json.dumps({"machine": machine, "rows": rows.rows}, indent=1) + "\n"
         )
-    __import__("formats").main([RAW, DETAILS])  # peak RSS and time per output format
+    formats.main([RAW, DETAILS])  # peak RSS and time per output format
 
 
 if __name__ == "__main__":

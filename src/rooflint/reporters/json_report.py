@@ -199,12 +199,13 @@ def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
     dtype = column.dtype
     if dtype == np.float64 and not is_missing:
         return _keyed(_floats(column.to_numpy()), key)
+    if (isinstance(dtype, pd.Int64Dtype) or dtype == np.int64) and not is_missing:
+        integers = pa.array(column, pa.int64(), from_pandas=True)  # <NA> is null
+        return _keyed(pc.cast(integers, pa.large_string()), key)  # the digits repr writes
     if is_missing:
         encode = _missing_json
     elif isinstance(dtype, pd.StringDtype | pd.CategoricalDtype):
         encode = _string_json
-    elif isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
-        encode = repr
     elif isinstance(dtype, pd.BooleanDtype) or dtype == np.bool_:
         encode = _bool_json
     else:
