@@ -37,6 +37,21 @@ def test_concat_keeps_text_categorical_over_the_union():
     assert not isinstance(pd.concat([one, two])["kernel"].dtype, pd.CategoricalDtype)
 
 
+def test_concat_of_tables_with_other_columns_keeps_pandas_order_index_and_na():
+    """A column only some tables hold (a PyTorch trace's `op`) comes where pd.concat puts it,
+    missing where a table lacked it; NA text stays NA; the index is pd.concat's."""
+    one = schema.conform(pd.DataFrame({"kernel": ["gemm", None], "duration_s": [1.0, 2.0]}))
+    two = schema.conform(pd.DataFrame({"kernel": ["copy"], "duration_s": [3.0]}))
+    two["op"] = pd.array(["aten::mm"], dtype="string")
+    both = schema.concat([one, two])
+    assert list(both.columns) == list(pd.concat([one, two]).columns)
+    assert list(both.index) == [0, 1, 0]
+    assert both["kernel"].astype(object).tolist() == ["gemm", np.nan, "copy"]
+    assert list(both["kernel"].cat.categories) == ["copy", "gemm"]
+    assert both["op"].isna().tolist() == [True, True, False] and both["op"].iloc[2] == "aten::mm"
+    assert both["duration_s"].tolist() == [1.0, 2.0, 3.0]
+
+
 def test_filled_adds_the_category_it_fills_with():
     column = pd.Series(pd.Categorical(["a", None]))
     assert schema.filled(column, "(none)").tolist() == ["a", "(none)"]

@@ -251,13 +251,22 @@ def concat(frames: list[pd.DataFrame], **kwargs) -> pd.DataFrame:
         for c in (frames[0].columns if frames else [])
         if all(c in f and isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames)
     ]
-    dtypes = {c: pd.CategoricalDtype(_union([f[c] for f in frames])) for c in text}
-    return pd.concat([f.astype(dtypes) for f in frames], **kwargs)
+    if len(frames) < 2 or not text:
+        return pd.concat(frames, **kwargs)
+    joined = pd.concat([f.drop(columns=text) for f in frames], **kwargs)
+    for column in text:  # each table's codes mapped into the union: no per-table recoding
+        joined[column] = _joined_text([f[column].array for f in frames])
+    return joined[list(dict.fromkeys(c for f in frames for c in f.columns))]  # pd.concat's order
 
 
-def _union(columns: list[pd.Series]) -> pd.Index:
-    """The sorted union of Categorical columns' categories."""
-    return pd.Index(sorted(set().union(*(c.cat.categories for c in columns))), dtype="str")
+def _joined_text(columns: list[pd.Categorical]) -> pd.Categorical:
+    """The columns one after another, over the sorted union of their categories."""
+    union = pd.Index(sorted(set().union(*(c.categories for c in columns))), dtype="str")
+    codes = []
+    for column in columns:
+        position = np.append(union.get_indexer(column.categories), -1)  # code -1 stays NA
+        codes.append(position[column.codes])
+    return _categorical(np.concatenate(codes), union)
 
 
 def filled(column: pd.Series, value: str) -> pd.Series:
