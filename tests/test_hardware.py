@@ -218,6 +218,7 @@ def test_get_is_case_insensitive_and_unknown_lists_close_ids():
         ("NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"),
         ("NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"),
         ("NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"),
+        ("A100-PG509-200", "a100-sxm4-80gb"),  # the board name of the 80GB SXM part
         ("NVIDIA H100 80GB HBM3", "h100-sxm"),
         ("NVIDIA H100 PCIe", "h100-pcie"),
         ("NVIDIA H200", "h200-sxm"),
