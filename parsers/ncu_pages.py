@@ -200,7 +200,11 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
 
 
 def _codes(column) -> tuple[np.ndarray, list]:
-    encoded = column.combine_chunks().dictionary_encode()
+    """(code per row, distinct texts) of a text column; a dictionary column (as the parser
+    reads the metric names and units) is combined over one unified dictionary."""
+    encoded = column.combine_chunks()
+    if not pa.types.is_dictionary(encoded.type):
+        encoded = encoded.dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return codes, encoded.dictionary.to_pylist()
 

@@ -26,7 +26,14 @@ TEXT_METRICS = {"device__attribute_display_name"}
 # Text the launches repeat (a few hundred kernels over 10^5 launches of a whole-model capture,
 # each on ~40 rows of a details page): parsed as dictionaries of the distinct values, which
 # pandas reads as Categoricals.
-REPEATED_TEXT = {"Kernel Name", "Grid Size", "Block Size", "device__attribute_display_name"}
+REPEATED_TEXT = {
+    "Kernel Name",
+    "Grid Size",
+    "Block Size",
+    "device__attribute_display_name",
+    "Metric Name",  # a details page: a few dozen names, each on every launch
+    "Metric Unit",
+}
 VALUE_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 
 
