@@ -158,9 +158,10 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 
 
 # The launch list is most of a large report, and json.dumps runs its pure-Python encoder over
-# every value. launch_lines writes the same text column by column: each distinct string, integer
-# or float is encoded once, exactly as json.dumps encodes it (json.dumps for strings, repr for
-# floats and ints), and Arrow joins the pieces. tests/test_batch.py checks it against json.dumps.
+# every value. launch_lines writes the same text column by column, exactly as json.dumps does:
+# each distinct string (json.dumps) once; integers and floats by Arrow's cast, floats' layout
+# then made repr's (_floats); Arrow joins the pieces. tests/test_batch.py checks it against
+# json.dumps.
 _PLACEHOLDER = "\x00rooflint launches\x00"
 _LINE_INDENT = "  "
 
@@ -255,7 +256,7 @@ def _layouts(numbers: np.ndarray) -> np.ndarray:
     size = np.abs(numbers)
     finite = np.isfinite(numbers)
     integral = finite & (size < 1e16) & (np.floor(numbers) == numbers)
-    layout = np.zeros(len(numbers), dtype=np.intp)
+    layout = np.full(len(numbers), _AS_ARROW, dtype=np.intp)
     layout[(size >= 1e-9) & (size < 1e-6)] = _PADDED
     layout[(size >= 1e-6) & (size < 1e-5)] = _SHIFTED[0]
     layout[(size >= 1e-5) & (size < 1e-4)] = _SHIFTED[1]
@@ -276,8 +277,8 @@ def _padded(values: np.ndarray, _kind: int) -> pa.Array:
 
 
 def _shifted(values: np.ndarray, kind: int) -> pa.Array:
-    """ "0.0000d..." (exponent -5) or "0.00000d..." (-6) as "d.de-05": the digits after the
-    zeros, a point after the first (dropped when it is the only one), the exponent."""
+    """Arrow's "0.0000d..." (exponent -5) or "0.00000d..." (-6) as "d.de-05": the digits
+    after the zeros, a point after the first (none when it is the only one), the exponent."""
     exponent = 5 if kind == _SHIFTED[1] else 6
     digits = pc.utf8_slice_codeunits(_as_arrow(np.abs(values), kind), start=exponent + 1)
     text = pc.utf8_replace_slice(digits, start=1, stop=1, replacement=".")
@@ -286,8 +287,8 @@ def _shifted(values: np.ndarray, kind: int) -> pa.Array:
 
 
 def _moved(values: np.ndarray, kind: int) -> pa.Array:
-    """ "d.ddddde+N" (N = 10 to 15, more than N digits after the point) with the point moved N
-    places right and the exponent dropped."""
+    """Arrow's "d.ddddde+N" (N = 10 to 15, more than N digits after the point) with the point
+    moved N places right and the exponent dropped."""
     exponent = 10 + kind - _MOVED
     text = pc.utf8_slice_codeunits(_as_arrow(np.abs(values), kind), start=0, stop=-4)
     text = pc.utf8_replace_slice(text, start=1, stop=2, replacement="")
