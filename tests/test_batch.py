@@ -571,6 +571,16 @@ def test_json_report_byte_identical_on_awkward_values(tmp_path):
     assert json_report.render(res) == _json_dumps(res)
 
 
+def test_json_lines_of_identical_launches(tmp_path):
+    """A chunk whose every column holds one value (the same launch three times) is written as
+    json.dumps writes it: columns of one value are joined onto the lines as scalars."""
+    from rooflint.reporters import json_report
+
+    res = pipeline.build([str(FIXTURES / "ncu" / "a100-gemm-details.csv")])
+    res.launches = res.launches.iloc[[0, 0, 0]].reset_index(drop=True)
+    assert json_report.render(res) == _json_dumps(res)
+
+
 # --- several large files are read by a pool of processes, with the same outcome --------------
 
 

@@ -197,6 +197,8 @@ def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> memoryview | bytes |
 def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
     """key + JSON text for every cell, null where the value is null (NA, NaN, infinities) or,
     for `missing`, an empty map: such fields are left out."""
+    if len(column) > 1 and _one_value(column):  # ceilings, a device's name, unmeasured counters
+        return _encoded(column.iloc[:1], is_missing, key)[0]  # a scalar: the same on every line
     dtype = column.dtype
     if dtype == np.float64 and not is_missing:
         return _keyed(_floats(column.to_numpy()), key)
@@ -215,6 +217,17 @@ def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
     texts = [encode(plain(v)) for v in uniques.tolist()]
     texts = [key + t if t not in ("null", "{}") else None for t in texts] + [None]
     return pa.array(texts, pa.large_string()).take(np.where(codes < 0, len(texts) - 1, codes))
+
+
+def _one_value(column: pd.Series) -> bool:
+    """Whether every cell holds the same value (or every cell is missing)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.array.codes
+        return bool((codes == codes[0]).all())
+    if column.dtype == np.float64:
+        values = column.to_numpy()
+        return bool((values == values[0]).all() or np.isnan(values).all())
+    return column.nunique(dropna=False) == 1
 
 
 def _keyed(text: pa.Array, key: str) -> pa.Array:
