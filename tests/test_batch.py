@@ -672,7 +672,7 @@ def test_json_floats_are_written_as_repr_writes_them():
     vs "1.5e-07", "0.000012" vs "1.2e-05"), large ones Arrow writes with an exponent below 1e16
     ("2.96673352e+13"). Expected: repr of every float, over magnitudes 1e-12 to 1e22, rounded
     and single-precision values, and the edge cases named below."""
-    from rooflint.reporters.json_report import _floats
+    from rooflint.reporters.arrow_text import floats as _floats
 
     rng = np.random.default_rng(7)
     spread = 10 ** rng.uniform(-12, 22, 50_000) * rng.choice([-1, 1], 50_000)
