@@ -22,8 +22,15 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FORMATS = ["table", "json", "markdown", "html", "parquet"]
-SUFFIX = {"table": ".txt", "json": ".json", "markdown": ".md", "html": ".html", "parquet": ""}
+FORMATS = ["table", "json", "csv", "markdown", "html", "parquet"]
+SUFFIX = {
+    "table": ".txt",
+    "json": ".json",
+    "csv": ".csv",
+    "markdown": ".md",
+    "html": ".html",
+    "parquet": "",
+}
 RSS_TARGET = 3.0
 # The plain parse of run.py: header located and the lines that are not rows skipped, so that
 # stdout-shaped files (==PROF== lines, application output) parse as rooflint reads them.

@@ -3,6 +3,7 @@ names), plus the Markdown, HTML, CSV and chart specifics and the `rooflint plot`
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -401,6 +402,48 @@ def test_csv_round_trips_and_is_deterministic():
     per_kernel = list(csv.DictReader(io.StringIO(reporters.render(res, "csv", per="kernel"))))
     assert list(per_kernel[0]) == list(ranking.KERNEL_COLUMNS)
     assert [int(r["rank"]) for r in per_kernel] == list(range(1, len(res.kernels) + 1))
+
+
+def _awkward(res):
+    """res's launches with the cells a CSV writer must get right: text with quotes, commas,
+    line ends, non-ASCII and nothing in it; -0.0, infinities, NaN, 1e16, 1e-5; a missing
+    integer; a column that holds one value."""
+    launches = res.launches.copy()
+    names = ['say "hi"', "a,b", "line\nend", "cr\rhere", "µs 😀", "", "plain"]
+    kernel = [names[i % len(names)] for i in range(len(launches))]
+    launches["kernel"] = pd.array(kernel, dtype="string")
+    launches.loc[launches.index[:1], "kernel"] = pd.NA
+    duration = launches["duration_s"].to_numpy().copy()
+    duration[:6] = [-0.0, np.inf, -np.inf, np.nan, 1e16, 1e-5][: len(duration[:6])]
+    launches["duration_s"] = duration
+    launches["launch_id"] = launches["launch_id"].astype("Int64")
+    launches.loc[launches.index[1:2], "launch_id"] = pd.NA
+    res.launches = launches
+    return res
+
+
+@pytest.mark.parametrize("per", ["launch", "kernel"])
+@pytest.mark.parametrize("excel_safe", [False, True])
+def test_csv_is_what_pandas_to_csv_writes(per, excel_safe, monkeypatch):
+    """The CSV is built column by column with Arrow, a chunk at a time; expected: pandas'
+    to_csv of the same rows (the writer before, which formats every cell in Python)."""
+    res = _awkward(copy.copy(cached("nan")))
+    assert len(res.launches) >= 6
+    expected = csv_report.table(res, per)
+    if excel_safe:
+        expected = csv_report.defuse(expected)
+    expected = expected.to_csv(index=False, lineterminator="\n")
+    assert csv_report.render(res, per=per, excel_safe=excel_safe) == expected
+    monkeypatch.setattr(csv_report, "CHUNK_ROWS", 2)  # many chunks: the same text
+    assert csv_report.render(res, per=per, excel_safe=excel_safe) == expected
+
+
+def test_csv_of_identical_launches_and_of_none():
+    res = copy.copy(cached("nan"))
+    res.launches = res.launches.iloc[[0, 0, 0]].reset_index(drop=True)  # every column one value
+    assert csv_report.render(res) == csv_report.table(res).to_csv(index=False, lineterminator="\n")
+    res.launches = res.launches.iloc[:0]
+    assert csv_report.render(res) == ",".join(csv_report.table(res).columns) + "\n"
 
 
 def test_csv_excel_safe_defuses_formulas_only_when_asked():

@@ -22,7 +22,11 @@ FORMATS = {
 }
 # format -> (module, function) giving the output as consecutive pieces of text or bytes: formats
 # whose output grows with the launch count, written without holding the whole output.
-STREAMED = {"json": ("json_report", "chunks"), "parquet": ("parquet_report", "pieces")}
+STREAMED = {
+    "json": ("json_report", "chunks"),
+    "csv": ("csv_report", "chunks"),
+    "parquet": ("parquet_report", "pieces"),
+}
 CHART_FORMATS = ("png", "svg", "pdf")  # the formats `plot` draws: a subset of FORMATS
 # diff format -> (module, function, default --top); github is Markdown also sent to the step summary
 DIFF_FORMATS = {
