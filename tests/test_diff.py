@@ -516,6 +516,50 @@ def test_saved_report_reads_back_every_launch():
     pd.testing.assert_frame_equal(loaded, res.launches, check_exact=True, check_like=True)
 
 
+def _saved_both_ways(path: Path, monkeypatch) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The launches of the JSON report at `path` read a few lines at a time (the writer's
+    layout) and read whole (json.load, as any other layout is)."""
+    monkeypatch.setattr(saved, "CHUNK_BYTES", 300)  # a chunk every line or two
+    chunked = saved.read_document(path)["launches"]
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    whole = saved.launch_table(doc["launches"], path, doc["sources"])
+    return chunked, whole
+
+
+def test_saved_report_read_in_chunks_is_the_report_read_whole(tmp_path, monkeypatch):
+    """A report of ncu and rocprof exports and a PyTorch trace (whose op/module columns are
+    present on some launches only): the table read chunk by chunk is the table read whole."""
+    from tests.conftest import shared
+
+    inputs = [A100, RTX, shared("kineto/tracelens-h100-bert-small-uncased.json.gz")]
+    for i, source in enumerate(inputs):
+        out = tmp_path / f"r{i}.json"
+        assert run("report", source, "-f", "json", "-q", "-o", out).exit_code == 0
+        chunked, whole = _saved_both_ways(out, monkeypatch)
+        assert isinstance(chunked, pd.DataFrame) and len(chunked) == len(whole) > 0
+        pd.testing.assert_frame_equal(chunked, whole, check_exact=True)
+
+
+def test_saved_report_in_another_layout_or_cut_short(tmp_path):
+    """CRLF line ends (a checkout on Windows): read whole, the same launches. A launch line cut
+    in the middle: one clear error naming the file, exit 2."""
+    out = tmp_path / "r.json"
+    run("report", A100, "-f", "json", "-q", "-o", out)
+    expected = saved.load(out).launches
+    crlf = tmp_path / "crlf.json"
+    crlf.write_bytes(out.read_bytes().replace(b"\n", b"\r\n"))
+    pd.testing.assert_frame_equal(saved.load(crlf).launches, expected, check_exact=True)
+    lines = out.read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(b'  {"source_index"'))
+    lines[at + 1] = lines[at + 1][:40]
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(b"\n".join(lines))
+    result = run("diff", cut, out)
+    assert result.exit_code == 2
+    assert "cut.json" in result.output and "not valid JSON" in result.output
+    assert "Traceback" not in result.output
+
+
 # Reports saved by rooflint before format_version 2 (the golden files as that release wrote them):
 # every launch names its source and carries its null fields.
 V1 = {

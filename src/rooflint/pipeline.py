@@ -82,7 +82,7 @@ def _side_run(path: str, options: Options):
     """(Result, the tool that wrote it when it is a saved report, else None)."""
     doc = saved.read_document(path)
     if doc is not None:
-        return saved.load(path, options.latency_threshold), str(doc.get("tool"))
+        return saved.from_document(doc, path, options.latency_threshold), str(doc.get("tool"))
     return build([path], options), None
 
 

