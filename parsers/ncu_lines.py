@@ -226,6 +226,7 @@ def _unquoted_starts(piece: bytearray) -> list[int]:
     data = np.frombuffer(piece, dtype=np.uint8)
     breaks = np.flatnonzero(data[:-1] == ord("\n"))
     starts = (breaks[data[breaks + 1] != ord('"')] + 1).tolist()
+    del data  # the view lets go of `piece` (resized next) even if a profiler holds this frame
     return [0, *starts] if piece and piece[0] != ord('"') else starts
 
 

@@ -408,6 +408,22 @@ def test_only_the_quoted_lines_are_kept(piece, rows):
     assert bytes(quoted_lines(bytearray(piece))) == rows
 
 
+def test_quoted_lines_while_a_profiler_holds_its_frames():
+    """A profiler or debugger may keep the frames it sees: the piece is resized all the same
+    (a frame holding a numpy view of it made `del piece[kept:]` raise BufferError)."""
+    import sys
+
+    from parsers.ncu_lines import quoted_lines
+
+    held = []
+    sys.setprofile(lambda frame, event, arg: held.append(frame) if event == "return" else None)
+    try:
+        rows = quoted_lines(bytearray(b'==PROF== x\n"a"\napp print\n"b"\n'))
+    finally:
+        sys.setprofile(None)
+    assert bytes(rows) == b'"a"\n"b"\n' and held
+
+
 def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
     """The reader streams the file in pieces cut at line ends: pieces of a few hundred bytes
     (many cuts, some right after the header, some inside runs of app output) change nothing."""
