@@ -235,6 +235,41 @@ def huge(rows: Table) -> None:
     )
 
 
+def saved_report(rows: Table, repeats: int) -> None:
+    """j: a saved JSON report of the 200k raw export read back (`rooflint diff` of two of them):
+    time against json.load of the same file, and the diff's peak memory."""
+    import json
+
+    from rooflint import saved
+
+    report = DATA / "raw-200k-stdout.json"
+    if not report.exists():
+        command = [sys.executable, "-m", "rooflint", "report", str(RAW), "-q", "-o", str(report)]
+        subprocess.run([*command, "--format", "json"], check=True)
+    ref, sub = paired(
+        lambda: json.loads(report.read_bytes()), as_the_command(lambda: saved.load(report)), repeats
+    )
+    rows.add("j saved 200k report", "saved.load / json.load", sub / ref, None, f"{sub:.2f} s")
+    code = (
+        "import sys\nfrom rooflint.cli.main import main\n"
+        "try:\n"
+        f"    main(['diff', {str(report)!r}, {str(report)!r}])\n"
+        "except SystemExit:\n    pass\n"
+        "hwm = next(int(l.split()[1]) for l in open('/proc/self/status')\n"
+        "           if l.startswith('VmHWM'))\n"
+        "print(hwm * 1024, file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    peak, size = int(out.stderr.split()[-1]), report.stat().st_size
+    rows.add(
+        "j saved 200k report",
+        "diff of two: peak RSS / one file",
+        peak / size,
+        None,
+        f"{peak / 2**20:.0f} MiB for 2 x {size / 2**20:.0f} MiB",
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -264,6 +299,7 @@ def main() -> None:
         huge(rows)
     rows.timed("i real H200 export gzip", REAL, None, max(5, r))  # issue 14 sets no target
     trace_bench.rows(rows, DATA, max(1, r - 1), paired)
+    saved_report(rows, max(1, r - 1))
     plain_start = [sys.executable, "-c", "import pandas"]
     ref, sub = paired(
         lambda: subprocess.run(plain_start, check=True, capture_output=True),
