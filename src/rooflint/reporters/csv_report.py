@@ -97,8 +97,8 @@ def _cells(column: pd.Series) -> pa.Array | pa.Scalar | None:
     if len(column) > 1 and arrow_text.one_value(column):
         return _cells(column.iloc[:1])[0]
     dtype = column.dtype
-    if dtype == np.float64:
-        return _floats(column.to_numpy())
+    if dtype == np.float64 or isinstance(dtype, pd.Float64Dtype):  # a trace's model columns
+        return _floats(column.to_numpy(dtype=np.float64, na_value=np.nan))
     if isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
         return pc.cast(pa.array(column, pa.int64(), from_pandas=True), pa.large_string())
     if isinstance(dtype, pd.StringDtype | pd.CategoricalDtype | pd.BooleanDtype) or dtype in (
