@@ -48,7 +48,7 @@ def test_dataset_folder_is_partitioned_by_source_and_reads_back_exactly(inputs, 
     parts = sorted(p.name for p in out.iterdir())
     assert parts == sorted(
         f"source_key={s}"
-        for s in parquet_report.partition_values(pd.Series(expected["source"].unique()))
+        for s in parquet_report.partition_values(pd.Series(expected["source"].unique())).to_pylist()
     )
     assert all(" " not in p and "/" not in p for p in parts)
     assert [p.name for p in (out / parts[0]).iterdir()] == ["part-0.parquet"]
@@ -134,8 +134,9 @@ def test_single_file_output(inputs, tmp_path):
     expected = pipeline.build([str(inputs)]).launches
     assert table.num_rows == len(expected)
     assert table.column("source").to_pylist() == expected["source"].tolist()  # input order kept
-    assert table.column("source_key").to_pylist() == parquet_report.partition_values(
-        expected["source"]
+    assert (
+        table.column("source_key").to_pylist()
+        == parquet_report.partition_values(expected["source"]).to_pylist()
     )
     assert json.loads(table.schema.metadata[b"rooflint"])["per"] == "launch"
 
@@ -214,18 +215,29 @@ def test_missing_parent_folder_is_a_usage_error(inputs, tmp_path):
     ],
 )
 def test_partition_values_are_folder_safe_and_distinct(sources, expected):
-    values = parquet_report.partition_values(pd.Series(sources))
+    values = parquet_report.partition_values(pd.Series(sources)).to_pylist()
     for value, start in zip(values, expected, strict=True):
         assert value.startswith(start)
         assert all(c.isascii() and (c.isalnum() or c in "._-") for c in value)
     assert len(set(values)) == len(set(sources))
 
 
+def test_a_source_keeps_its_partition_value_in_every_row_group():
+    """Two sources that make the same folder name both get a hash, also in a row group that
+    holds only one of them (each group's values were once worked out from its own rows)."""
+    res = pipeline.build([str(FIXTURES / "ncu" / "a100-gemm-details.csv")])  # 11 launches
+    res.launches["source"] = schema.text(pd.Series(["prof.csv"] * 6 + ["./prof.csv"] * 5))
+    whole = parquet_report.arrow_table(res, "launch").column("source_key").to_pylist()
+    first = parquet_report.arrow_table(res, "launch", slice(0, 3)).column("source_key")
+    assert first.to_pylist() == whole[:3] and whole[0] != whole[-1]
+    assert whole[0].startswith("prof.csv-")
+
+
 def test_long_sources_are_cut_with_a_hash():
     long = "/" + "deep/" * 40 + "profile.csv"
-    value = parquet_report.partition_values(pd.Series([long]))[0]
+    value = parquet_report.partition_values(pd.Series([long])).to_pylist()[0]
     assert len(value) <= 80 and value.endswith(
-        parquet_report.partition_values(pd.Series([long]))[0][-9:]
+        parquet_report.partition_values(pd.Series([long])).to_pylist()[0][-9:]
     )
     assert "profile.csv" in value
 

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -148,7 +149,8 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         arrays.append(_array(values, kind))
     if per == "launch":
         fields.append(pa.field(PARTITION, pa.string()))
-        arrays.append(pa.array(partition_values(_rows(frame["source"], rows)), pa.string()))
+        keys = partition_values(frame["source"])  # over every source: the same key in each group
+        arrays.append(keys if rows is None else keys[rows])
     meta = {
         METADATA_KEY: json.dumps(_metadata(result, per, units), ensure_ascii=False).encode("utf-8")
     }
@@ -216,22 +218,25 @@ def _ceilings(device) -> dict | None:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def partition_values(sources: pd.Series) -> list[str]:
-    """A folder-safe partition value per source path, distinct for distinct sources.
+def partition_values(sources: pd.Series) -> pa.Array:
+    """A folder-safe partition value per source path (Arrow strings), distinct for distinct
+    sources, worked out once per distinct source.
 
     Letters, digits, `.`, `_` and `-` are kept, any other run becomes `_`; a value that had to
     be cut to 80 characters, or that two sources would share, ends in a hash of the source.
     """
-    distinct = pd.unique(schema.filled(sources, "").astype(str))
-    safe = {s: _UNSAFE.sub("_", s).strip("._") or "unnamed" for s in distinct}
+    codes, distinct = pd.factorize(schema.filled(sources, ""))
+    distinct = [str(s) for s in distinct]
+    safe = [_UNSAFE.sub("_", s).strip("._") or "unnamed" for s in distinct]
     taken: dict[str, int] = {}
-    for value in safe.values():
+    for value in safe:
         taken[value] = taken.get(value, 0) + 1
-    for source, value in safe.items():
+    for i, (source, value) in enumerate(zip(distinct, safe, strict=True)):
         if taken[value] > 1 or len(value) > 80:
             digest = hashlib.sha1(source.encode("utf-8")).hexdigest()[:8]
-            safe[source] = value[-71:].lstrip("._") + "-" + digest
-    return [safe[s] for s in schema.filled(sources, "").astype(str)]
+            safe[i] = value[-71:].lstrip("._") + "-" + digest
+    indices = pa.array(codes.astype(np.int32))
+    return pa.DictionaryArray.from_arrays(indices, pa.array(safe, pa.string())).cast(pa.string())
 
 
 def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None:
