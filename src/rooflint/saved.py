@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 from pathlib import Path
@@ -54,7 +55,7 @@ def read_document(path: str | Path) -> dict | None:
     if not looks_saved(path):
         return None
     try:
-        data = Path(path).read_bytes().removeprefix(BOM)  # bytes: text would be 1-4 per char
+        data = Path(path).read_bytes().removeprefix(codecs.BOM_UTF8)  # text: 1-4 bytes a char
         written = _as_written(data)
         doc = json.loads((written[0] if written else data).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -75,7 +76,6 @@ def read_document(path: str | Path) -> dict | None:
 _LAUNCHES_OPEN = b'\n "launches": [\n'
 _LAUNCHES_CLOSE = b"\n ]\n}\n"
 CHUNK_BYTES = 8 << 20
-BOM = b"\xef\xbb\xbf"
 
 
 def _as_written(data: bytes) -> tuple[bytes, int, int] | None:

@@ -101,12 +101,10 @@ def _cells(column: pd.Series) -> pa.Array | pa.Scalar | None:
         return _floats(column.to_numpy(dtype=np.float64, na_value=np.nan))
     if isinstance(dtype, pd.Int64Dtype) or dtype == np.int64:
         return pc.cast(pa.array(column, pa.int64(), from_pandas=True), pa.large_string())
-    if isinstance(dtype, pd.StringDtype | pd.CategoricalDtype | pd.BooleanDtype) or dtype in (
-        np.bool_,
-        object,
-    ):
+    text = isinstance(dtype, pd.StringDtype | pd.CategoricalDtype | pd.BooleanDtype)
+    if text or dtype in (np.bool_, np.object_):
         codes, uniques = pd.factorize(column, use_na_sentinel=True)  # each distinct value once
-        fields = [_field(str(v)) for v in uniques.tolist()] + [None]
+        fields = _fields([str(v) for v in uniques.tolist()]) + [None]
         return pa.array(fields, pa.large_string()).take(np.where(codes < 0, len(fields) - 1, codes))
     return None
 
@@ -121,12 +119,18 @@ def _floats(numbers: np.ndarray) -> pa.Array:
     return text
 
 
-def _field(value: str) -> str:
-    """`value` as Python's csv writer writes a field (quoted when it holds , " or a line end)."""
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerow([value, ""])  # a lone "" would be quoted
-    return out.getvalue()[:-2]
+def _fields(values: list[str]) -> list[str]:
+    """Each value as Python's csv writer writes a field (quoted when it holds , " or a line
+    end): pandas' to_csv writes every cell through that writer."""
+    out, fields = io.StringIO(), []
+    writer = csv.writer(out, lineterminator="\n")
+    for value in values:
+        out.seek(0)
+        out.truncate()
+        writer.writerow([value, ""])  # a lone "" would be written quoted
+        fields.append(out.getvalue()[:-2])
+    return fields
 
 
 def _row(values: list[str]) -> str:
-    return ",".join(_field(v) for v in values) + "\n"
+    return ",".join(_fields(values)) + "\n"
