@@ -540,6 +540,15 @@ def test_saved_report_read_in_chunks_is_the_report_read_whole(tmp_path, monkeypa
         pd.testing.assert_frame_equal(chunked, whole, check_exact=True)
 
 
+def test_a_trace_is_not_parsed_to_learn_it_is_no_report(tmp_path, monkeypatch):
+    """`rooflint diff trace.json ...` asks whether each side is a saved report: a JSON file
+    without a format_version key is not, and is left unparsed for its own reader."""
+    trace = tmp_path / "t.json"
+    trace.write_text('{"schemaVersion": 1, "traceEvents": []}')
+    monkeypatch.setattr(saved.json, "loads", lambda *a, **k: pytest.fail("parsed"))
+    assert saved.read_document(trace) is None
+
+
 def test_saved_report_in_another_layout_or_cut_short(tmp_path):
     """CRLF line ends (a checkout on Windows): read whole, the same launches. A launch line cut
     in the middle: one clear error naming the file, exit 2."""

@@ -56,6 +56,8 @@ def read_document(path: str | Path) -> dict | None:
         return None
     try:
         data = Path(path).read_bytes().removeprefix(codecs.BOM_UTF8)  # text: 1-4 bytes a char
+        if b'"format_version"' not in data:  # a trace, not a report: not parsed twice
+            return None
         written = _as_written(data)
         doc = json.loads((written[0] if written else data).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
