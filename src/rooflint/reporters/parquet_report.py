@@ -150,7 +150,7 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
     if per == "launch":
         fields.append(pa.field(PARTITION, pa.string()))
         keys = partition_values(frame["source"])  # over every source: the same key in each group
-        arrays.append(keys if rows is None else keys[rows])
+        arrays.append((keys if rows is None else keys[rows]).cast(pa.string()))
     meta = {
         METADATA_KEY: json.dumps(_metadata(result, per, units), ensure_ascii=False).encode("utf-8")
     }
@@ -218,9 +218,9 @@ def _ceilings(device) -> dict | None:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def partition_values(sources: pd.Series) -> pa.Array:
-    """A folder-safe partition value per source path (Arrow strings), distinct for distinct
-    sources, worked out once per distinct source.
+def partition_values(sources: pd.Series) -> pa.DictionaryArray:
+    """A folder-safe partition value per source path (Arrow dictionary-encoded strings: the
+    codes are all that is per launch), distinct for distinct sources.
 
     Letters, digits, `.`, `_` and `-` are kept, any other run becomes `_`; a value that had to
     be cut to 80 characters, or that two sources would share, ends in a hash of the source.
@@ -236,7 +236,7 @@ def partition_values(sources: pd.Series) -> pa.Array:
             digest = hashlib.sha1(source.encode("utf-8")).hexdigest()[:8]
             safe[i] = value[-71:].lstrip("._") + "-" + digest
     indices = pa.array(codes.astype(np.int32))
-    return pa.DictionaryArray.from_arrays(indices, pa.array(safe, pa.string())).cast(pa.string())
+    return pa.DictionaryArray.from_arrays(indices, pa.array(safe, pa.string()))
 
 
 def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None:
