@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import pytest
 
@@ -145,6 +147,58 @@ def test_no_device_means_not_analysable_with_the_fix():
     )
     r = analysis.analyze(frame, None).iloc[0]
     assert r["verdict"] == analysis.NOT_ANALYSABLE and "--device" in r["reason"]
+
+
+# The round device at half its clock (a profile locked low): half of every compute ceiling.
+HALF_CLOCK = dataclasses.replace(
+    DEVICE,
+    compute={k: Ceiling(v.value / 2, "test") for k, v in DEVICE.compute.items()},
+)
+NO_TENSOR = dataclasses.replace(
+    DEVICE, id="vector-only", compute=dict(list(DEVICE.compute.items())[:1])
+)
+NO_DRAM = dataclasses.replace(DEVICE, id="no-dram", memory={"l2": DEVICE.memory["l2"]})
+
+
+def test_each_launch_is_analysed_with_its_own_profiles_device():
+    # a folder: the same two launches under five devices, one analysis over all ten rows
+    gemm = {"kernel": "g", "duration_s": 2e-3, "bytes_dram": 1e9, "ops_matrix_fp16": 1e11}
+    copy = {"kernel": "c", "duration_s": 2e-3, "bytes_dram": 1e9, "ops_vector_fp32": 0.0}
+    devices = [DEVICE, HALF_CLOCK, None, NO_TENSOR, NO_DRAM]
+    frame = launches(*({**row, "launch_id": i} for i in range(5) for row in (gemm, copy)))
+    out = analysis.analyze_each(frame, [(d, 2) for d in devices], analysis.LATENCY_THRESHOLD)
+    # the gemm: 1e11 FLOP at 100 TFLOP/s = 1 ms against 1e9 B at 1 TB/s = 1 ms: 1 ms of 2 ms;
+    # at half clock 2 ms of compute: on the roof, compute-bound
+    assert list(out["t_bound_s"][:4]) == pytest.approx([1e-3, 1e-3, 2e-3, 1e-3])
+    assert list(out["verdict"][:4]) == [
+        analysis.LATENCY_BOUND,
+        analysis.LATENCY_BOUND,
+        analysis.COMPUTE_BOUND,
+        analysis.LATENCY_BOUND,
+    ]
+    assert [None if pd.isna(d) else d for d in out["device_id"]] == ["round"] * 4 + [None] * 2 + [
+        "vector-only"
+    ] * 2 + ["no-dram"] * 2
+    assert list(out["reason"][4:]) == [
+        "no device ceilings (pass --device ID or --device-file)",
+        "no device ceilings (pass --device ID or --device-file)",
+        "no ceiling for matrix_fp16 on this device",
+        "",  # the copy needs no tensor roof
+        "device has no DRAM bandwidth",
+        "device has no DRAM bandwidth",
+    ]
+    # and every row exactly as analysing its profile alone would give
+    for i, device in enumerate(devices):
+        alone = analysis.analyze(frame.iloc[2 * i : 2 * i + 2], device)
+        pd.testing.assert_frame_equal(
+            out.iloc[2 * i : 2 * i + 2].astype(object), alone.astype(object), check_exact=True
+        )
+
+
+def test_devices_must_cover_every_launch():
+    frame = launches({"kernel": "k", "launch_id": 0, "duration_s": 1e-3})
+    with pytest.raises(ValueError, match="cover 2 rows of 1"):
+        analysis.analyze_each(frame, [(DEVICE, 2)], analysis.LATENCY_THRESHOLD)
 
 
 def test_ranking_by_headroom_not_by_efficiency():

@@ -98,29 +98,18 @@ def build(
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
-    runs, uses = [], {}  # runs: [device, [launch tables]] of consecutive profiles
+    devices, uses = [], {}  # devices: (device, launch count) of each profile, in input order
     user = _user_ceilings(options)
     for profile in profiles:
         device, provenance, ident = _device_for(profile, options, user)
-        key = getattr(device, "id", None)
-        use = uses.setdefault(key, DeviceUse(device, provenance, []))
+        use = uses.setdefault(getattr(device, "id", None), DeviceUse(device, provenance, []))
         _note_identity(use, ident)
         use.sources.append(profile.source)
         use.by_source[profile.source] = device
-        if runs and runs[-1][0] == device:
-            runs[-1][1].append(profile.launches)
-        else:
-            runs.append([device, [profile.launches]])
-    # the analysis is launch by launch: one call per run of profiles on the same ceilings (a
-    # folder of one GPU's exports: one call), launches kept in input order
-    frames = [
-        analysis.analyze(_joined(tables), device, options.latency_threshold)
-        for device, tables in runs
-    ]
-    launches = (
-        schema.concat(frames, ignore_index=True)
-        if frames
-        else analysis.analyze(schema.empty(), None)
+        devices.append((device, len(profile.launches)))
+    # one analysis over every profile's launches, each launch with its own profile's ceilings
+    launches = analysis.analyze_each(
+        _joined([p.launches for p in profiles]), devices, options.latency_threshold
     )
     launches["family"] = families.classify(launches["kernel"])
     kernels = ranking.rank(launches, options.group_by, options.latency_threshold)
@@ -136,6 +125,8 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
 
 
 def _joined(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    if not tables:
+        return schema.empty()
     return tables[0] if len(tables) == 1 else schema.concat(tables, ignore_index=True)
 
 

@@ -46,6 +46,7 @@ RESULT_COLUMNS = [
 # DRAM bandwidth against the DRAM roof instead (the bytes and duration were measured).
 NO_FLOP_COUNTERS = "no FLOP counters on this GPU"
 _NO_COUNTERS_MARK = "has no typed FLOP counters"
+_NO_DRAM_ROOF = "device has no DRAM bandwidth"
 
 RESULT_UNITS = {
     "flops": "op",
@@ -67,25 +68,36 @@ def analyze(
 
     `device` has `id`, `compute` {class: Ceiling} in op/s and `memory` {level: Ceiling} in
     byte/s (a `rooflint.hardware.Device`); None means no ceilings are known.
-
-    The math runs on numpy arrays taken once from the table, and the result columns join it in
-    one step: a per-column pandas assignment costs more than the arithmetic on a 10k-launch file.
     """
-    compute = _values(device.compute) if device is not None else {}
-    memory = _values(device.memory) if device is not None else {}
+    return analyze_each(launches, [(device, len(launches))], latency_threshold)
+
+
+def analyze_each(
+    launches: pd.DataFrame, devices: list[tuple[object, int]], latency_threshold: float
+) -> pd.DataFrame:
+    """`analyze` where consecutive rows have their own device: `devices` is [(device, row
+    count)] in row order (a folder of profiles, each with its own clock-scaled ceilings).
+
+    The math runs on numpy arrays taken once from the table, with each ceiling spread to a value
+    per launch (NaN where that launch's device lacks it), and the result columns join it in one
+    step: a per-column pandas assignment costs more than the arithmetic on a 10k-launch file.
+    """
+    if sum(n for _, n in devices) != len(launches):
+        raise ValueError(f"devices cover {sum(n for _, n in devices)} rows of {len(launches)}")
+    ceilings = _Ceilings(devices)
     duration = launches["duration_s"].to_numpy(dtype=float)
     bytes_dram = launches["bytes_dram"].to_numpy(dtype=float)
     flops = schema.flops(launches).to_numpy()
-    t_compute, compute_limiter, uncovered = _compute_time(launches, compute)
-    t_memory, memory_limiter = _memory_time(launches, memory)
-    reason = _reasons(launches, duration, bytes_dram, device, uncovered)
+    t_compute, compute_limiter, uncovered = _compute_time(launches, ceilings.compute)
+    t_memory, memory_limiter = _memory_time(launches, ceilings.memory)
+    reason = _reasons(launches, duration, bytes_dram, ceilings, uncovered)
     ok = reason[0] == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         timed = np.where(duration > 0, duration, np.nan)
         t_bound = np.where(ok, np.fmax(t_compute, t_memory), np.nan)
         efficiency = np.where(ok, t_bound / duration, np.nan)
         columns = {
-            "device_id": schema.repeated(device.id if device is not None else None, len(launches)),
+            "device_id": ceilings.ids,
             "flops": flops,
             "intensity_dram": flops / np.where(bytes_dram > 0, bytes_dram, np.nan),
             "achieved_flops_per_s": flops / timed,
@@ -107,6 +119,29 @@ def analyze(
     return pd.concat([kept, results], axis=1)
 
 
+class _Ceilings:
+    """Each launch's ceilings, from [(device, row count)]: `compute` {class: op/s per launch},
+    `memory` {level: byte/s per launch} (NaN where the launch's device has no such ceiling),
+    `known` (the launch has a device) and `ids` (its device id, as a text column)."""
+
+    def __init__(self, devices: list[tuple[object, int]]):
+        present = [d for d, _ in devices]
+        counts = np.array([n for _, n in devices], dtype=np.int64)
+        self.known = np.repeat(np.array([d is not None for d in present], dtype=bool), counts)
+        ids = [str(d.id) if d is not None else "" for d in present]
+        codes = np.array([i if d is not None else -1 for i, d in enumerate(present)], np.int64)
+        self.ids = schema.strings(np.repeat(codes, counts), ids)
+        self.compute = _spread(
+            [_values(d.compute) if d is not None else {} for d in present], counts
+        )
+        self.memory = _spread([_values(d.memory) if d is not None else {} for d in present], counts)
+
+
+def _spread(values: list[dict[str, float]], counts: np.ndarray) -> dict[str, np.ndarray]:
+    keys = dict.fromkeys(k for v in values for k in v)
+    return {k: np.repeat([v.get(k, np.nan) for v in values], counts) for k in keys}
+
+
 def _limiters(memory_wins, compute_limiter, memory_limiter, ok):
     """The limiter column: compute classes, then memory levels (offset), "" where none."""
     limiter = np.where(
@@ -126,12 +161,12 @@ def _values(ceilings: Mapping) -> dict[str, float]:
     return {k: float(getattr(v, "value", v)) for k, v in ceilings.items() if getattr(v, "value", v)}
 
 
-def _compute_time(frame: pd.DataFrame, compute: dict[str, float]):
+def _compute_time(frame: pd.DataFrame, compute: dict[str, np.ndarray]):
     """Σ ops_c / P_c over classes; the biggest term names the compute limiter.
 
     Returns (time, limiter, uncovered) where limiter is an index into COMPUTE_CLASSES (-1:
-    none) and `uncovered` the index of a class with operations but no ceiling on this device
-    (which makes the launch not analysable), -1 where there is none.
+    none) and `uncovered` the index of a class with operations but no ceiling on the launch's
+    device (which makes the launch not analysable), -1 where there is none.
     """
     n = len(frame)
     total = np.zeros(n)
@@ -141,20 +176,22 @@ def _compute_time(frame: pd.DataFrame, compute: dict[str, float]):
     for i, cls in enumerate(schema.COMPUTE_CLASSES):
         ops = np.nan_to_num(frame["ops_" + cls].to_numpy(dtype=float), nan=0.0)
         peak = compute.get(cls)
+        lacking = np.ones(n, bool) if peak is None else np.isnan(peak)
+        uncovered = np.where(lacking & (ops > 0) & (uncovered < 0), i, uncovered)
         if peak is None:
-            uncovered = np.where((ops > 0) & (uncovered < 0), i, uncovered)
             continue
-        t = ops / peak
-        total += t
+        with np.errstate(invalid="ignore"):
+            t = ops / peak  # NaN where the device lacks the class: never the limiter
+        total += np.where(lacking, 0.0, t)
         better = t > best
         limiter = np.where(better, i, limiter)
         best = np.where(better, t, best)
     return total, limiter, uncovered
 
 
-def _memory_time(frame: pd.DataFrame, memory: dict[str, float]):
-    """max_l bytes_l / BW_l over levels that have both bytes and a bandwidth; the limiter is an
-    index into MEMORY_LEVELS (-1: none)."""
+def _memory_time(frame: pd.DataFrame, memory: dict[str, np.ndarray]):
+    """max_l bytes_l / BW_l over levels that have both bytes and a bandwidth (NaN bandwidth:
+    none on the launch's device); the limiter is an index into MEMORY_LEVELS (-1: none)."""
     n = len(frame)
     worst = np.full(n, np.nan)
     limiter = np.full(n, -1, dtype=np.int16)
@@ -169,7 +206,7 @@ def _memory_time(frame: pd.DataFrame, memory: dict[str, float]):
     return worst, limiter
 
 
-def _reasons(frame: pd.DataFrame, duration, bytes_dram, device, uncovered: np.ndarray):
+def _reasons(frame: pd.DataFrame, duration, bytes_dram, ceilings: _Ceilings, uncovered):
     """Why each launch cannot be placed on the roofline, as (codes, texts): code 0 is "" (it
     can), the first reason that applies wins."""
     ops_missing = schema.all_na(frame, schema.OPS)
@@ -177,18 +214,14 @@ def _reasons(frame: pd.DataFrame, duration, bytes_dram, device, uncovered: np.nd
         schema.filled(frame["missing"], "").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
     )
     checks = [
-        (
-            np.full(len(frame), device is None),
-            "no device ceilings (pass --device ID or --device-file)",
-        ),
+        (~ceilings.known, "no device ceilings (pass --device ID or --device-file)"),
+        (ceilings.known & np.isnan(ceilings.memory.get("dram", np.nan)), _NO_DRAM_ROOF),
         (np.isnan(duration), "missing duration"),
         (~np.isnan(duration) & (duration <= 0), "zero duration"),
         (np.isnan(bytes_dram), "missing DRAM bytes"),
         (ops_missing & ~no_counters, "missing FLOP counters"),
         (ops_missing & no_counters, NO_FLOP_COUNTERS),
     ]
-    if device is not None and "dram" not in _values(device.memory):
-        checks.insert(1, (np.ones(len(frame), bool), "device has no DRAM bandwidth"))
     texts = [""] + [text for _, text in checks]
     texts += [f"no ceiling for {cls} on this device" for cls in schema.COMPUTE_CLASSES]
     reason = np.where(uncovered >= 0, len(checks) + 1 + uncovered, 0)
