@@ -21,7 +21,9 @@ class Columns:
     """One kind of event, column by column: numbers in typed arrays (8 bytes each, no Python
     object), text through one shared table of strings, so that what is kept of a parsed batch
     is compact and does not pin the batch's freed memory (pymalloc releases an arena only when
-    every object in it is gone). `get(field)` gives a float64/int64 array or a list."""
+    every object in it is gone). `get(field)` gives a float64/int64 array or a list; a number
+    column's array is a view of it, so rows are added before `get`, never while a view is held
+    (array.array then refuses to grow, with BufferError)."""
 
     def __init__(self, floats: tuple = (), ints: tuple = (), objects: tuple = ()):
         self.columns: dict = {}

@@ -150,3 +150,20 @@ def test_empty_partition_has_the_result_columns(dataset):
     frame = pd.read_parquet(dataset).iloc[:0]
     out = distributed.analyze_partition(frame, {}, 0.6)
     assert out.empty and {"headroom_s", "verdict", "family"} <= set(out.columns)
+
+
+def test_interleaved_sources_keep_each_rows_result(dataset):
+    # rows of two sources taken alternately: each run of one source's rows gets that source's
+    # device, so every row's result is the one it has in file order
+    frame = pd.read_parquet(dataset).reset_index(drop=True)
+    devices = distributed.resolve_devices(distributed.dataset_metadata(dataset))
+    assert frame["source"].nunique() >= 2
+    order = np.argsort(frame.groupby("source", observed=True).cumcount().to_numpy(), kind="stable")
+    mixed = frame.iloc[order]
+    assert (mixed["source"].to_numpy()[1:] != mixed["source"].to_numpy()[:-1]).sum() > 2
+    in_order = distributed.analyze_partition(frame, devices, 0.6)
+    shuffled = distributed.analyze_partition(mixed, devices, 0.6)
+    for column in ("device_id", "t_bound_s", "verdict", "headroom_s"):
+        expected = in_order[column].iloc[order].astype(object).reset_index(drop=True)
+        got = shuffled[column].astype(object).reset_index(drop=True)
+        pd.testing.assert_series_equal(got, expected, check_exact=True)

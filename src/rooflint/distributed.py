@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
 
@@ -87,16 +88,21 @@ def rank_dataset(
 def analyze_partition(part: pd.DataFrame, devices: dict, latency_threshold: float) -> pd.DataFrame:
     """The roofline columns and op family for one partition; each source gets its own device."""
     launches = schema.conform(part)
-    if launches.empty:
-        out = analysis.analyze(launches, None, latency_threshold)
-    else:
-        frames = [
-            analysis.analyze(rows, devices.get(source, devices.get(None)), latency_threshold)
-            for source, rows in launches.groupby("source", sort=False, dropna=False)
-        ]
-        out = schema.concat(frames).loc[launches.index]
+    runs = [(devices.get(source, devices.get(None)), n) for source, n in _runs(launches["source"])]
+    out = analysis.analyze_each(launches, runs, latency_threshold)
     out["family"] = families.classify(out["kernel"])
     return out
+
+
+def _runs(sources: pd.Series) -> list[tuple[object, int]]:
+    """(source, row count) of each run of consecutive rows from one source (NA: None)."""
+    codes, uniques = pd.factorize(sources)
+    starts = np.flatnonzero(np.diff(codes, prepend=-2) != 0)
+    counts = np.diff(starts, append=len(codes))
+    return [
+        (uniques[codes[i]] if codes[i] >= 0 else None, int(n))
+        for i, n in zip(starts.tolist(), counts.tolist(), strict=True)
+    ]
 
 
 def resolve_devices(meta: dict, device: str | Device | None = None) -> dict:
