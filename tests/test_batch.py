@@ -611,20 +611,28 @@ def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
     candidates, hidden = pipeline.expand_folder(mixed)
     assert hidden == [(str(mixed / ".DS_Store"), "hidden file")]
     assert pipeline._workers(candidates) >= 2 or os.cpu_count() == 1
-    pooled_result = pipeline.build([str(mixed)])
+    pooled, skipped = pipeline.read_all([str(mixed)], pipeline.Options())
     serial = [pipeline._rebuilt(pipeline._read_one(c, None)) for c in candidates]
-    assert [p.source for p in pooled_result.inputs] == [
-        p.source for p in serial if not isinstance(p, Exception)
-    ]
-    assert pooled_result.skipped == [
+    assert [p.source for p in pooled] == [p.source for p in serial if not isinstance(p, Exception)]
+    assert skipped == [
         *hidden,
         (str(mixed / "notes.txt"), next(p.problem for p in serial if isinstance(p, Exception))),
     ]
-    for got, want in zip(
-        pooled_result.inputs, [p for p in serial if not isinstance(p, Exception)], strict=True
-    ):
+    for got, want in zip(pooled, [p for p in serial if not isinstance(p, Exception)], strict=True):
         pd.testing.assert_frame_equal(got.launches, want.launches, check_exact=True)
         assert (got.notes, got.repairs) == (want.notes, want.repairs)
+
+
+def test_each_input_holds_its_rows_of_the_result(mixed, pooled):
+    # the joined table is the only copy: each profile's launches are its rows of it, analysed
+    result = pipeline.build([str(mixed)])
+    start = 0
+    for profile in result.inputs:
+        rows = result.launches.iloc[start : start + len(profile.launches)]
+        assert (profile.launches["source"] == profile.source).all()
+        pd.testing.assert_frame_equal(profile.launches, rows, check_exact=True)
+        start += len(profile.launches)
+    assert start == len(result.launches) and len(result.inputs) >= 2
 
 
 def test_pool_keeps_strict_and_progress(mixed, pooled):

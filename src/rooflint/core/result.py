@@ -42,7 +42,7 @@ class Result:
     kernels: pd.DataFrame  # ranking.KERNEL_COLUMNS
     group_by: str
     devices: list[DeviceUse]
-    inputs: list[Profile]
+    inputs: list[Profile]  # as read; each one's `launches` are its rows of `launches` (a view)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     latency_threshold: float = analysis.LATENCY_THRESHOLD
     _accounted: tuple = field(default=(), repr=False, compare=False)
