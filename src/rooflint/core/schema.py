@@ -260,11 +260,17 @@ def concat(frames: list[pd.DataFrame], **kwargs) -> pd.DataFrame:
 
 
 def _joined_text(columns: list[pd.Categorical]) -> pd.Categorical:
-    """The columns one after another, over the sorted union of their categories."""
-    union = pd.Index(sorted(set().union(*(c.categories for c in columns))), dtype="str")
+    """The columns one after another, over the sorted union of their categories: every
+    table's categories placed in the union by one np.unique (a lookup per table cost 50-80 µs
+    each, 2 ms for a one-value column of a 20-file folder)."""
+    labels = [c.categories.to_numpy(dtype=object) for c in columns]
+    union, where = np.unique(
+        np.concatenate([*labels, np.empty(0, dtype=object)]), return_inverse=True
+    )
+    ends = np.cumsum([len(x) for x in labels])
     codes = []
-    for column in columns:
-        position = np.append(union.get_indexer(column.categories), -1)  # code -1 stays NA
+    for column, end, count in zip(columns, ends, map(len, labels), strict=True):
+        position = np.append(where[end - count : end], -1)  # code -1 stays NA
         codes.append(position[column.codes])
     return _categorical(np.concatenate(codes), union)
 
