@@ -137,9 +137,15 @@ class _Ceilings:
         self.memory = _spread([_values(d.memory) if d is not None else {} for d in present], counts)
 
 
-def _spread(values: list[dict[str, float]], counts: np.ndarray) -> dict[str, np.ndarray]:
-    keys = dict.fromkeys(k for v in values for k in v)
-    return {k: np.repeat([v.get(k, np.nan) for v in values], counts) for k in keys}
+def _spread(values: list[dict[str, float]], counts: np.ndarray) -> dict[str, np.ndarray | float]:
+    """{key: the value on each launch}; one number where every launch has the same (one
+    profile, or bandwidths no clock scales): 14 arrays of 200k launches would be 22 MB."""
+    out = {}
+    for key in dict.fromkeys(k for v in values for k in v):
+        each = np.array([v.get(key, np.nan) for v in values], dtype=float)
+        same = (each == each[0]).all() or np.isnan(each).all()
+        out[key] = float(each[0]) if same else np.repeat(each, counts)
+    return out
 
 
 def _limiters(memory_wins, compute_limiter, memory_limiter, ok):
@@ -161,7 +167,7 @@ def _values(ceilings: Mapping) -> dict[str, float]:
     return {k: float(getattr(v, "value", v)) for k, v in ceilings.items() if getattr(v, "value", v)}
 
 
-def _compute_time(frame: pd.DataFrame, compute: dict[str, np.ndarray]):
+def _compute_time(frame: pd.DataFrame, compute: dict):
     """Σ ops_c / P_c over classes; the biggest term names the compute limiter.
 
     Returns (time, limiter, uncovered) where limiter is an index into COMPUTE_CLASSES (-1:
@@ -189,7 +195,7 @@ def _compute_time(frame: pd.DataFrame, compute: dict[str, np.ndarray]):
     return total, limiter, uncovered
 
 
-def _memory_time(frame: pd.DataFrame, memory: dict[str, np.ndarray]):
+def _memory_time(frame: pd.DataFrame, memory: dict):
     """max_l bytes_l / BW_l over levels that have both bytes and a bandwidth (NaN bandwidth:
     none on the launch's device); the limiter is an index into MEMORY_LEVELS (-1: none)."""
     n = len(frame)
