@@ -211,9 +211,19 @@ def _codes(column) -> tuple[np.ndarray, list]:
 
 def _first_rows(table: pa.Table, launch: np.ndarray, n: int) -> pd.DataFrame:
     """Each launch's first row (launches in the order they first appear), without the values."""
-    first = np.unique(launch, return_index=True)[1]  # ascending: launches numbered as they appear
+    first = _first_appearances(launch)
     columns = ["ID"] + [c for c in table.column_names if c not in ("ID", *VALUE_COLUMNS)]
     return _take_sorted(table.select(columns), first).to_pandas()
+
+
+def _first_appearances(launch: np.ndarray) -> np.ndarray:
+    """Row of each launch's first appearance, launch by launch. Launches are numbered as they
+    first appear, so a launch is new exactly where the running maximum grows (one pass; a
+    sort of 2.8M rows was 0.1 s of a 475 MB details page)."""
+    if not len(launch):
+        return np.zeros(0, dtype=np.int64)
+    peak = np.maximum.accumulate(launch)
+    return np.flatnonzero(np.r_[True, peak[1:] > peak[:-1]])
 
 
 def _take_sorted(table: pa.Table, rows: np.ndarray) -> pa.Table:
@@ -243,18 +253,23 @@ def _texts(table: pa.Table, launch: np.ndarray, rows_mask: np.ndarray, n: int) -
 
 def _pivot(launch: np.ndarray, metric: np.ndarray, values: np.ndarray, n: int, display: list[str]):
     """{metric: per-launch value} as a frame, the first row of each (launch, metric) winning,
-    NaN where a launch lacks a metric; columns sorted by name, as DataFrame.pivot makes them."""
+    NaN where a launch lacks a metric; columns sorted by name, as DataFrame.pivot makes them.
+    One scatter into a (metric, launch) grid of the metrics present."""
     distinct = sorted(set(display))
     code = np.array([distinct.index(d) for d in display], dtype=np.int64)
     code = code[metric] if len(metric) else np.zeros(0, dtype=np.int64)
-    out = {}
-    for c in np.unique(code):
-        rows = np.flatnonzero(code == c)
-        launches, first = np.unique(launch[rows], return_index=True)
-        column = np.full(n, np.nan)
-        column[launches] = values[rows[first]]
-        out[distinct[c]] = column
-    return pd.DataFrame(out, index=pd.RangeIndex(n), copy=False)
+    present = np.flatnonzero(np.bincount(code, minlength=len(distinct)))
+    position = np.zeros(len(distinct), dtype=np.int64)
+    position[present] = np.arange(len(present))
+    cell = position[code] * n + launch  # (metric, launch) as one number
+    if len(cell) and np.bincount(cell).max() > 1:  # a metric twice for a launch: first row wins
+        cell, first = np.unique(cell, return_index=True)
+        values = values[first]
+    grid = np.full(len(present) * n, np.nan)
+    grid[cell] = values  # each cell written once
+    grid = grid.reshape(len(present), n)
+    columns = {distinct[c]: grid[i] for i, c in enumerate(present)}
+    return pd.DataFrame(columns, index=pd.RangeIndex(n), copy=False)
 
 
 def _unreadable_details(cells, values, rows: np.ndarray, table: pa.Table) -> list[str]:

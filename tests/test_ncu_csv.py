@@ -258,3 +258,20 @@ def test_files_without_launches_are_refused_with_the_fix(name, words):
         parsers.read(path)
     message = str(err.value)
     assert message.startswith(str(path)) and words in message and "\n" not in message
+
+
+def test_details_metric_given_twice_for_a_launch_keeps_its_first_value(tmp_path):
+    # fixtures/ncu/a100-gemm-details.csv (a real `ncu --csv > file` capture): launch 0's
+    # dram__bytes.sum is "823,404,288" bytes. The same row again with another value, after the
+    # launch's other rows, must not replace it (a pivot keeps each launch's first row).
+    lines = (FIXTURES / "ncu" / "a100-gemm-details.csv").read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if '"dram__bytes.sum"' in line)
+    again = lines[first].replace('"823,404,288"', '"999"')
+    last_of_launch0 = max(i for i, line in enumerate(lines) if line.startswith('"0",'))
+    lines.insert(last_of_launch0 + 1, again)
+    path = tmp_path / "twice.csv"
+    path.write_text("\n".join(lines) + "\n")
+    launches = parsers.read(path).launches
+    plain = parsers.read(FIXTURES / "ncu" / "a100-gemm-details.csv").launches
+    assert launches["bytes_dram"].iloc[0] == 823_404_288
+    assert launches["bytes_dram"].tolist() == plain["bytes_dram"].tolist()
