@@ -79,3 +79,13 @@ def test_every_reader_hands_over_categorical_text(path):
     schema.validate(launches)
     for column in ANALYSIS_TEXT:
         assert isinstance(launches[column].dtype, pd.CategoricalDtype), column
+
+
+@pytest.mark.parametrize("rows, texts", [(0, 1), (5, 3), (2000, 40), (100, 900)])
+def test_compacted_keeps_the_used_texts_as_np_unique_would(rows, texts):
+    codes = np.random.default_rng(rows).integers(0, texts, size=rows)
+    labels = [f"note {i}" for i in range(texts)]
+    used, inverse = np.unique(codes, return_inverse=True)
+    got_codes, got_labels = schema._compacted(codes, labels)
+    assert got_codes.tolist() == inverse.reshape(-1).tolist()
+    assert got_labels == [labels[i] for i in used]

@@ -295,9 +295,12 @@ def _factorized(column: pd.Series) -> tuple[np.ndarray, list[str]]:
 
 
 def _compacted(codes: np.ndarray, texts: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Keep only the texts some row uses, so that repeated calls stay small."""
-    used, codes = np.unique(codes, return_inverse=True)
-    return codes.reshape(-1), [texts[i] for i in used]
+    """Keep only the texts some row uses, so that repeated calls stay small (codes renumbered
+    in the texts' order, as np.unique would, by a count per code instead of a sort)."""
+    used = np.flatnonzero(np.bincount(codes, minlength=len(texts)))
+    position = np.zeros(len(texts), dtype=np.int64)
+    position[used] = np.arange(len(used))
+    return position[codes], [texts[i] for i in used]
 
 
 _ENTRY_SPLIT = re.compile(r"; (?=(?:duration_s|sm_clock_hz|ops|ops_\w+|bytes_\w+): )")
