@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import re
 
 import numpy as np
@@ -187,7 +188,12 @@ def _try_typed(piece, options: tuple, numbers: list[str], ragged: list[str]) -> 
 
 
 def _only_finite(column: pa.ChunkedArray) -> bool:
-    """Whether a float column's only non-finite values are the no-value cells (nulls)."""
+    """Whether a float column's only non-finite values are the no-value cells (nulls): a sum
+    of finite values is finite (one pass); a NaN or infinity, or an overflow, makes it not, and
+    only then is each cell tested."""
+    total = pc.sum(column).as_py()
+    if total is None or math.isfinite(total):
+        return True
     return (pc.sum(pc.is_finite(column)).as_py() or 0) + column.null_count == len(column)
 
 
@@ -222,10 +228,11 @@ def identity(frame: pd.DataFrame) -> dict:
         return frame[name] if name in frame else pd.Series(pd.NA, index=frame.index, dtype="string")
 
     cc = text("CC")
-    if "device__attribute_compute_capability_major" in frame:
+    empty = (cc.fillna("") == "").to_numpy()
+    if "device__attribute_compute_capability_major" in frame and empty.any():
         major = frame["device__attribute_compute_capability_major"]
         minor = frame.get("device__attribute_compute_capability_minor", "0")
-        cc = cc.where(cc.fillna("") != "", major + "." + minor)
+        cc = cc.where(~empty, major + "." + minor)  # joined only when some row needs it
     return {
         "launch_id": numbers(frame["ID"]),
         "process_id": numbers(text("Process ID").str.replace(",", "").str.replace(".", "")),

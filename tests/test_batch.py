@@ -230,6 +230,7 @@ VARIANTS = {
     "compute capability text": lambda d: _cell(
         d, 0, "device__attribute_compute_capability_major", "9a"
     ),
+    "CC left empty on some launches": lambda d: _cell(_cell(d, 0, "CC", ""), 3, "CC", ""),
     "CRLF line ends": lambda d: d.replace(b"\n", b"\r\n"),
     "lone CR inside a row": lambda d: _name(d, b"kernel\rname"),
     "no final newline": lambda d: d.rstrip(b"\n"),
