@@ -46,13 +46,18 @@ def checked_locale(forced: str, source: str) -> str:
     return forced
 
 
-def locale_evidence(columns: list, ambiguous: bool = True) -> tuple[bool, bool, bool]:
-    """Whether some cell of `columns` is written (de_DE, en_US, ambiguously): each is an "any
-    cell" test, so the evidence of a file is that of its pieces or-ed together. The ambiguous
-    test, which only matters when neither locale shows, runs only when `ambiguous` is true."""
+def locale_evidence(columns: list, seen: tuple = (False, False, False)) -> tuple[bool, bool, bool]:
+    """Whether some cell of `columns` is written (de_DE, en_US, ambiguously), or-ed with the
+    evidence `seen` in earlier pieces of the file: each is an "any cell" test, so a test whose
+    answer is already yes is not run again, and the ambiguous one, which only matters when
+    neither locale shows, runs only while neither has."""
+    if seen[0] and seen[1]:
+        return tuple(seen)
     cells = [c for c in (_combined(column) for column in columns) if _has_separator(c)]
-    de, en = _any_match(cells, "de"), _any_match(cells, "en")
-    return de, en, ambiguous and not de and not en and _any_match(cells, "ambiguous")
+    de = seen[0] or _any_match(cells, "de")
+    en = seen[1] or _any_match(cells, "en")
+    ambiguous = seen[2] or (not de and not en and _any_match(cells, "ambiguous"))
+    return de, en, ambiguous
 
 
 def decided_locale(de: bool, en: bool, ambiguous: bool, source: str) -> str:

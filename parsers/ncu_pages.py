@@ -116,9 +116,7 @@ class RawPage:
             return self.forced if self.forced in LOCALES else None
         if not columns:
             return "C"
-        seen = self.evidence
-        de, en, ambiguous = locale_evidence(columns, not any(seen))
-        self.evidence = [seen[0] or de, seen[1] or en, seen[2] or ambiguous]
+        self.evidence = list(locale_evidence(columns, tuple(self.evidence)))
         de_de = self.evidence[0] and not self.evidence[1]
         self.read_de.add(de_de)
         return "de_DE" if de_de else "C"
