@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -294,12 +293,3 @@ def test_group_aggregates_worked_by_hand():
     assert pd.isna(u["limiter"]) and pd.isna(u["efficiency"]) and u["device_id"] == "round"
     assert list(ranked.index) == ["K", "T", "U"]  # 1.5 ms, 1 ms, no headroom
     assert ranked["headroom_share"].tolist()[:2] == pytest.approx([0.6, 0.4])
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_first_of_each_group_is_what_np_unique_says(seed):
-    rng = np.random.default_rng(seed)
-    codes = rng.integers(0, 40, size=int(rng.integers(0, 500)))  # some codes never occur
-    seen, first = ranking._first_of_each(codes, 40)
-    want_seen, want_first = np.unique(codes, return_index=True)
-    assert seen.tolist() == want_seen.tolist() and first.tolist() == want_first.tolist()

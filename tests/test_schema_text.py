@@ -89,3 +89,13 @@ def test_compacted_keeps_the_used_texts_as_np_unique_would(rows, texts):
     got_codes, got_labels = schema._compacted(codes, labels)
     assert got_codes.tolist() == inverse.reshape(-1).tolist()
     assert got_labels == [labels[i] for i in used]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_first_rows_are_what_np_unique_says(seed):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 40, size=int(rng.integers(0, 500)))  # some codes never occur
+    want_seen, want_first = np.unique(codes, return_index=True)
+    for n in (40, None):  # None: as many as the largest code needs
+        seen, first = schema.first_rows(codes, n)
+        assert seen.tolist() == want_seen.tolist() and first.tolist() == want_first.tolist()

@@ -181,10 +181,10 @@ def _compute_time(frame: pd.DataFrame, compute: dict):
     uncovered = np.full(n, -1, dtype=np.int16)
     for i, cls in enumerate(schema.COMPUTE_CLASSES):
         ops = np.nan_to_num(frame["ops_" + cls].to_numpy(dtype=float), nan=0.0)
-        peak = compute.get(cls)
-        lacking = np.ones(n, bool) if peak is None else np.isnan(peak)
+        peak = compute.get(cls, np.nan)  # NaN: no such ceiling on the launch's device
+        lacking = np.isnan(peak)
         uncovered = np.where(lacking & (ops > 0) & (uncovered < 0), i, uncovered)
-        if peak is None:
+        if np.all(lacking):
             continue
         with np.errstate(invalid="ignore"):
             t = ops / peak  # NaN where the device lacks the class: never the limiter

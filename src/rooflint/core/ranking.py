@@ -135,7 +135,7 @@ def _first_present(column: pd.Series, group: np.ndarray, n: int) -> pd.Series:
     """Per group the first value that is not NA (NA where none is), in the column's dtype
     (text as "string": the group table holds a few rows)."""
     present = np.flatnonzero(column.notna().to_numpy())
-    seen, first = _first_of_each(group[present], n)
+    seen, first = schema.first_rows(group[present], n)
     text = isinstance(column.dtype, pd.CategoricalDtype)
     values = pd.Series(pd.NA, index=pd.RangeIndex(n), dtype="string" if text else column.dtype)
     values.iloc[seen] = column.iloc[present[first]].to_numpy()
@@ -174,18 +174,8 @@ def group_codes(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, dict]
         codes, distinct = pd.factorize(frame[key], use_na_sentinel=False)
         factors.append((key, codes, distinct))
         group = pd.factorize(group * len(distinct) + codes)[0]
-    first = _first_of_each(group, int(group.max()) + 1 if len(group) else 0)[1]
+    first = schema.first_rows(group)[1]
     return group, {key: _text(distinct.take(codes[first])) for key, codes, distinct in factors}
-
-
-def _first_of_each(codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(the codes 0..n-1 that occur, the position of each one's first occurrence), as
-    np.unique(codes, return_index=True) gives them, by a minimum per code instead of a sort
-    (17 ms -> 0.6 ms for 200k launches in 300 groups)."""
-    first = np.full(n, len(codes), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(codes)))
-    seen = np.flatnonzero(first < len(codes))
-    return seen, first[seen]
 
 
 def _text(values) -> pd.api.extensions.ExtensionArray:
