@@ -16,6 +16,7 @@ from rooflint.core import schema
 from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
+from .ncu_lines import Loose
 from .ncu_locale import NO_VALUE_CELLS
 
 EXPORT_HINT = (
@@ -80,10 +81,27 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
     names = unique_names(header)
     keep = [n for n, h in zip(names, header, strict=True) if keep_column(h)]
     ragged: list[str] = []
+    records = [0]  # lines the parser refused as rows, so far
 
     def on_invalid(row):
-        ragged.append(row.text)
+        records[0] += 1
+        if row.text.startswith('"'):  # else not a row at all: a line left among the rows
+            ragged.append(row.text)
         return "skip"
+
+    def rows_of(piece, read, *options):
+        """read(buffer, *options) of the piece's rows; a Loose piece is read as it is when the
+        parser refuses each other line in it and reads as many records as it has lines."""
+        if not isinstance(piece, Loose):
+            return read(piece, *options)
+        seen, before = len(ragged), records[0]
+        others = piece.others()
+        if others is not None and refused(others, len(names)):
+            table = read(piece.data, *options)
+            if table is None or table.num_rows + records[0] - before == piece.lines:
+                return table
+        del ragged[seen:]
+        return read(piece.tight(), *options)
 
     text = _options(names, keep, on_invalid, [])
     number_columns = [n for n in keep if numbers(n)] if numbers is not None else []
@@ -104,10 +122,10 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
             continue
         table = None
         if typed is not None:
-            table = _try_typed(piece, typed, number_columns, ragged)
+            table = rows_of(piece, _try_typed, typed, number_columns, ragged)
             typed = typed if table is not None else None
         if table is None:
-            table = _read_csv(piece, text, source)
+            table = rows_of(piece, _read_csv, text, source)
         del piece
         take(table)
         del table
@@ -133,7 +151,7 @@ def _options(names: list[str], keep: list[str], on_invalid, numbers: list[str]) 
     (ncu's no-value cells null there)."""
     return (
         pacsv.ReadOptions(column_names=names, block_size=1 << 22),
-        pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False),
+        parse_options(on_invalid),
         pacsv.ConvertOptions(
             column_types={n: pa.float64() if n in numbers else _type(n) for n in keep},
             include_columns=keep,
@@ -141,6 +159,21 @@ def _options(names: list[str], keep: list[str], on_invalid, numbers: list[str]) 
             null_values=NO_VALUE_CELLS,
         ),
     )
+
+
+def parse_options(on_invalid) -> pacsv.ParseOptions:
+    """How every row is split: a line is a row (no line end inside a quoted cell), and a line
+    of another number of fields goes to `on_invalid`."""
+    return pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False)
+
+
+def refused(lines: bytes, width: int) -> bool:
+    """Whether read_csv, splitting as `parse` does, takes none of `lines` for a row of `width`
+    fields (so that they may stay among the rows: its invalid-row handler drops them)."""
+    options = pacsv.ReadOptions(column_names=[str(i) for i in range(width)], use_threads=False)
+    convert = pacsv.ConvertOptions(include_columns=["0"], column_types={"0": pa.string()})
+    table = pacsv.read_csv(pa.py_buffer(lines), options, parse_options(lambda row: "skip"), convert)
+    return table.num_rows == 0
 
 
 def _type(column: str) -> pa.DataType:
@@ -152,10 +185,23 @@ def _units_row(piece) -> tuple[memoryview, memoryview]:
     """(ncu's units row, the rest) of a page's first piece; the row is empty when the first
     line is not one (its ID is empty)."""
     view = memoryview(piece)
-    if not piece.startswith(b'"",'):
+    if bytes(view[:3]) != b'"",':
         return view[:0], view
-    end = piece.find(b"\n") + 1 or len(piece)
+    end = _first_line_end(view)
     return view[:end], view[end:]
+
+
+def _first_line_end(view: memoryview) -> int:
+    """Where the first line of `view` ends (after its \\n; the end when it has none), read
+    without copying the whole piece (it may be a view of the mapped file)."""
+    size = 1 << 12
+    while True:
+        found = bytes(view[:size]).find(b"\n")
+        if found >= 0:
+            return found + 1
+        if size >= len(view):
+            return len(view)
+        size *= 8
 
 
 # A cell of digits with a comma between two of them: ncu's default output groups thousands

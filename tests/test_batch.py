@@ -216,6 +216,17 @@ def _name(data: bytes, inject: bytes) -> bytes:
     return data.replace(marker, marker + inject, 1)
 
 
+def _later(data: bytes, inserted: dict[int, bytes], cr_row: int | None = None) -> bytes:
+    """Lines inserted before the given rows, and a lone CR put inside a kernel name: far from
+    the header, in a piece of their own when the file is read in small pieces."""
+    lines = data.split(b"\n")
+    if cr_row is not None:
+        lines[cr_row] = _name(lines[cr_row], b"kernel\rname")
+    for at in sorted(inserted, reverse=True):
+        lines.insert(at, inserted[at])
+    return b"\n".join(lines)
+
+
 DRAM = "dram__bytes.sum"
 VARIANTS = {
     "clean": lambda d: d,
@@ -253,6 +264,15 @@ VARIANTS = {
     "ncu stdout: messages around the rows, app output among them": lambda d: _stdout(d),
     "ncu stdout, CRLF": lambda d: _stdout(d).replace(b"\n", b"\r\n"),
     "ncu stdout, cut off mid-row": lambda d: _stdout(d)[:-70],
+    "app output among later rows: row-shaped, quotes, an open quote": lambda d: _later(
+        d,
+        {
+            150: b",".join([b"x"] * d.split(b"\n")[0].count(b'","') + [b"x"]),  # header's width
+            180: b'[rank0] saved "ckpt.pt", 1,024 tensors',
+            200: b'eval,"unterminated',  # a quote opened at a field start runs into the next row
+        },
+    ),
+    "lone CR inside a later row": lambda d: _later(d, {}, cr_row=170),
     "en_US grouping everywhere": lambda d: _grouped(d, b","),
     "de_DE grouping everywhere": lambda d: _grouped(d, b"."),
 }
@@ -434,6 +454,25 @@ def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
     path = tmp_path / "stdout.csv"
     path.write_bytes(_stdout(_cell(_generated_raw(60), 20, DRAM, "n/a")).replace(b"\n", b"\r\n"))
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 333)
+    _assert_same(ncu_csv, ncu_reference, path, path)
+
+
+@pytest.mark.parametrize(
+    ("kind", "variant"), [("raw", v) for v in VARIANTS] + [("details", v) for v in DETAILS]
+)
+def test_every_variant_read_in_small_pieces_reads_as_the_reference(
+    kind, variant, tmp_path, monkeypatch
+):
+    """Pieces of a few rows: the lines that are not rows sit among the rows of a later piece,
+    where the parser is given the piece as it is (its invalid-row handler drops them) unless
+    one of them could be read as a row or a quote left open runs a line into the next."""
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+
+    path = tmp_path / f"{kind}.csv"
+    data = _generated_raw() if kind == "raw" else _generated_details()
+    path.write_bytes((VARIANTS if kind == "raw" else DETAILS)[variant](data))
+    monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 4000)
     _assert_same(ncu_csv, ncu_reference, path, path)
 
 

@@ -113,8 +113,9 @@ def test_a_large_file_shows_how_far_reading_has_got():
 
 
 def test_reading_progress_comes_from_the_reader_as_bytes_arrive(tmp_path, monkeypatch):
-    """The ncu reader streams its file in pieces; each piece moves the progress (per file, the
-    bytes so far against the file's size)."""
+    """The ncu reader streams its file in pieces cut at line ends; each piece moves the progress
+    (per file, the bytes so far against the file's size). This export's rows are 4-37 KB long,
+    so its 45,050 bytes come in a few pieces of at least 4096 bytes each."""
     from rooflint import pipeline
     from rooflint.parsers import ncu_lines
 
@@ -130,6 +131,6 @@ def test_reading_progress_comes_from_the_reader_as_bytes_arrive(tmp_path, monkey
     pipeline.build([str(path)], progress=on_file)
     size = path.stat().st_size
     steps = [s for s in seen if s[0] != "file"]
-    assert len(steps) == -(-size // 4096)  # one per piece
+    assert 1 < len(steps) <= -(-size // 4096)  # one per piece
     assert [d for d, _ in steps] == sorted(d for d, _ in steps) and steps[-1] == (size, size)
     assert seen[-1] == ("file", 1)
