@@ -169,7 +169,15 @@ def parse_options(on_invalid) -> pacsv.ParseOptions:
 
 def refused(lines: bytes, width: int) -> bool:
     """Whether read_csv, splitting as `parse` does, takes none of `lines` for a row of `width`
-    fields (so that they may stay among the rows: its invalid-row handler drops them)."""
+    fields (so that they may stay among the rows: its invalid-row handler drops them). A line
+    without a double quote has as many fields as commas and one: only the others are parsed."""
+    lines = b"".join(
+        line
+        for line in lines.splitlines(keepends=True)
+        if b'"' in line or line.count(b",") + 1 == width
+    )
+    if not lines:
+        return True
     options = pacsv.ReadOptions(column_names=[str(i) for i in range(width)], use_threads=False)
     convert = pacsv.ConvertOptions(include_columns=["0"], column_types={"0": pa.string()})
     table = pacsv.read_csv(pa.py_buffer(lines), options, parse_options(lambda row: "skip"), convert)
