@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import multiprocessing
 import re
 import struct
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +49,29 @@ def sniff(path: Path, head: str) -> bool:
 
 
 def read(path, **_options) -> Profile:
-    """Read every result of every range of an .ncu-rep into a Profile (one row per launch)."""
+    """Read every result of every range of an .ncu-rep into a Profile (one row per launch).
+
+    Where processes fork, the report is read in a child: NVIDIA's library aborts the whole
+    process on some damaged reports (a fuzzed copy of a real one made it), and a child that
+    dies is one input that could not be read, not the end of the run."""
+    if "fork" not in multiprocessing.get_all_start_methods() or (
+        multiprocessing.current_process().daemon
+    ):
+        return _read(path)
+    fork = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=1, mp_context=fork) as child:
+        try:
+            return child.submit(_read, path).result()
+        except BrokenProcessPool:
+            raise InputError(
+                "ncu_report crashed reading the report (it is damaged); copy or save it "
+                "again, or export it with `ncu --import FILE.ncu-rep --csv --page raw "
+                "--print-units base`",
+                path=str(path),
+            ) from None
+
+
+def _read(path) -> Profile:
     source = str(path)
     context = _load(path, source)
     ranges, actions = _actions(context)  # SWIG proxies: keep the parents referenced

@@ -188,3 +188,34 @@ def test_too_old_ncu_report_is_refused_not_crashed(ncu_report, monkeypatch):
         UnsupportedFormatError, match=r"ncu-report 2025\.3\.1 is too old.*ncu-report>=2026\.2"
     ):
         parsers.read(shared(VECADD))
+
+
+def test_a_report_that_crashes_the_library_is_one_unreadable_input(tmp_path, monkeypatch):
+    """NVIDIA's library aborted the process on a fuzzed copy of a real report (2026-12-01,
+    ROOFLINT_FUZZ=long): the report is read in a forked child, whose death is an InputError."""
+    import os
+
+    if "fork" not in ncu_rep.multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here: the report is read in this process")
+    monkeypatch.setattr(ncu_rep, "_load", lambda path, source: os.abort())
+    report = tmp_path / "damaged.ncu-rep"
+    report.write_bytes(b"NVR\x00" + bytes(64))
+    with pytest.raises(InputError, match="ncu_report crashed reading the report") as err:
+        ncu_rep.read(report)
+    assert str(err.value).startswith(f"{report}: ") and "\n" not in str(err.value)
+
+
+def test_an_error_in_the_child_arrives_whole(tmp_path, monkeypatch):
+    def refuse(path, source):
+        raise InputError("report is truncated or damaged", path=source, line=7)
+
+    monkeypatch.setattr(ncu_rep, "_load", refuse)
+    report = tmp_path / "cut.ncu-rep"
+    report.write_bytes(b"NVR\x00")
+    with pytest.raises(InputError) as err:
+        ncu_rep.read(report)
+    assert (err.value.problem, err.value.path, err.value.line) == (
+        "report is truncated or damaged",
+        str(report),
+        7,
+    )

@@ -276,12 +276,11 @@ def _read_each(candidates: list[Path], locale: str | None, reading=None):
     workers = _workers(candidates)
     if workers < 2:
         for candidate in candidates:
-            yield _rebuilt(_read_one(candidate, locale, _bytes_progress(candidate, reading)))
+            yield _read_one(candidate, locale, _bytes_progress(candidate, reading))
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
     try:
-        for outcome in pool.map(_read_one, candidates, [locale] * len(candidates)):
-            yield _rebuilt(outcome)
+        yield from pool.map(_read_one, candidates, [locale] * len(candidates))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -317,8 +316,8 @@ def _read_one(candidate: Path, locale: str | None, progress=None):
     try:
         options = {"progress": progress} if progress else {}
         return _with_launches(parsers.read(candidate, locale=locale, **options))
-    except RooflintError as exc:  # returned as its parts: an exception pickles only its message
-        return (type(exc), exc.problem, exc.path, exc.line)
+    except RooflintError as exc:  # returned, not raised: the other files are still read
+        return exc
 
 
 def _with_launches(profile: Profile) -> Profile:
@@ -334,13 +333,6 @@ def _with_launches(profile: Profile) -> Profile:
     raise InputError(
         "holds no kernel launches; pass a profile with per-launch rows", path=profile.source
     )
-
-
-def _rebuilt(outcome):
-    if isinstance(outcome, tuple):
-        kind, problem, path, line = outcome
-        return kind(problem, path=path, line=line)
-    return outcome
 
 
 def expand_folder(path: Path) -> tuple[list[Path], list[tuple[str, str]]]:

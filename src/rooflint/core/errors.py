@@ -16,6 +16,9 @@ class RooflintError(Exception):
             where = f"{path}:{line}: " if line is not None else f"{path}: "
         super().__init__(where + message)
 
+    def __reduce__(self):  # whole across processes (a worker's error reaches the parent as it is)
+        return type(self), (self.problem, self.path, self.line)
+
 
 class InputError(RooflintError):
     """A profile, report or device file that cannot be read as what it claims to be."""
