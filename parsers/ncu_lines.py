@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import mmap
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -180,6 +181,8 @@ class Rows:
         if self.encoding != "utf-8":
             return None
         try:
+            if not stat.S_ISREG(self.path.stat().st_mode):  # a pipe is read once, as a stream
+                return None
             with open(self.path, "rb") as fh:
                 if fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
                     return None
