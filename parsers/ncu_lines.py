@@ -133,7 +133,7 @@ class Rows:
         if len(unquoted) == len(piece.breaks) + ends_open:
             return bytearray()  # no row in it
         if first:
-            return Loose(piece.data, unquoted, 0).tight()
+            return _tight(piece.data, unquoted)
         return Loose(piece.data, unquoted, _line_count(piece))
 
     def _last(self, piece: Piece) -> Piece:
@@ -290,10 +290,15 @@ class Loose(NamedTuple):
         return b"".join(lines)
 
     def tight(self) -> bytearray:
-        data = self.data if isinstance(self.data, bytearray) else bytearray(self.data)
-        if data and not data.endswith(b"\n"):
-            data += b"\n"
-        return _moved_down(data, self.unquoted)
+        return _tight(self.data, self.unquoted)
+
+
+def _tight(data: bytearray | memoryview, unquoted: list[int]) -> bytearray:
+    """The quoted lines alone, each with its line end (a view is copied first)."""
+    data = data if isinstance(data, bytearray) else bytearray(data)
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    return _moved_down(data, unquoted)
 
 
 def _release(mapping: mmap.mmap, end: int) -> None:
@@ -330,9 +335,7 @@ def quoted_lines(piece: bytes | bytearray) -> bytearray:
     """The lines of `piece` that start with a double quote, each ending in \\n; a bytearray is
     changed in place."""
     piece = piece if isinstance(piece, bytearray) else bytearray(piece)
-    if piece and not piece.endswith(b"\n"):
-        piece += b"\n"
-    return _moved_down(piece, _unquoted_starts(piece))
+    return _tight(piece, _unquoted_starts(piece))
 
 
 def _moved_down(piece: bytearray, starts: list[int]) -> bytearray:
