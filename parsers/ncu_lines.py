@@ -199,7 +199,9 @@ class Rows:
                 want = PIECE_BYTES if left is None else min(PIECE_BYTES, left + 1)
                 piece = bytearray(len(carry) + want)
                 piece[: len(carry)] = carry
-                got = fh.readinto(memoryview(piece)[len(carry) :])
+                view = memoryview(piece)[len(carry) :]
+                got = fh.readinto(view)
+                view.release()  # a profiler keeping the reader's frames keeps no hold on it
                 left = None if left is None or left < got else left - got  # past it: no hint
                 del piece[len(carry) + got :]
                 if not got:
@@ -221,7 +223,8 @@ class Rows:
         if self.encoding != "utf-8":
             piece = bytearray(bytes(piece).decode(self.encoding).encode("utf-8"))
         chars = np.frombuffer(piece, dtype=np.uint8)
-        ascii_only = not len(chars) or int(chars.max()) < 128
+        # a ufunc, not chars.max(): no Python frame (kept by a profiler) gets a view of it
+        ascii_only = not len(chars) or int(np.maximum.reduce(chars)) < 128
         text = b"" if ascii_only else bytes(piece)
         if not ascii_only:
             try:
@@ -290,7 +293,8 @@ class Loose(NamedTuple):
         return b"".join(lines)
 
     def tight(self) -> bytearray:
-        return _tight(self.data, self.unquoted)
+        """A copy: the parser may still hold the piece as it was (a bytearray it read)."""
+        return _tight(bytearray(self.data), self.unquoted)
 
 
 def _tight(data: bytearray | memoryview, unquoted: list[int]) -> bytearray:

@@ -196,6 +196,8 @@ def _units_row(piece) -> tuple[memoryview, memoryview]:
     if bytes(view[:3]) != b'"",':
         return view[:0], view
     end = _first_line_end(view)
+    if bytes(view[:end]).count(b'"') % 2:  # a quote left open: the row runs on past its line
+        return view[:0], view
     return view[:end], view[end:]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -227,6 +228,15 @@ def _later(data: bytes, inserted: dict[int, bytes], cr_row: int | None = None) -
     return b"\n".join(lines)
 
 
+def _split_units(data: bytes) -> bytes:
+    """A line end inside the units row, right after a cell's opening quote (found by fuzzing
+    a real re-export): the quote runs the row on into the next line."""
+    lines = data.split(b"\n")
+    cut = lines[1].index(b',"', 10) + 2
+    lines[1] = lines[1][:cut] + b"\n" + lines[1][cut:]
+    return b"\n".join(lines)
+
+
 DRAM = "dram__bytes.sum"
 VARIANTS = {
     "clean": lambda d: d,
@@ -273,6 +283,7 @@ VARIANTS = {
         },
     ),
     "lone CR inside a later row": lambda d: _later(d, {}, cr_row=170),
+    "units row split by a line end after a quote": lambda d: _split_units(d),
     "en_US grouping everywhere": lambda d: _grouped(d, b","),
     "de_DE grouping everywhere": lambda d: _grouped(d, b"."),
 }
@@ -343,6 +354,10 @@ DETAILS = {
     ),
     "non-ASCII value": lambda d: _value(d, DRAM, "１２"),
     "ncu stdout shape": lambda d: _stdout(d),
+    "app output among later rows, an open quote": lambda d: _later(
+        d, {300: b'[rank0] saved "ckpt.pt", 1,024 tensors', 420: b'eval,"unterminated'}
+    ),
+    "lone CR inside a later row": lambda d: _later(d, {}, cr_row=500),
 }
 
 
@@ -474,6 +489,9 @@ def test_every_variant_read_in_small_pieces_reads_as_the_reference(
     path.write_bytes((VARIANTS if kind == "raw" else DETAILS)[variant](data))
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 4000)
     _assert_same(ncu_csv, ncu_reference, path, path)
+    packed = tmp_path / f"{kind}.csv.gz"  # read as a stream: pieces in buffers of their own
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    _assert_same(ncu_csv, ncu_reference, packed, path)
 
 
 def test_details_page_in_many_pieces_reads_as_the_reference(tmp_path, monkeypatch):
@@ -751,3 +769,35 @@ def test_json_floats_are_written_as_repr_writes_them():
     values = values[np.isfinite(values)]
     assert _floats(values).to_pylist() == [repr(v) for v in values.tolist()]
     assert _floats(np.array([np.nan, np.inf, -np.inf, 1.0])).to_pylist() == [None] * 3 + ["1.0"]
+
+
+def test_loose_pieces_while_a_profiler_holds_its_frames(tmp_path, monkeypatch):
+    """A gzip capture read in small pieces (bytearrays, some read as they are and again as their
+    quoted lines alone) while a profiler keeps every frame it saw: no buffer is resized while
+    a kept frame holds a view of it (ROOFLINT_FUZZ=long, whose tracer keeps frames, hit a
+    BufferError; here the reader's readinto and an ndarray.max did)."""
+    import sys
+
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+
+    path = tmp_path / "raw.csv.gz"
+    plain = VARIANTS["app output among later rows: row-shaped, quotes, an open quote"](
+        _generated_raw()
+    )
+    path.write_bytes(gzip.compress(plain))  # a stream: its pieces are bytearrays
+    monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 4000)
+    expected = ncu_reference.read(_written(tmp_path / "raw.csv", plain))
+    held = []
+    sys.setprofile(lambda frame, event, arg: held.append(frame) if event == "return" else None)
+    try:
+        got = ncu_csv.read(path)
+    finally:
+        sys.setprofile(None)
+    assert held and len(got.launches) == len(expected.launches)
+    assert got.launches["launch_id"].tolist() == expected.launches["launch_id"].tolist()
+
+
+def _written(path, data: bytes):
+    path.write_bytes(data)
+    return path
