@@ -32,6 +32,7 @@ from .compressed import GZIP_MAGIC, open_binary, size_hint
 PIECE_BYTES = 8 << 20  # two of Arrow's 4 MB blocks: parsed on 2 threads; 16 MB held 16-25 MB more
 BOM = b"\xef\xbb\xbf"
 _HEAD_BYTES = 1 << 16  # where the header is searched for first, without copying a piece
+_LOOK_BACK = 64  # lines searched back from a piece's end for its last row (_open_end)
 _LINE_PEEK = 4096  # a longer line among the rows is always moved out (Loose.others)
 # Where str.splitlines() breaks besides \n and \r\n (in UTF-8): \r alone, \v, \f, \x1c-\x1e,
 # U+0085, U+2028, U+2029. Rare: a piece holding one is rewritten with \n there.
@@ -164,7 +165,7 @@ class Rows:
         needs no change is a view of the mapping: no byte is copied before Arrow parses it."""
         mapping = self._mapping()
         pieces = self._streamed() if mapping is None else _mapped(mapping)
-        first = True
+        first, held = True, None
         for piece in pieces:
             if self.progress and len(piece):
                 self.progress(len(piece))
@@ -174,7 +175,13 @@ class Rows:
                 else:
                     piece = piece[len(BOM) :]
             first = False
-            yield self._clean(piece)
+            piece = self._clean(piece)
+            if held is not None:
+                piece = _piece(bytearray(held) + piece.data)
+            piece, held = _open_end(piece)
+            yield piece
+        if held is not None:
+            yield _piece(bytearray(held))
 
     def _mapping(self) -> mmap.mmap | None:
         """The file mapped read-only when it is plain (not gzip), non-empty UTF-8; else None."""
@@ -303,6 +310,24 @@ def _tight(data: bytearray | memoryview, unquoted: list[int]) -> bytearray:
     if data and not data.endswith(b"\n"):
         data += b"\n"
     return _moved_down(data, unquoted)
+
+
+def _open_end(piece: Piece) -> tuple[Piece, bytes | None]:
+    """(the piece, None), or (the piece up to its last row, the rest) when that row leaves a
+    quote open (an odd count of double quotes: a damaged row, whose quote one parse of the
+    whole file carries on into the next row): the rest goes with the next piece. The lines
+    after the last row are not rows, and the next piece drops them as this one would."""
+    data, breaks = piece.data, piece.breaks
+    if not len(breaks) or breaks[-1] != len(data) - 1:
+        return piece, None  # no whole last line (the file's end)
+    for i in range(len(breaks) - 1, max(len(breaks) - _LOOK_BACK, 0) - 1, -1):
+        start = int(breaks[i - 1]) + 1 if i else 0
+        line = bytes(data[start : breaks[i]])
+        if line.startswith(b'"'):
+            if line.count(b'"') % 2 == 0:
+                return piece, None
+            return Piece(data[:start], breaks[:i]), bytes(data[start:])
+    return piece, None
 
 
 def _release(mapping: mmap.mmap, end: int) -> None:

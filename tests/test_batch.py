@@ -801,3 +801,24 @@ def test_loose_pieces_while_a_profiler_holds_its_frames(tmp_path, monkeypatch):
 def _written(path, data: bytes):
     path.write_bytes(data)
     return path
+
+
+@pytest.mark.parametrize("damage", [b'"0","\x1e0","', b'"\n0","'])
+def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path, monkeypatch):
+    """A row that leaves a quote open (a line break inside its cell) takes the next row into
+    one record when the file is parsed whole; read in pieces, its rest goes with the next
+    piece, so every piece size gives what one parse gives (ROOFLINT_FUZZ=long found both:
+    a record separator in the real A100 export's first row, a line end after a quote)."""
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+    from tests.conftest import FIXTURES
+
+    data = (FIXTURES / "ncu" / "a100-gemm-details.csv").read_bytes()
+    rows = data.split(b"\n")
+    at = next(i for i, line in enumerate(rows) if line.startswith(b'"0","'))
+    rows[at + 3] = damage + rows[at + 3][len(b'"0","') :]
+    path = tmp_path / "damaged.csv"
+    path.write_bytes(b"\n".join(rows))
+    for size in range(150, 1400, 83):
+        monkeypatch.setattr(ncu_lines, "PIECE_BYTES", size)
+        _assert_same(ncu_csv, ncu_reference, path, path)
