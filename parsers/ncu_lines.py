@@ -5,7 +5,8 @@ row, the application's own output before and among the rows. The rules are those
 the file as text and splitting it with str.splitlines(): the header is the first quoted line
 that names kernels, the rows are the quoted lines after it, every other line is dropped. The
 bytes are handled in large pieces cut at line ends, so no line is ever split and no per-line
-Python runs on the usual input (only the few lines that are not rows).
+Python runs on the usual input (only the few lines that are not rows); a damaged row that
+leaves a quote open goes with the next piece, whose first row it runs on into, as in one parse.
 
 A plain file is mapped, not read: a piece is a view of the mapping, and its other lines are
 left among its rows (`Loose`) for the parser to drop, when it can show that it does; so the
