@@ -119,6 +119,20 @@ def report_table(*paths: Path):
     return as_the_command(lambda: table.render(pipeline.build([str(p) for p in paths])))
 
 
+def values_read(path: Path):
+    """What every report pays before any analysis: the export's rows found, parsed by Arrow and
+    their values made float64 (ncu_lines, ncu_table, RawPage.add): the floor under `timed`."""
+    from rooflint.parsers import ncu_lines, ncu_table
+    from rooflint.parsers.ncu_pages import RawPage
+
+    def run():
+        rows = ncu_lines.Rows(path).open()
+        page = RawPage(str(path), None)
+        ncu_table.parse(rows, rows.header, str(path), page.add, page.numbers)
+
+    return as_the_command(run)
+
+
 def as_the_command(fn):
     """`fn` under the Arrow allocator `rooflint report` sets (cli/memory.py); the plain parse
     it is compared with keeps pyarrow's default."""
@@ -188,6 +202,11 @@ class Table:
         self.add(
             case, "report (table) / plain parse", sub / ref, target, f"{sub:.2f} s vs {ref:.2f} s"
         )
+
+    def floor(self, case, path: Path, repeats: int):
+        ref, sub = paired(plain(path), values_read(path), repeats)
+        detail = f"{sub:.2f} s: rows, parse and float64 values, before any analysis"
+        self.add(case, "values read / plain parse", sub / ref, None, detail)
 
     def memory(self, case, path: Path, target: float = 3):
         size = data_size(path)
@@ -284,6 +303,7 @@ def main() -> None:
     r = args.repeats
     rows = Table()
     rows.timed("a 200k raw stdout", RAW, 1.5, r)
+    rows.floor("a 200k raw stdout", RAW, r)
     rows.memory("a 200k raw stdout", RAW)
     rows.timed("b 50k details stdout", DETAILS, 2, max(1, r - 1))
     rows.memory("b 50k details stdout", DETAILS)
