@@ -114,8 +114,9 @@ class Rows:
         pending, first = self._first, True
         for piece in self._pieces:
             if pending is not None and len(pending.data):
-                yield self._rows(pending, first)
-                first = False
+                rows = self._rows(pending, first)
+                first = first and not len(rows)  # the first piece that holds a row
+                yield rows
             pending = piece
         if pending is not None and len(pending.data):
             last = self._last(pending)
@@ -314,21 +315,31 @@ def _tight(data: bytearray | memoryview, unquoted: list[int]) -> bytearray:
 
 
 def _open_end(piece: Piece) -> tuple[Piece, bytes | None]:
-    """(the piece, None), or (the piece up to its last row, the rest) when that row leaves a
-    quote open (an odd count of double quotes: a damaged row, whose quote one parse of the
-    whole file carries on into the next row): the rest goes with the next piece. The lines
-    after the last row are not rows, and the next piece drops them as this one would."""
+    """(the piece, None), or (the piece up to its last row, the rest) when it ends with a quote
+    left open: a damaged row (an odd count of double quotes) opens one, the next such row
+    closes it, and one parse of the whole file carries an open quote on into the next row.
+    The rest goes with the next piece; the lines after the last row are not rows, and the
+    next piece drops them as this one would."""
     data, breaks = piece.data, piece.breaks
     if not len(breaks) or breaks[-1] != len(data) - 1:
         return piece, None  # no whole last line (the file's end)
-    for i in range(len(breaks) - 1, max(len(breaks) - _LOOK_BACK, 0) - 1, -1):
+    opened = None  # where the row that left the quote open starts
+    lowest = max(len(breaks) - _LOOK_BACK, 0)
+    for i in range(len(breaks) - 1, lowest - 1, -1):
         start = int(breaks[i - 1]) + 1 if i else 0
         line = bytes(data[start : breaks[i]])
-        if line.startswith(b'"'):
-            if line.count(b'"') % 2 == 0:
-                return piece, None
-            return Piece(data[:start], breaks[:i]), bytes(data[start:])
-    return piece, None
+        if not line.startswith(b'"'):
+            continue
+        if line.count(b'"') % 2 == 0:
+            break  # a whole row: the quotes after it are the ones that count
+        opened = None if opened is not None else (i, start)  # an odd row closes an open one
+    else:
+        if lowest:
+            return piece, None  # no whole row near the end: left as it is
+    if opened is None:
+        return piece, None
+    i, start = opened
+    return Piece(data[:start], breaks[:i]), bytes(data[start:])
 
 
 def _release(mapping: mmap.mmap, end: int) -> None:

@@ -267,7 +267,7 @@ def _ragged_rows(rows: list[str], names: list[str], keep: list[str]):
     when there are none) that goes after the other rows, as one parse of the whole page would
     place them; the others are skipped, and counted."""
     needed = max(names.index(n) for n in ("Kernel Name", "Metric Value") if n in names) + 1
-    parsed = list(csv.reader(rows))
+    parsed = [_fields(row) for row in rows]
     width = len(names)
     fixed = [(r + [""] * width)[:width] for r in parsed if len(r) >= needed]
     extra = None
@@ -275,6 +275,15 @@ def _ragged_rows(rows: list[str], names: list[str], keep: list[str]):
         where = {n: i for i, n in enumerate(names)}
         extra = pa.table({n: pa.array([r[where[n]] for r in fixed], _type(n)) for n in keep})
     return extra, len(parsed) - len(fixed)
+
+
+def _fields(row: str) -> list[str]:
+    """A ragged row's fields; none when a line break sits outside its quotes (rows that a quote
+    left open ran together): not a launch row."""
+    try:
+        return next(csv.reader([row]), [])
+    except csv.Error:
+        return []
 
 
 def identity(frame: pd.DataFrame) -> dict:

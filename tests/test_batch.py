@@ -822,3 +822,33 @@ def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path, m
     for size in range(150, 1400, 83):
         monkeypatch.setattr(ncu_lines, "PIECE_BYTES", size)
         _assert_same(ncu_csv, ncu_reference, path, path)
+
+
+@pytest.mark.parametrize(
+    "inserted",
+    [
+        [(2, b'"'), (2, b'"')],  # a quote opened, then closed by the next lone quote
+        [(2, b'"'), (2, b"==PROF== Disconnected from process 7"), (2, b'"')],
+        [(3, b'"')],  # opened in the units row's place
+    ],
+)
+def test_lone_quotes_near_the_header_read_alike_wherever_a_piece_ends(inserted, tmp_path):
+    """Lines of a lone double quote among the first rows (ROOFLINT_FUZZ=long, 300-byte
+    pieces: a TypeError, a csv.Error and a lost launch ID before the fix): every piece size
+    gives what one parse of the file gives."""
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+    from tests.conftest import FIXTURES
+
+    lines = (FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv").read_bytes().split(b"\n")
+    for at, line in inserted:
+        lines.insert(at, line)
+    path = tmp_path / "quotes.csv"
+    path.write_bytes(b"\n".join(lines))
+    whole = ncu_lines.PIECE_BYTES
+    try:
+        for size in range(150, 2000, 61):
+            ncu_lines.PIECE_BYTES = size
+            _assert_same(ncu_csv, ncu_reference, path, path)
+    finally:
+        ncu_lines.PIECE_BYTES = whole
