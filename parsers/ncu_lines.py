@@ -316,8 +316,8 @@ def _tight(data: bytearray | memoryview, unquoted: list[int]) -> bytearray:
 
 def _open_end(piece: Piece) -> tuple[Piece, bytes | None]:
     """(the piece, None), or (the piece up to its last row, the rest) when it ends with a quote
-    left open: a damaged row (an odd count of double quotes) opens one, the next such row
-    closes it, and one parse of the whole file carries an open quote on into the next row.
+    left open: a damaged row (`opens_quote`) opens one, the next such row closes it, and
+    one parse of the whole file carries an open quote on into the next row.
     The rest goes with the next piece; the lines after the last row are not rows, and the
     next piece drops them as this one would."""
     data, breaks = piece.data, piece.breaks
@@ -330,7 +330,7 @@ def _open_end(piece: Piece) -> tuple[Piece, bytes | None]:
         line = bytes(data[start : breaks[i]])
         if not line.startswith(b'"'):
             continue
-        if line.count(b'"') % 2 == 0:
+        if not opens_quote(line):
             break  # a whole row: the quotes after it are the ones that count
         opened = None if opened is not None else (i, start)  # an odd row closes an open one
     else:
@@ -340,6 +340,13 @@ def _open_end(piece: Piece) -> tuple[Piece, bytes | None]:
         return piece, None
     i, start = opened
     return Piece(data[:start], breaks[:i]), bytes(data[start:])
+
+
+def opens_quote(line: bytes) -> bool:
+    """Whether a row leaves a quote open at its line end (an odd count of double quotes: ncu
+    quotes every cell and doubles a quote inside one), so one parse of the file reads on into
+    the next line."""
+    return line.count(b'"') % 2 == 1
 
 
 def _release(mapping: mmap.mmap, end: int) -> None:

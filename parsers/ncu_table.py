@@ -16,7 +16,7 @@ from rooflint.core import schema
 from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
-from .ncu_lines import Loose
+from .ncu_lines import Loose, opens_quote
 from .ncu_locale import NO_VALUE_CELLS
 
 EXPORT_HINT = (
@@ -196,7 +196,7 @@ def _units_row(piece) -> tuple[memoryview, memoryview]:
     if bytes(view[:3]) != b'"",':
         return view[:0], view
     end = _first_line_end(view)
-    if bytes(view[:end]).count(b'"') % 2:  # a quote left open: the row runs on past its line
+    if opens_quote(bytes(view[:end])):  # the row runs on past its line: not split off there
         return view[:0], view
     return view[:end], view[end:]
 

@@ -113,9 +113,10 @@ def test_a_large_file_shows_how_far_reading_has_got():
 
 
 def test_reading_progress_comes_from_the_reader_as_bytes_arrive(tmp_path, monkeypatch):
-    """The ncu reader streams its file in pieces cut at line ends; each piece moves the progress
-    (per file, the bytes so far against the file's size). This export's rows are 4-37 KB long,
-    so its 45,050 bytes come in a few pieces of at least 4096 bytes each."""
+    """The ncu reader streams its file in pieces of at least PIECE_BYTES cut at line ends; each
+    piece moves the progress (per file, the bytes so far against the file's size). Every line
+    of this export is longer than 4096 bytes (header 36,616, units 4,108, row 4,323), so each
+    piece is one line and the progress stops at each line end: 36,617, 40,726, 45,050."""
     from rooflint import pipeline
     from rooflint.parsers import ncu_lines
 
@@ -131,6 +132,5 @@ def test_reading_progress_comes_from_the_reader_as_bytes_arrive(tmp_path, monkey
     pipeline.build([str(path)], progress=on_file)
     size = path.stat().st_size
     steps = [s for s in seen if s[0] != "file"]
-    assert 1 < len(steps) <= -(-size // 4096)  # one per piece
-    assert [d for d, _ in steps] == sorted(d for d, _ in steps) and steps[-1] == (size, size)
+    assert steps == [(36617, size), (40726, size), (45050, size)] and size == 45050
     assert seen[-1] == ("file", 1)
