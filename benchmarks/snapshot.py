@@ -1,0 +1,91 @@
+"""Every output format of every real input, written to one folder, to check a refactor changes
+no byte: run it before and after, then `diff -r BEFORE AFTER`.
+
+    python benchmarks/snapshot.py OUT [--quick]
+
+It drives the command line in-process (click's CliRunner), the interface no refactor changes:
+`report` in each format for the bundled fixtures and those under ../shared/fixtures, `diff` in
+each format for a few pairs. Each output file is named after its input and format; an exit code
+and the command's stderr are kept beside it, so a changed message shows too. `--quick` takes
+the bundled fixtures only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from rooflint.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "fixtures"
+REPORT_FORMATS = ["table", "json", "markdown", "html", "csv", "svg"]
+DIFF_FORMATS = ["table", "markdown", "json"]
+DIFF_PAIRS = [
+    ("fixtures/ncu/a100-gemm-details.csv", "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv"),
+    ("fixtures/ncu/h200-block-raw-stdout.csv", "fixtures/ncu/h200-block-raw-stdout.csv"),
+    ("fixtures/kineto/h200-train-trace.json.gz", "fixtures/kineto/h200-block-trace.json.gz"),
+]
+
+
+def inputs(quick: bool) -> list[Path]:
+    found = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.is_file())
+    found = [p for p in found if "bad" not in p.parts and p.suffix != ".md"]
+    if not quick and SHARED.is_dir():
+        found += sorted(
+            p
+            for p in SHARED.rglob("*")
+            if p.is_file() and p.suffix not in (".md",) and "known-answers" not in str(p)
+        )
+    return found
+
+
+def label(path: Path) -> str:
+    try:
+        rel = path.relative_to(ROOT)
+    except ValueError:
+        rel = Path("shared") / path.relative_to(SHARED)
+    return str(rel).replace(os.sep, "__")
+
+
+def run(runner: CliRunner, args: list[str], out: Path) -> None:
+    result = runner.invoke(main, args, catch_exceptions=True)
+    text = f"exit {result.exit_code}\n{result.stderr}"
+    if result.exception and not isinstance(result.exception, SystemExit):
+        text += f"exception {type(result.exception).__name__}: {result.exception}\n"
+    out.with_name(out.name + ".status").write_text(text)
+    if result.stdout and not out.exists():
+        out.write_text(result.stdout)
+
+
+def main_(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.out = args.out.resolve()
+    runner = CliRunner()
+    os.environ["COLUMNS"] = "100"
+    os.chdir(ROOT)  # inputs named relative to the checkout: messages do not depend on where it is
+    for path in inputs(args.quick):
+        name = os.path.relpath(path, ROOT)
+        for fmt in REPORT_FORMATS:
+            out = args.out / f"{label(path)}.{fmt}"
+            run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
+        out = args.out / f"{label(path)}.kernels.csv"
+        run(runner, ["report", name, "-q", "--per", "kernel", "-o", str(out)], out)
+    for base, head in DIFF_PAIRS:
+        for fmt in DIFF_FORMATS:
+            out = args.out / f"diff__{label(ROOT / base)}__{label(ROOT / head)}.{fmt}"
+            run(runner, ["diff", base, head, "-f", fmt], out)
+    print(f"{len(list(args.out.iterdir()))} files in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_(sys.argv[1:]))
