@@ -48,10 +48,20 @@ def test_shared_rocprof_folder_accounts_for_every_file():
     assert vec_copy and all(launch["verdict"] != "above-roof" for launch in vec_copy)
 
 
-def test_strict_fails_on_a_folder_with_skipped_files():
-    run = CliRunner().invoke(main, ["report", str(shared("rocprof")), "--strict", "-q"])
+def test_strict_fails_on_a_folder_with_skipped_files(tmp_path):
+    # two profiles and three files that are not: a roofline.csv, a kernel_stats summary, notes
+    rocprof = FIXTURES / "rocprof"
+    for name in (
+        "v3_docs_2025_counter_collection.csv",
+        "v3_rocm621_mi300a_kernel_trace_head.csv",
+        "omniperf2_mi200_roofline.csv",
+        "v3_rocm621_mi300a_kernel_stats.csv",
+    ):
+        shutil.copy(rocprof / name, tmp_path)
+    (tmp_path / "notes.txt").write_text("run on node 7\n")
+    run = CliRunner().invoke(main, ["report", str(tmp_path), "--strict", "-q"])
     assert run.exit_code == 2
-    assert "--strict: 9 file(s) not read:" in run.output
+    assert "--strict: 3 file(s) not read:" in run.output
     assert "omniperf2_mi200_roofline.csv (holds measured ceilings" in run.output
 
 
