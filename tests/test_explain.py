@@ -7,7 +7,8 @@ import pytest
 
 from rooflint import pipeline, reporters
 from rooflint.core import explain, ranking, schema
-from rooflint.core.analysis import LATENCY_BOUND, NO_FLOP_COUNTERS, NOT_ANALYSABLE
+from rooflint.core.analysis import NO_FLOP_COUNTERS
+from rooflint.core.verdicts import LATENCY_BOUND, NOT_ANALYSABLE
 
 from .conftest import FIXTURES, shared
 

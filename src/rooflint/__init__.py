@@ -31,9 +31,9 @@ def analyze(launches, device=None, latency_threshold=None):
     SM clock), or None (no ceilings: every launch is not analysable).
     """
     from rooflint import pipeline
-    from rooflint.core import analysis
+    from rooflint.core import analysis, verdicts
 
-    threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
+    threshold = verdicts.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
     return analysis.analyze(launches, pipeline.device_of(launches, device), threshold)
 
 

@@ -11,19 +11,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema
-
-# NVIDIA's guidance: latency-bound when both compute and memory throughput are under 60 % of peak.
-LATENCY_THRESHOLD = 0.60
-# Counters and clocks jitter by a few percent; beyond this a launch is above its roof: a data error.
-ABOVE_ROOF_TOLERANCE = 0.05
-
-MEMORY_BOUND = "memory-bound"
-COMPUTE_BOUND = "compute-bound"
-LATENCY_BOUND = "latency-bound"
-ABOVE_ROOF = "above-roof"
-NOT_ANALYSABLE = "not-analysable"
-VERDICTS = (COMPUTE_BOUND, MEMORY_BOUND, LATENCY_BOUND, ABOVE_ROOF, NOT_ANALYSABLE)
+from rooflint.core import schema, verdicts
+from rooflint.core.verdicts import LATENCY_THRESHOLD, VERDICTS
 
 RESULT_COLUMNS = [
     "device_id",
@@ -109,7 +98,7 @@ def analyze_each(
             "limiter": _limiters(t_memory >= t_compute, compute_limiter, memory_limiter, ok),
             "headroom_s": np.where(ok, np.maximum(duration - t_bound, 0.0), np.nan),
             "verdict": schema.strings(
-                _verdicts(efficiency, t_memory >= t_compute, ok, latency_threshold),
+                verdicts.classify(efficiency, t_memory >= t_compute, ok, latency_threshold),
                 list(VERDICTS),
             ),
             "reason": schema.strings(*reason),
@@ -234,13 +223,3 @@ def _reasons(frame: pd.DataFrame, duration, bytes_dram, ceilings: _Ceilings, unc
     for code, (mask, _) in reversed(list(enumerate(checks, start=1))):
         reason = np.where(mask, code, reason)
     return reason, texts
-
-
-def _verdicts(
-    eff: np.ndarray, memory_wins: np.ndarray, ok: np.ndarray, threshold: float
-) -> np.ndarray:
-    """Codes into VERDICTS."""
-    compute, memory, latency, above, not_analysable = range(len(VERDICTS))
-    verdict = np.where(eff >= threshold, np.where(memory_wins, memory, compute), latency)
-    verdict = np.where(eff > 1 + ABOVE_ROOF_TOLERANCE, above, verdict)
-    return np.where(ok, verdict, not_analysable)

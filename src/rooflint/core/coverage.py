@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import names, schema
-from rooflint.core.analysis import NOT_ANALYSABLE
+from rooflint.core.verdicts import NOT_ANALYSABLE
 
 TOP = 5
 

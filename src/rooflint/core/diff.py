@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, names, opgroups, ranking
+from rooflint.core import names, opgroups, ranking, verdicts
 from rooflint.core.diff_devices import device_changes
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result, summary_numbers
@@ -340,7 +340,7 @@ def _status(r: dict, decided: str) -> str:
         return NEW
     if r["match"] == BASE_ONLY:
         return REMOVED
-    if r["verdict_head"] == analysis.ABOVE_ROOF:
+    if r["verdict_head"] == verdicts.ABOVE_ROOF:
         return ABOVE_ROOF
     if r["ignored"]:
         return IGNORED

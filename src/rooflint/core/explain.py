@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import math
 
-from rooflint.core.analysis import (
-    ABOVE_ROOF,
-    COMPUTE_BOUND,
-    LATENCY_BOUND,
-    MEMORY_BOUND,
-    NO_FLOP_COUNTERS,
-)
+from rooflint.core.analysis import NO_FLOP_COUNTERS
+from rooflint.core.verdicts import ABOVE_ROOF, COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND
 
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, names
 from rooflint.core import diff as diffs
+from rooflint.core import names, verdicts
 from rooflint.core.diff_text import change_text, interval_text, noise_clause
 from rooflint.core.errors import UsageError
 from rooflint.core.formatting import pct, show_pct, si
@@ -155,8 +155,8 @@ def _total_regression(gate: Gate, d: diffs.Diff, threshold: float) -> None:
 def new_latency_bound(d: diffs.Diff):
     """Groups latency-bound in head that were not (or did not exist) in base, above --min-time."""
     g = d.groups
-    latency = (g["verdict_head"] == analysis.LATENCY_BOUND) & ~g["ignored"].astype(bool)
-    was = g["verdict_base"] == analysis.LATENCY_BOUND
+    latency = (g["verdict_head"] == verdicts.LATENCY_BOUND) & ~g["ignored"].astype(bool)
+    was = g["verdict_base"] == verdicts.LATENCY_BOUND
     return g[latency & ~was]
 
 
@@ -186,14 +186,14 @@ def report_gates(
         gates.append(gate)
     if fail_if_above_roof:
         gate = Gate("--fail-if-above-roof", "", origins.get("fail_if_above_roof", ""))
-        above = result.launches[result.launches["verdict"] == analysis.ABOVE_ROOF]
+        above = result.launches[result.launches["verdict"] == verdicts.ABOVE_ROOF]
         if len(above):
             worst = above.sort_values("efficiency", ascending=False, kind="mergesort").iloc[0]
             gate.fail(
                 f"{len(above)} launch(es) above the roof "
                 f"(worst: {names.short_name(worst['kernel'])} at "
                 f"efficiency {pct(worst['efficiency'])}, "
-                f"tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
+                f"tolerance {show_pct(verdicts.ABOVE_ROOF_TOLERANCE)}); "
                 f"{gate.label}: check the device, clocks and counters"
             )
         gates.append(gate)
@@ -201,7 +201,7 @@ def report_gates(
 
 
 def _analysed_time(result) -> float:
-    ok = result.launches["verdict"] != analysis.NOT_ANALYSABLE
+    ok = result.launches["verdict"] != verdicts.NOT_ANALYSABLE
     return float(result.launches.loc[ok, "duration_s"].sum())
 
 

@@ -7,16 +7,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, schema
-from rooflint.core.analysis import (
-    ABOVE_ROOF,
-    ABOVE_ROOF_TOLERANCE,
-    COMPUTE_BOUND,
-    LATENCY_BOUND,
-    LATENCY_THRESHOLD,
-    MEMORY_BOUND,
-    NOT_ANALYSABLE,
-)
+from rooflint.core import names, schema, verdicts
+from rooflint.core.verdicts import ABOVE_ROOF, LATENCY_THRESHOLD, NOT_ANALYSABLE
 
 GROUPINGS = {
     "kernel": ["kernel", "grid", "block"],  # name and launch configuration
@@ -273,11 +265,11 @@ def group_ids(out: pd.DataFrame, keys: list[str]) -> list[str]:
 
 
 def _group_verdicts(out: dict, threshold: float) -> pd.array:
+    """The verdict rule on the group's time-weighted efficiency and limiter; a group holding a
+    launch above its roof is above-roof too."""
     eff = out["efficiency"]
     memory = np.isin(out["limiter"].to_numpy(dtype=object, na_value=None), MEMORY_LIMITERS)
-    verdict = np.where(memory, MEMORY_BOUND, COMPUTE_BOUND)
-    verdict = np.where(eff < threshold, LATENCY_BOUND, verdict)
-    verdict = np.where(
-        (eff > 1 + ABOVE_ROOF_TOLERANCE) | (out["above_roof_launches"] > 0), ABOVE_ROOF, verdict
+    codes = verdicts.classify(
+        eff, memory, ~np.isnan(eff), threshold, out["above_roof_launches"] > 0
     )
-    return pd.array(np.where(np.isnan(eff), NOT_ANALYSABLE, verdict), dtype="string")
+    return pd.array(verdicts.names(codes), dtype="string")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rooflint.core import analysis, coverage, schema
+from rooflint.core import analysis, coverage, schema, verdicts
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
@@ -44,7 +44,7 @@ class Result:
     devices: list[DeviceUse]
     inputs: list[Profile]  # as read; each one's `launches` are its rows of `launches` (a view)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    latency_threshold: float = analysis.LATENCY_THRESHOLD
+    latency_threshold: float = verdicts.LATENCY_THRESHOLD
     _accounted: tuple = field(default=(), repr=False, compare=False)
 
     @property
@@ -71,7 +71,7 @@ class Result:
 
 def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
     """launches read = analysed + not analysable, with the reasons counted."""
-    not_ok = launches["verdict"] == analysis.NOT_ANALYSABLE
+    not_ok = launches["verdict"] == verdicts.NOT_ANALYSABLE
     reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
     reasons = reasons[reasons > 0]  # a Categorical counts each of its categories
     reasons = dict(
@@ -93,7 +93,7 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
 def per_source(launches: pd.DataFrame) -> pd.DataFrame:
     """Time, headroom and verdict mix per input file."""
     mix = pd.crosstab(launches["source"], launches["verdict"]).reindex(
-        columns=list(analysis.VERDICTS), fill_value=0
+        columns=list(verdicts.VERDICTS), fill_value=0
     )
     sums = launches.groupby("source", sort=True).agg(
         launches=("duration_s", "size"),
@@ -106,11 +106,11 @@ def per_source(launches: pd.DataFrame) -> pd.DataFrame:
 def summary_numbers(result: Result) -> dict:
     """The headline figures every format and gate shows (JSON-safe: NaN becomes None)."""
     launches = result.launches
-    ok = launches["verdict"] != analysis.NOT_ANALYSABLE
+    ok = launches["verdict"] != verdicts.NOT_ANALYSABLE
     t_ok = launches.loc[ok, "duration_s"].sum()
     by_verdict = {
         v: plain(launches.loc[launches["verdict"] == v, "duration_s"].sum())
-        for v in analysis.VERDICTS
+        for v in verdicts.VERDICTS
     }
     return {
         "total_time_s": plain(launches["duration_s"].sum(min_count=1)),
@@ -119,7 +119,7 @@ def summary_numbers(result: Result) -> dict:
         if t_ok > 0
         else None,
         "verdict_time_s": by_verdict,
-        "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
+        "above_roof_launches": int((launches["verdict"] == verdicts.ABOVE_ROOF).sum()),
     }
 
 

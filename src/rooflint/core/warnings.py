@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rooflint.core.analysis import ABOVE_ROOF
 from rooflint.core.formatting import pct
+from rooflint.core.verdicts import ABOVE_ROOF
 
 
 def device_warnings(result) -> list[str]:

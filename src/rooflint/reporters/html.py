@@ -9,9 +9,10 @@ from __future__ import annotations
 import pandas as pd
 
 from rooflint.core import coverage, explain
+from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.core.version import __version__
 from rooflint.reporters import common
-from rooflint.reporters.chart import VERDICT_COLOURS, ChartData, charts
+from rooflint.reporters.chart import ChartData, charts
 from rooflint.reporters.common import esc
 from rooflint.reporters.html_svg import svg
 
