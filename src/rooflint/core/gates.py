@@ -14,7 +14,6 @@ from rooflint.core import names, verdicts
 from rooflint.core.diff_text import change_text, interval_text, noise_clause
 from rooflint.core.errors import UsageError
 from rooflint.core.formatting import pct, show_pct, si
-from rooflint.core.result import summary_numbers
 
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
 
@@ -168,11 +167,11 @@ def report_gates(
 ) -> list[Gate]:
     """The report gates that are set: time-weighted efficiency and launches above the roof."""
     origins = origins or {}
-    summary = summary_numbers(result)
+    summary = result.summary
     gates = []
     if fail_under is not None:
         gate = Gate("--fail-under", show_pct(fail_under), origins.get("fail_under", ""))
-        eff = summary["time_weighted_efficiency"]
+        eff = summary.time_weighted_efficiency
         if eff is None:
             gate.fail(
                 "no launch could be analysed, so time-weighted efficiency is unknown; "
@@ -180,8 +179,8 @@ def report_gates(
             )
         elif eff < fail_under:
             gate.fail(
-                f"time-weighted efficiency {show_pct(eff)} (over {si(_analysed_time(result), 's')} "
-                f"analysed) is under {gate.label}"
+                f"time-weighted efficiency {show_pct(eff)} (over "
+                f"{si(summary.analysed_time_s, 's')} analysed) is under {gate.label}"
             )
         gates.append(gate)
     if fail_if_above_roof:
@@ -198,11 +197,6 @@ def report_gates(
             )
         gates.append(gate)
     return gates
-
-
-def _analysed_time(result) -> float:
-    ok = result.launches["verdict"] != verdicts.NOT_ANALYSABLE
-    return float(result.launches.loc[ok, "duration_s"].sum())
 
 
 def _kernel(r: dict) -> str:
