@@ -13,9 +13,9 @@ __all__ = ["__version__", "load", "read_profile", "analyze", "report", "diff"]
 
 def read_profile(path, locale=None):
     """Read one profile (file or folder) into a `rooflint.core.profile.Profile`."""
-    from rooflint import parsers
+    from rooflint import join, parsers
 
-    return parsers.read(path, locale=locale)
+    return join.pair([parsers.read(path, locale=locale)])[0]  # a trace's notes settled
 
 
 def load(path, locale=None):

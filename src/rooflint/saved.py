@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, ranking, schema, verdicts
+from rooflint.core import analysis, provenance, ranking, schema, verdicts
 from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
@@ -207,6 +207,7 @@ def launch_table(records: list, path, sources: list | None = None) -> pd.DataFra
 
 
 _TRACE_DTYPES = {
+    **dict.fromkeys(provenance.COLUMNS, provenance.DTYPE),
     "bytes_model_min": "Float64",
     "excess_traffic": "Float64",
     "stream": "Int64",
