@@ -170,14 +170,7 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
         if "op" in out
         else np.full(len(out), "")
     )
-    text = np.where(
-        reason == NO_MODEL,
-        "ops: no operator model for " + op.astype(str),
-        "ops: " + reason.astype(str),
-    )
-    text = text + np.where(
-        out["bytes_dram"].isna().to_numpy(), "; bytes_dram: no counters and no model", ""
-    )
-    missing = schema.filled(out["missing"], "").to_numpy(dtype=object)
-    merged = np.where(missing == "", text, missing + "; " + text)
-    out["missing"] = schema.text(pd.array(np.where(need, merged, missing), dtype="string"))
+    words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str), reason)
+    schema.add_missing(out, "ops", words.astype(object), need)
+    no_bytes = need & out["bytes_dram"].isna().to_numpy()
+    schema.add_missing(out, "bytes_dram", "no counters and no model", no_bytes)

@@ -38,7 +38,7 @@ RANK_INPUTS = [
     "verdict",
     "device_id",
     "reason",
-    "missing",
+    "missing_codes",
     "ops_vector_fp16",
 ]
 

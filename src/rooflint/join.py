@@ -78,7 +78,7 @@ def _mark_counters(launches: pd.DataFrame, rows: np.ndarray, source: pd.DataFram
     minimum = launches["bytes_model_min"].to_numpy(dtype=float)
     ratio = launches["bytes_dram"].to_numpy(dtype=float) / np.where(minimum > 0, minimum, np.nan)
     launches["excess_traffic"] = np.where(measured, ratio, np.nan)
-    launches["missing"] = schema.filled(launches["missing"].where(~_now_counted(launches)), "")
+    schema.clear_missing(launches, _now_counted(launches))
 
 
 def _now_counted(launches: pd.DataFrame) -> np.ndarray:

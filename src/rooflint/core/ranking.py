@@ -224,10 +224,11 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     return ranked
 
 
-# What the counters of a launch leave out, as flags the verdict sentence names (see explain).
+# What the counters of a launch leave out, as flags the verdict sentence names (see explain):
+# the flag of each missing quantity.
 UNMEASURED = {
-    "vector": "ops_vector: ",  # tensor ops counted, vector FLOPs not
-    "matrix": "ops_matrix: ",  # vector FLOPs counted, tensor ops not
+    "vector": "ops_vector",  # tensor ops counted, vector FLOPs not
+    "matrix": "ops_matrix",  # vector FLOPs counted, tensor ops not
 }
 
 
@@ -235,13 +236,12 @@ def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     """Per group (numbered as by group_codes), the comma-joined flags of what was not measured
     in any of its launches: `vector`, `matrix` (counters absent) and `half` (FP16 vector
     FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x)."""
-    missing = schema.filled(analysed["missing"], "")
-    flags = {name: missing.str.contains(text, regex=False) for name, text in UNMEASURED.items()}
-    flags["half"] = analysed["ops_vector_fp16"].fillna(0) > 0
+    flags = {name: schema.lacks(analysed, quantity) for name, quantity in UNMEASURED.items()}
+    flags["half"] = (analysed["ops_vector_fp16"].fillna(0) > 0).to_numpy(dtype=bool)
     n = int(group.max()) + 1 if len(group) else 0
     text = np.full(n, "", dtype=object)
     for name, mask in flags.items():
-        anyof = np.bincount(group, mask.to_numpy(dtype=bool), minlength=n) > 0
+        anyof = np.bincount(group, mask, minlength=n) > 0
         text[anyof] = text[anyof] + "," + name
     return np.array([t.lstrip(",") for t in text], dtype=object)
 
