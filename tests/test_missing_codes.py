@@ -144,3 +144,10 @@ def test_a_saved_report_and_a_parquet_dataset_keep_the_codes(tmp_path):
     dataset.write_bytes(parquet_report.render(result))
     part = distributed.analyze_partition(pd.read_parquet(dataset), {None: device}, 0.6)
     assert (part["reason"] == Reason.NO_FLOP_COUNTERS).all()
+
+
+def test_every_code_fits_an_int64():
+    """Bit 0 and two bits for each of the 20 quantities: 41 bits; an Absence more is 61."""
+    assert len(schema.MISSING_QUANTITIES) == 20
+    highest = schema._bit(schema.MISSING_QUANTITIES[-1], max(Absence))
+    assert highest == 1 << 40 and highest < np.iinfo(np.int64).max

@@ -18,7 +18,8 @@ def pair(profiles: list[Profile]) -> list[Profile]:
     """When the inputs hold one PyTorch trace and counter profiles (ncu, rocprof), the counters
     fill the trace's matching launches (same kernel name, grid and block, n-th with n-th) and the
     counter profiles are folded into the trace; otherwise the profiles are returned as they are.
-    Either way each trace's sources are then settled, and its launches get their notes."""
+    Either way each trace's sources are then settled and its launches get their notes: call
+    it once on the profiles as read."""
     traces = [p for p in profiles if p.format == TRACE_FORMAT]
     counters = [p for p in profiles if p.format != TRACE_FORMAT]
     lending = len(traces) == 1 and bool(counters)

@@ -264,12 +264,17 @@ def _decoded(words: pd.Series) -> np.ndarray:
 
 
 def _bits_of(text: str) -> int:
+    """The codes of one `missing` cell's words."""
     bits = 0
     for quantity, reason in missing_map(text).items():
-        counters = _NO_FLOP_COUNTERS_READ.fullmatch(reason)
         if quantity in MISSING_QUANTITIES:
-            bits |= _bit(quantity, Absence.NO_COUNTERS if counters else Absence.NOT_COUNTED)
+            bits |= _bit(quantity, _absence_of(reason))
     return bits
+
+
+def _absence_of(reason: str) -> Absence:
+    counters = _NO_FLOP_COUNTERS_READ.fullmatch(reason)
+    return Absence.NO_COUNTERS if counters else Absence.NOT_COUNTED
 
 
 def _quantity_na(frame: pd.DataFrame, quantity: str, kinds: dict) -> np.ndarray:
