@@ -7,26 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflint import distributed, pipeline, saved
+from rooflint import distributed, hardware, pipeline, saved
 from rooflint.core import analysis, ranking, schema
 from rooflint.core.analysis import Reason
 from rooflint.core.schema import Absence, Missing
-from rooflint.hardware import Ceiling, Device
 from rooflint.reporters import json_report, parquet_report
 from tests.conftest import shared
 
-DEVICE = Device(
-    id="toy",
-    name="Toy",
-    vendor="amd",
-    arch="gfx908",
-    profiler_names=(),
-    sm_count=1,
-    boost_clock_hz=1e9,
-    source="test",
-    compute={"vector_fp32": Ceiling(1e12, "test")},
-    memory={"dram": Ceiling(1e12, "test")},
-)
+DEVICE = hardware.get("mi100")  # the catalog's: any device with a DRAM roof would do
 
 
 def table(**columns) -> pd.DataFrame:

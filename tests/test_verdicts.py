@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from rooflint import hardware
 from rooflint.core import analysis, ranking, schema, verdicts
-from rooflint.hardware import Ceiling, Device
+from rooflint.hardware import Ceiling
 
-DEVICE = Device(
-    id="toy",
-    name="Toy",
-    vendor="nvidia",
-    arch="8.0",
-    profiler_names=(),
-    sm_count=1,
-    boost_clock_hz=1e9,
-    source="test",
-    compute={"vector_fp32": Ceiling(1e12, "test")},
-    memory={"dram": Ceiling(1e12, "test")},
-)
+# A toy device: 1 TFLOP/s FP32, 1 TB/s DRAM (a catalog entry with round ceilings put in).
+TOY = {"vector_fp32": Ceiling(1e12, "test")}, {"dram": Ceiling(1e12, "test")}
+DEVICE = dataclasses.replace(hardware.get("a100-pcie-40gb"), compute=TOY[0], memory=TOY[1])
 
 
 def test_order_and_colours_are_one_table():
