@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema
+from rooflint.core import provenance, schema
 from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 
@@ -241,9 +241,8 @@ def _counter_ranges(events: TraceEvents, devices, source: str, notes: list[str])
     )
     notes.append(RANGE_NO_TIME)
     _link_ranges(events, frame, notes)
-    frame["flops_source"] = pd.array(
-        np.where(schema.flops(frame).notna(), "counters", None), dtype="string"
-    )
+    counted = schema.flops(frame).notna().to_numpy()
+    frame["flops_source"] = provenance.column(len(frame), (counted, provenance.Provenance.COUNTERS))
     return frame
 
 

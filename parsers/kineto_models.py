@@ -6,7 +6,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from rooflint.core import opmodels, schema
+from rooflint.core import opmodels, provenance, schema
+from rooflint.core.provenance import Provenance
 
 from .kineto_events import Columns, arguments
 
@@ -146,15 +147,15 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
     use_model = ~np.isnan(bytes_min) & ~measured_bytes
     out["bytes_dram"] = np.where(use_model, bytes_min, out["bytes_dram"].to_numpy())
     out["bytes_model_min"] = bytes_min
-    out["flops_source"] = pd.array(
-        np.where(measured_ops, "counters", np.where(modelled, "model", None)), dtype="string"
+    n = len(out)
+    out["flops_source"] = provenance.column(
+        n, (measured_ops, Provenance.COUNTERS), (modelled, Provenance.MODEL)
     )
-    out["bytes_source"] = pd.array(
-        np.where(measured_bytes, "counters", np.where(use_model, "model", None)), dtype="string"
+    out["bytes_source"] = provenance.column(
+        n, (measured_bytes, Provenance.COUNTERS), (use_model, Provenance.MODEL)
     )
-    out["excess_traffic"] = np.full(len(out), np.nan)
-    if use_model.any():
-        schema.add_note(out, "DRAM bytes = operator minimum from shapes", use_model)
+    out["excess_traffic"] = np.full(n, np.nan)
+    if use_model.any():  # each launch's note follows from bytes_source (provenance.note_bytes)
         notes.append(MODEL_BYTES_NOTE)
     _mark_unmodelled(out, reason)
     return out.drop(columns=[c for c in out.columns if c.startswith("_")])
@@ -169,14 +170,7 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
         if "op" in out
         else np.full(len(out), "")
     )
-    text = np.where(
-        reason == NO_MODEL,
-        "ops: no operator model for " + op.astype(str),
-        "ops: " + reason.astype(str),
-    )
-    text = text + np.where(
-        out["bytes_dram"].isna().to_numpy(), "; bytes_dram: no counters and no model", ""
-    )
-    missing = schema.filled(out["missing"], "").to_numpy(dtype=object)
-    merged = np.where(missing == "", text, missing + "; " + text)
-    out["missing"] = schema.text(pd.array(np.where(need, merged, missing), dtype="string"))
+    words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str), reason)
+    schema.add_missing(out, "ops", words.astype(object), need)
+    no_bytes = need & out["bytes_dram"].isna().to_numpy()
+    schema.add_missing(out, "bytes_dram", "no counters and no model", no_bytes)

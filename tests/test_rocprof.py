@@ -86,7 +86,7 @@ def test_shared_file_reads_into_a_valid_table(name):
     profile = read(path)
     launches = profile.launches
     assert len(launches) == LAUNCHES[name]
-    assert list(launches.columns) == schema.COLUMNS
+    assert list(launches.columns) == schema.COLUMNS + schema.CODES
     assert (launches["source"] == str(path)).all()
     assert launches["launch_id"].is_unique
     assert not launches["kernel"].str.contains(r"\.kd\b|\[clone", regex=True).any()

@@ -13,9 +13,9 @@ __all__ = ["__version__", "load", "read_profile", "analyze", "report", "diff"]
 
 def read_profile(path, locale=None):
     """Read one profile (file or folder) into a `rooflint.core.profile.Profile`."""
-    from rooflint import parsers
+    from rooflint import join, parsers
 
-    return parsers.read(path, locale=locale)
+    return join.pair([parsers.read(path, locale=locale)])[0]  # a trace's notes settled
 
 
 def load(path, locale=None):
@@ -31,9 +31,9 @@ def analyze(launches, device=None, latency_threshold=None):
     SM clock), or None (no ceilings: every launch is not analysable).
     """
     from rooflint import pipeline
-    from rooflint.core import analysis
+    from rooflint.core import analysis, verdicts
 
-    threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
+    threshold = verdicts.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
     return analysis.analyze(launches, pipeline.device_of(launches, device), threshold)
 
 

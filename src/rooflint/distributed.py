@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow.dataset as ds
 
 from rooflint import hardware
-from rooflint.core import analysis, families, ranking, schema
+from rooflint.core import analysis, families, ranking, schema, verdicts
 from rooflint.hardware import Ceiling, Device
 from rooflint.reporters.parquet_report import METADATA_KEY
 
@@ -38,7 +38,7 @@ RANK_INPUTS = [
     "verdict",
     "device_id",
     "reason",
-    "missing",
+    "missing_codes",
     "ops_vector_fp16",
 ]
 
@@ -47,7 +47,7 @@ def rank_dataset(
     path: str | Path,
     group_by: str = "kernel",
     device: str | Device | None = None,
-    latency_threshold: float = analysis.LATENCY_THRESHOLD,
+    latency_threshold: float = verdicts.LATENCY_THRESHOLD,
     scheduler: str | None = None,
     **read_options,
 ) -> pd.DataFrame:

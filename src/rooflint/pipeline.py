@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from rooflint import hardware, join, parsers, saved
-from rooflint.core import analysis, families, ranking, schema
+from rooflint.core import analysis, families, ranking, schema, verdicts
 from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError
 from rooflint.core.profile import Profile
@@ -28,7 +28,7 @@ class Options:
     device_file: str | None = None
     locale: str | None = None
     group_by: str = "kernel"
-    latency_threshold: float = analysis.LATENCY_THRESHOLD
+    latency_threshold: float = verdicts.LATENCY_THRESHOLD
     strict: bool = False
 
 
@@ -44,7 +44,7 @@ def options(
     strict=False,
 ) -> Options:
     """Options from the API's (and the command line's) option names; None means the default."""
-    threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
+    threshold = verdicts.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
     return Options(
         device_id=device,
         device_file=device_file,

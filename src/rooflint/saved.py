@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, ranking, schema
+from rooflint.core import analysis, provenance, ranking, schema, verdicts
 from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
@@ -19,7 +19,7 @@ from rooflint.reporters import json_report
 
 FORMAT = "rooflint-json"
 READS = json_report.FORMAT_VERSION  # the newest report version read; every older one is read too
-_RESULT_FILLS = {"reason": "", "verdict": analysis.NOT_ANALYSABLE}
+_RESULT_FILLS = {"reason": "", "verdict": verdicts.NOT_ANALYSABLE}
 _FLOAT_RESULTS = [
     "flops",
     "intensity_dram",
@@ -142,7 +142,7 @@ def from_document(doc: dict, path, latency_threshold: float | None = None) -> Re
             "`rooflint report --format json`",
             path=str(path),
         )
-    saved_threshold = _number(doc.get("latency_threshold"), analysis.LATENCY_THRESHOLD)
+    saved_threshold = _number(doc.get("latency_threshold"), verdicts.LATENCY_THRESHOLD)
     threshold = saved_threshold if latency_threshold is None else latency_threshold
     kernels = ranking.rank(launches, "kernel", threshold)
     devices = [device_use(entry) for entry in doc.get("devices") or []]
@@ -207,6 +207,7 @@ def launch_table(records: list, path, sources: list | None = None) -> pd.DataFra
 
 
 _TRACE_DTYPES = {
+    **dict.fromkeys(provenance.COLUMNS, provenance.DTYPE),
     "bytes_model_min": "Float64",
     "excess_traffic": "Float64",
     "stream": "Int64",

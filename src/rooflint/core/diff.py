@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, names, opgroups, ranking
+from rooflint.core import names, opgroups, ranking, verdicts
 from rooflint.core.diff_devices import device_changes
 from rooflint.core.formatting import pct, si
-from rooflint.core.result import Result, summary_numbers
+from rooflint.core.result import Result
 from rooflint.core.result import device_description as device_text
 
 DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
@@ -340,7 +340,7 @@ def _status(r: dict, decided: str) -> str:
         return NEW
     if r["match"] == BASE_ONLY:
         return REMOVED
-    if r["verdict_head"] == analysis.ABOVE_ROOF:
+    if r["verdict_head"] == verdicts.ABOVE_ROOF:
         return ABOVE_ROOF
     if r["ignored"]:
         return IGNORED
@@ -356,8 +356,8 @@ def _sort(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
-    s_b, s_h = summary_numbers(base.result), summary_numbers(head.result)
-    t_b, t_h = _num(s_b["total_time_s"]) / base.runs, _num(s_h["total_time_s"]) / head.runs
+    s_b, s_h = base.result.summary, head.result.summary
+    t_b, t_h = _num(s_b.total_time_s) / base.runs, _num(s_h.total_time_s) / head.runs
     counts = rows["status"].value_counts().to_dict() if not rows.empty else {}
     matches = rows["match"].value_counts().to_dict() if not rows.empty else {}
     return {
@@ -367,10 +367,10 @@ def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
         "delta_pct": (t_h - t_b) / t_b if t_b > 0 else np.nan,
         "launches_base": _per_run(len(base.result.launches), base.runs),
         "launches_head": _per_run(len(head.result.launches), head.runs),
-        "efficiency_base": _num(s_b["time_weighted_efficiency"]),
-        "efficiency_head": _num(s_h["time_weighted_efficiency"]),
-        "headroom_base_s": _num(s_b["total_headroom_s"]) / base.runs,
-        "headroom_head_s": _num(s_h["total_headroom_s"]) / head.runs,
+        "efficiency_base": _num(s_b.time_weighted_efficiency),
+        "efficiency_head": _num(s_h.time_weighted_efficiency),
+        "headroom_base_s": _num(s_b.total_headroom_s) / base.runs,
+        "headroom_head_s": _num(s_h.total_headroom_s) / head.runs,
         "groups_base": int(len(base.groups)),
         "groups_head": int(len(head.groups)),
         "matched": {k: int(matches.get(k, 0)) for k in (EXACT, NAME, BASE_NAME)},

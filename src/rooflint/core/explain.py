@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import math
 
-from rooflint.core.analysis import (
-    ABOVE_ROOF,
-    COMPUTE_BOUND,
-    LATENCY_BOUND,
-    MEMORY_BOUND,
-    NO_FLOP_COUNTERS,
-)
+from rooflint.core.analysis import Reason
+from rooflint.core.verdicts import ABOVE_ROOF, COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND
 
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
@@ -80,7 +75,7 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
         )
     if verdict == ABOVE_ROOF:
         return f"above the roof ({pct} of the {roof} roof): check device, clocks and units"
-    if reason == NO_FLOP_COUNTERS:
+    if reason == Reason.NO_FLOP_COUNTERS:
         return (
             "no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so "
             "its arithmetic cannot be placed; DRAM traffic ran at "

@@ -14,13 +14,11 @@ TOP = 10
 def text(result) -> str:
     """`<rooflint.Result: 11 launches, 906 ms, headroom 193 ms (79 % efficiency) on NVIDIA A100
     PCIe 40GB (a100-pcie-40gb); 4 kernel groups, top: cutlass::Kernel<…> 181 ms>`"""
-    from rooflint.core.result import summary_numbers
-
-    s = summary_numbers(result)
+    s = result.summary
     line = (
-        f"<rooflint.Result: {len(result.launches)} launches, {si(s['total_time_s'], 's')}, "
-        f"headroom {si(s['total_headroom_s'], 's')} "
-        f"({pct(s['time_weighted_efficiency'])} efficiency) on {_devices(result)}"
+        f"<rooflint.Result: {len(result.launches)} launches, {si(s.total_time_s, 's')}, "
+        f"headroom {si(s.total_headroom_s, 's')} "
+        f"({pct(s.time_weighted_efficiency)} efficiency) on {_devices(result)}"
     )
     kernels = result.kernels
     if len(kernels):
@@ -35,14 +33,14 @@ def text(result) -> str:
 
 def html(result, top: int = TOP) -> str:
     """The summary, the warnings and the top kernel groups as an HTML fragment."""
-    from rooflint.core.result import device_description, summary_numbers
+    from rooflint.core.result import device_description
 
-    s = summary_numbers(result)
-    acc = result.accounting
+    s = result.summary
+    acc = s.accounting
     parts = [
-        f"<p><b>rooflint</b>: {escape(si(s['total_time_s'], 's'))} total, "
-        f"{escape(si(s['total_headroom_s'], 's'))} headroom, "
-        f"{escape(pct(s['time_weighted_efficiency']))} time-weighted efficiency on "
+        f"<p><b>rooflint</b>: {escape(si(s.total_time_s, 's'))} total, "
+        f"{escape(si(s.total_headroom_s, 's'))} headroom, "
+        f"{escape(pct(s.time_weighted_efficiency))} time-weighted efficiency on "
         f"{escape(device_description(result))}<br>launches read {acc['launches_read']} = "
         f"analysed {acc['analysed']} + not analysable {acc['not_analysable']}</p>"
     ]

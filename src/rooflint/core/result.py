@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, coverage, schema
+from rooflint.core import analysis, coverage, schema, verdicts
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
@@ -36,24 +37,73 @@ class DeviceUse:
         return "pass --device " + " or --device ".join(self.candidates) if self.provisional else ""
 
 
-@dataclass
+@dataclass(frozen=True)
+class Summary:
+    """The headline numbers and the accounting of a Result, worked out once, when it is made:
+    every format, gate and warning reads them here."""
+
+    total_time_s: float | None
+    total_headroom_s: float | None
+    time_weighted_efficiency: float | None  # None when no launch has a verdict
+    verdict_time_s: dict[str, float | None]  # in the order of VERDICTS
+    above_roof_launches: int
+    above_roof_share: float  # of the total time (NaN when there is none)
+    analysed_time_s: float  # the time of the launches with a verdict
+    accounting: dict  # launches read = analysed + not analysable, the inputs, the coverage
+
+    @classmethod
+    def of(cls, launches: pd.DataFrame, inputs: list[Profile], skipped) -> Summary:
+        with np.errstate(invalid="ignore"):  # inf - inf in a hand-made table: NaN, shown as such
+            return cls._of(launches, inputs, skipped)
+
+    @classmethod
+    def _of(cls, launches: pd.DataFrame, inputs: list[Profile], skipped) -> Summary:
+        duration, verdict = launches["duration_s"], launches["verdict"]
+        ok = verdict != verdicts.NOT_ANALYSABLE
+        above = verdict == verdicts.ABOVE_ROOF
+        t_ok = float(duration[ok].sum())
+        total = duration.sum()
+        return cls(
+            total_time_s=plain(duration.sum(min_count=1)),
+            total_headroom_s=plain(launches["headroom_s"].sum(min_count=1)),
+            time_weighted_efficiency=plain(launches.loc[ok, "t_bound_s"].sum() / t_ok)
+            if t_ok > 0
+            else None,
+            verdict_time_s={v: plain(duration[verdict == v].sum()) for v in verdicts.VERDICTS},
+            above_roof_launches=int(above.sum()),
+            above_roof_share=duration[above].sum() / total if total > 0 else float("nan"),
+            analysed_time_s=t_ok,
+            accounting=accounting(launches, inputs, skipped),
+        )
+
+    def numbers(self) -> dict:
+        """The headline figures as every format and gate shows them (JSON-safe: NaN is None)."""
+        return {
+            "total_time_s": self.total_time_s,
+            "total_headroom_s": self.total_headroom_s,
+            "time_weighted_efficiency": self.time_weighted_efficiency,
+            "verdict_time_s": dict(self.verdict_time_s),
+            "above_roof_launches": self.above_roof_launches,
+        }
+
+
+@dataclass(frozen=True)
 class Result:
+    """What a report formats. Frozen: its Summary is made with it and stays true to it (a new
+    set of launches is a new Result: `dataclasses.replace(result, launches=...)`)."""
+
     launches: pd.DataFrame  # canonical columns + analysis.RESULT_COLUMNS + family
     kernels: pd.DataFrame  # ranking.KERNEL_COLUMNS
     group_by: str
     devices: list[DeviceUse]
     inputs: list[Profile]  # as read; each one's `launches` are its rows of `launches` (a view)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    latency_threshold: float = analysis.LATENCY_THRESHOLD
-    _accounted: tuple = field(default=(), repr=False, compare=False)
+    latency_threshold: float = verdicts.LATENCY_THRESHOLD
+    summary: Summary = field(init=False, repr=False, compare=False)
 
-    @property
-    def accounting(self) -> dict:
-        """Computed once per set of launches, inputs and skipped files (every format asks)."""
-        key = (id(self.launches), len(self.launches), id(self.inputs), id(self.skipped))
-        if not self._accounted or self._accounted[0] != key:
-            self._accounted = (key, accounting(self.launches, self.inputs, self.skipped))
-        return self._accounted[1]
+    def __post_init__(self):
+        summary = Summary.of(self.launches, self.inputs, self.skipped)
+        object.__setattr__(self, "summary", summary)  # frozen: set once, here
 
     def per_source(self) -> pd.DataFrame:
         return per_source(self.launches)
@@ -71,7 +121,7 @@ class Result:
 
 def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
     """launches read = analysed + not analysable, with the reasons counted."""
-    not_ok = launches["verdict"] == analysis.NOT_ANALYSABLE
+    not_ok = launches["verdict"] == verdicts.NOT_ANALYSABLE
     reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
     reasons = reasons[reasons > 0]  # a Categorical counts each of its categories
     reasons = dict(
@@ -93,7 +143,7 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
 def per_source(launches: pd.DataFrame) -> pd.DataFrame:
     """Time, headroom and verdict mix per input file."""
     mix = pd.crosstab(launches["source"], launches["verdict"]).reindex(
-        columns=list(analysis.VERDICTS), fill_value=0
+        columns=list(verdicts.VERDICTS), fill_value=0
     )
     sums = launches.groupby("source", sort=True).agg(
         launches=("duration_s", "size"),
@@ -101,26 +151,6 @@ def per_source(launches: pd.DataFrame) -> pd.DataFrame:
         headroom_s=("headroom_s", "sum"),
     )
     return sums.join(mix).reset_index()
-
-
-def summary_numbers(result: Result) -> dict:
-    """The headline figures every format and gate shows (JSON-safe: NaN becomes None)."""
-    launches = result.launches
-    ok = launches["verdict"] != analysis.NOT_ANALYSABLE
-    t_ok = launches.loc[ok, "duration_s"].sum()
-    by_verdict = {
-        v: plain(launches.loc[launches["verdict"] == v, "duration_s"].sum())
-        for v in analysis.VERDICTS
-    }
-    return {
-        "total_time_s": plain(launches["duration_s"].sum(min_count=1)),
-        "total_headroom_s": plain(launches["headroom_s"].sum(min_count=1)),
-        "time_weighted_efficiency": plain(launches.loc[ok, "t_bound_s"].sum() / t_ok)
-        if t_ok > 0
-        else None,
-        "verdict_time_s": by_verdict,
-        "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
-    }
 
 
 def device_description(result: Result) -> str:

@@ -11,19 +11,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rooflint.core import analysis, explain, names, ranking, schema
+from rooflint.core import explain, names, ranking, schema
 from rooflint.reporters import common
 
 DEFAULT_TOP = 8
 LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
-# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
-VERDICT_COLOURS = {
-    analysis.COMPUTE_BOUND: "#0072B2",
-    analysis.MEMORY_BOUND: "#E69F00",
-    analysis.LATENCY_BOUND: "#CC79A7",
-    analysis.ABOVE_ROOF: "#000000",  # a data error: the one colour nothing else uses
-    analysis.NOT_ANALYSABLE: "#7F7F7F",
-}
 # Integer ops are not FLOPs, so the FLOP/s axis has no roof for them.
 FLOP_CLASSES = [c for c in schema.COMPUTE_CLASSES if c != "matrix_int8"]
 

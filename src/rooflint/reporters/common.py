@@ -10,7 +10,6 @@ import pandas as pd
 from rooflint.core import explain, names, opgroups
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
-from rooflint.core.result import summary_numbers  # noqa: F401
 from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
 
 
@@ -121,7 +120,7 @@ def ridge_dram(device, cls) -> float | None:
 
 
 def accounting_line(result) -> str:
-    acc = result.accounting
+    acc = result.summary.accounting
     line = (
         f"launches read {acc['launches_read']} = analysed {acc['analysed']} + not analysable "
         f"{acc['not_analysable']}"

@@ -75,7 +75,7 @@ def _side(side) -> dict:
         "inputs": list(side.inputs or [side.label]),
         "saved_report": side.saved,
         "devices": [_device(u) for u in side.result.devices],
-        "accounting": side.result.accounting,
+        "accounting": side.result.summary.accounting,
     }
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pandas as pd
 
 from rooflint.core import coverage, explain
+from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.core.version import __version__
 from rooflint.reporters import common
-from rooflint.reporters.chart import VERDICT_COLOURS, ChartData, charts
+from rooflint.reporters.chart import ChartData, charts
 from rooflint.reporters.common import esc
 from rooflint.reporters.html_svg import svg
 
@@ -100,11 +101,11 @@ def render(result, top: int | None = None, level: str = "dram", **_options) -> s
 
 
 def _summary(result) -> str:
-    s = common.summary_numbers(result)
+    s = result.summary
     parts = [
-        f'<p class="summary"><b>{esc(common.si(s["total_time_s"], "s"))}</b> total · '
-        f"<b>{esc(common.si(s['total_headroom_s'], 's'))}</b> headroom · "
-        f"<b>{esc(common.pct(s['time_weighted_efficiency']))}</b> time-weighted efficiency</p>",
+        f'<p class="summary"><b>{esc(common.si(s.total_time_s, "s"))}</b> total · '
+        f"<b>{esc(common.si(s.total_headroom_s, 's'))}</b> headroom · "
+        f"<b>{esc(common.pct(s.time_weighted_efficiency))}</b> time-weighted efficiency</p>",
         f"<p>Device: {esc(common.device_line(result))}</p>",
         f"<p>{esc(common.accounting_line(result))}</p>",
     ]

@@ -12,7 +12,6 @@ import pyarrow.compute as pc
 
 from rooflint.core import analysis, schema
 from rooflint.core.formatting import plain
-from rooflint.core.result import summary_numbers
 from rooflint.core.version import __version__
 from rooflint.reporters import arrow_text, common
 
@@ -111,9 +110,9 @@ def _head(result, top: int | None) -> dict:
         "latency_threshold": result.latency_threshold,
         "device": devices[0] if devices else None,
         "devices": devices,
-        "accounting": result.accounting,
+        "accounting": result.summary.accounting,
         "notes": sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}),
-        "summary": summary_numbers(result),
+        "summary": result.summary.numbers(),
         "kernels": [_kernel(result, row) for row in _records(kernels)],
         "per_source": _records(result.per_source()),
     }

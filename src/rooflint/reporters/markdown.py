@@ -151,14 +151,14 @@ def _omission(count: int) -> list[str]:
 
 
 def _head(result) -> list[str]:
-    s = common.summary_numbers(result)
+    s = result.summary
     if len(result.launches) == 0:
         summary = "No kernel launches in the input."
     else:
         summary = (
-            f"**{common.si(s['total_time_s'], 's')}** total · "
-            f"**{common.si(s['total_headroom_s'], 's')}** headroom · "
-            f"**{common.pct(s['time_weighted_efficiency'])}** time-weighted efficiency · "
+            f"**{common.si(s.total_time_s, 's')}** total · "
+            f"**{common.si(s.total_headroom_s, 's')}** headroom · "
+            f"**{common.pct(s.time_weighted_efficiency)}** time-weighted efficiency · "
             f"device: {escape(common.device_line(result))}"
         )
     lines = ["### rooflint report", "", summary, "", escape(common.accounting_line(result))]

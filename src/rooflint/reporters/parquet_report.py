@@ -198,7 +198,7 @@ def _metadata(result, per: str, units: dict) -> dict:
             for use in result.devices
             for source, device in use.by_source.items()
         },
-        "accounting": result.accounting,
+        "accounting": result.summary.accounting,
     }
 
 

@@ -43,11 +43,11 @@ def render(
 
 def _head(result) -> list[str]:
     """The summary line, the accounting, then every warning."""
-    s = common.summary_numbers(result)
+    s = result.summary
     lines = [
-        f"rooflint: total {common.si(s['total_time_s'], 's')}, headroom "
-        f"{common.si(s['total_headroom_s'], 's')}, time-weighted efficiency "
-        f"{common.pct(s['time_weighted_efficiency'])} on {common.device_line(result)}",
+        f"rooflint: total {common.si(s.total_time_s, 's')}, headroom "
+        f"{common.si(s.total_headroom_s, 's')}, time-weighted efficiency "
+        f"{common.pct(s.time_weighted_efficiency)} on {common.device_line(result)}",
         common.accounting_line(result),
     ]
     lines += [text for text in [coverage.line(result)] if text]
