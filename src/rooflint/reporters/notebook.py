@@ -6,6 +6,7 @@ from html import escape
 
 from rooflint.core import names
 from rooflint.core.formatting import pct, si
+from rooflint.core.result import device_description, summary_numbers
 from rooflint.core.warnings import warnings
 
 TOP = 10
@@ -14,8 +15,6 @@ TOP = 10
 def text(result) -> str:
     """`<rooflint.Result: 11 launches, 906 ms, headroom 193 ms (79 % efficiency) on NVIDIA A100
     PCIe 40GB (a100-pcie-40gb); 4 kernel groups, top: cutlass::Kernel<…> 181 ms>`"""
-    from rooflint.core.result import summary_numbers
-
     s = summary_numbers(result)
     line = (
         f"<rooflint.Result: {len(result.launches)} launches, {si(s['total_time_s'], 's')}, "
@@ -35,8 +34,6 @@ def text(result) -> str:
 
 def html(result, top: int = TOP) -> str:
     """The summary, the warnings and the top kernel groups as an HTML fragment."""
-    from rooflint.core.result import device_description, summary_numbers
-
     s = summary_numbers(result)
     acc = result.accounting
     parts = [
@@ -69,8 +66,6 @@ def html(result, top: int = TOP) -> str:
 
 
 def _devices(result) -> str:
-    from rooflint.core.result import device_description
-
     many = len(result.devices) > 2
     return f"{len(result.devices)} devices" if many else device_description(result)
 
