@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from rooflint.core import explain, names, opgroups
+from rooflint.core import explain, names, opgroups, report_schema
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.result import summary_numbers  # noqa: F401
@@ -89,35 +89,8 @@ def ceiling_rows(result) -> list[dict]:
         }
         for use in result.devices
         if use.device is not None
-        for c in device_ceilings(use.device)
+        for c in report_schema.ceilings(use.device)
     ]
-
-
-def device_ceilings(device) -> list[dict]:
-    """One device's ceilings, compute then memory; compute ones carry their DRAM ridge point."""
-    compute = [
-        {
-            "name": k,
-            "kind": "compute",
-            "value": c.value,
-            "unit": "op/s",
-            "source": c.source,
-            "ridge_dram": ridge_dram(device, k),
-        }
-        for k, c in device.compute.items()
-    ]
-    return compute + [
-        {"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
-        for k, c in device.memory.items()
-    ]
-
-
-def ridge_dram(device, cls) -> float | None:
-    """The DRAM ridge point of compute class `cls`, or None when the device cannot give one."""
-    try:
-        return device.ridge(cls, "dram")
-    except (KeyError, ZeroDivisionError, ValueError):
-        return None
 
 
 def accounting_line(result) -> str:

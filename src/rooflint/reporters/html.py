@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflint.core import coverage, explain
+from rooflint.core import coverage, explain, units
 from rooflint.core.version import __version__
 from rooflint.reporters import common
 from rooflint.reporters.chart import VERDICT_COLOURS, ChartData, charts
@@ -199,11 +199,7 @@ def _ceilings(result) -> str:
         "<tbody>",
     ]
     for row in rows:
-        unit = (
-            "B/s"
-            if row["kind"] == "memory"
-            else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
-        )
+        unit = units.shown(row["kind"], row["ceiling"])
         ridge = row.get("ridge_dram")
         out.append(
             f"<tr><td>{esc(row['device'])}</td><td>{esc(row['ceiling'])}</td>"
