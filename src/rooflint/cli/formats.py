@@ -36,3 +36,17 @@ def _not_taken(ctx: click.Context, name: str, chosen: reporters.Format) -> str:
 def refuse_binary_on_a_terminal(chosen: reporters.Format, output: str | None) -> None:
     if chosen.binary and output in (None, "-") and sys.stdout.isatty():
         raise click.UsageError(f"{chosen.name} output is binary; pass -o FILE")
+
+
+def described(kind: str) -> str:
+    """The formats of `kind` for --help: "table (default), markdown (a PR comment), json, ..."."""
+    words = [
+        f"{f.name} ({f.about})" if f.about else f.name for f in reporters.formats(kind).values()
+    ]
+    return ", ".join(words[:-1]) + ", or " + words[-1]
+
+
+def chart_extensions() -> str:
+    """ ".png, .svg or .pdf": the -o extensions of the chart formats."""
+    names = [e for f in reporters.charts().values() for e in f.extensions]
+    return f"{', '.join(names[:-1])} or {names[-1]}"

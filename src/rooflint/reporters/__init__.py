@@ -36,6 +36,7 @@ class Format:
     streamed: str = ""  # a function giving the output as pieces, written one after another
     chart: bool = False  # a roofline chart: what `plot` draws
     folder: bool = False  # `-o DIR/` writes a dataset folder: the renderer is given `output`
+    about: str = ""  # a few words for --help, where a command describes its formats
 
 
 def _chart(name: str) -> Format:
@@ -72,7 +73,13 @@ REGISTRY = (
     _chart("svg"),
     _chart("pdf"),
     Format(
-        "table", "diff_table", kind=DIFF, extensions=(".txt",), options=("top", "columns"), top=20
+        "table",
+        "diff_table",
+        kind=DIFF,
+        extensions=(".txt",),
+        options=("top", "columns"),
+        top=20,
+        about="default",
     ),
     Format(
         "markdown",
@@ -81,10 +88,17 @@ REGISTRY = (
         extensions=(".md", ".markdown"),
         options=("top",),
         top=10,
+        about="a PR comment",
     ),
     Format("json", "diff_json", kind=DIFF, extensions=(".json",)),
-    # Markdown that `rooflint diff` also appends to $GITHUB_STEP_SUMMARY
-    Format("github", "diff_markdown", kind=DIFF, options=("top",), top=10),
+    Format(
+        "github",
+        "diff_markdown",
+        kind=DIFF,
+        options=("top",),
+        top=10,
+        about="Markdown, also appended to $GITHUB_STEP_SUMMARY",
+    ),
     Format("text", "notebook", "text", kind=REPR),
     Format("html", "notebook", "html", kind=REPR, options=("top",)),
 )

@@ -39,8 +39,7 @@ from rooflint.core.errors import UsageError
     "--format",
     "fmt",
     type=Suggesting(list(reporters.formats(reporters.DIFF))),
-    help="table (default), markdown (a PR comment), json, or github (Markdown, also appended to "
-    "$GITHUB_STEP_SUMMARY).",
+    help=formats.described(reporters.DIFF) + ".",
 )
 @click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")
 @click.option(

@@ -21,7 +21,7 @@ from rooflint.core.ranking import GROUPINGS
     "--output",
     required=True,
     metavar="CHART.png",
-    help="Write the chart here (.png, .svg or .pdf); '-' is stdout with --format.",
+    help=f"Write the chart here ({formats.chart_extensions()}); '-' is stdout with --format.",
 )
 @click.option(
     "-f",
@@ -67,8 +67,7 @@ def _format_of(output: str) -> str:
     chosen = reporters.by_extension(Path(output).suffix, reporters.charts())
     if chosen is not None:
         return chosen.name
-    names = [e for f in reporters.charts().values() for e in f.extensions]
     raise click.UsageError(
-        f"cannot tell the chart format from {output!r}; name it {', '.join(names[:-1])} or "
-        f"{names[-1]} or pass --format"
+        f"cannot tell the chart format from {output!r}; name it {formats.chart_extensions()} or "
+        "pass --format"
     )
