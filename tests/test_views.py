@@ -40,3 +40,11 @@ def test_one_devices_groups_are_ranked_among_themselves():
     assert set(rtx.launches["device_id"]) == {"rtx-2080-ti"}
     assert rtx.kernels["time_share"].sum() == pytest.approx(1.0)  # of its own device's time
     assert [p.source for p in rtx.inputs] == [str(RTX)]
+
+
+def test_dram_fraction_is_against_the_devices_dram_roof():
+    result = pipeline.build([str(A100)])
+    # the catalog A100 PCIe 40GB: 1,555 GB/s of DRAM bandwidth
+    assert views.dram_fraction(result, "a100-pcie-40gb", 777.5e9) == pytest.approx(0.5)
+    assert views.dram_fraction(result, "a100-pcie-40gb", float("nan")) is None
+    assert views.dram_fraction(result, "rtx-2080-ti", 777.5e9) is None  # not a device it used

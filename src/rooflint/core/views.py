@@ -1,4 +1,5 @@
-"""Views of a Result that charts place: one device's launches alone, groups at a memory level."""
+"""Numbers of a Result beyond the ranking, for what reports show: one device's groups ranked
+alone, groups at another memory level, achieved DRAM bandwidth against its roof."""
 
 from __future__ import annotations
 
@@ -63,3 +64,13 @@ def _level_bytes(result, level: str) -> pd.Series:
     else:
         index = pd.Index(kernels["group"].astype("string"), name=keys[0])
     return sums.reindex(index).reset_index(drop=True)
+
+
+def dram_fraction(result, device_id, achieved_bytes_per_s) -> float | None:
+    """Achieved DRAM bandwidth as a fraction of the DRAM roof of device `device_id` (None when
+    either is unknown)."""
+    for use in result.devices:
+        if use.device is not None and use.device.id == device_id and "dram" in use.device.memory:
+            if achieved_bytes_per_s is not None and not pd.isna(achieved_bytes_per_s):
+                return float(achieved_bytes_per_s) / use.device.memory["dram"].value
+    return None

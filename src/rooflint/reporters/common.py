@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from rooflint.core import explain, names, opgroups, report_schema
+from rooflint.core import explain, names, opgroups, report_schema, views
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.result import summary_numbers  # noqa: F401
@@ -32,7 +32,7 @@ def kernel_sentence(result, row) -> str:
         row["reason"] if not pd.isna(row["reason"]) else "",
         vendor_of(result, row["device_id"]),
         unmeasured if isinstance(unmeasured, str) else "",
-        _dram_fraction(result, row),
+        views.dram_fraction(result, row["device_id"], row.get("achieved_bytes_per_s")),
     )
     excess = row.get("excess_traffic")
     if excess is not None and not pd.isna(excess):
@@ -45,20 +45,6 @@ def kernel_sentence(result, row) -> str:
 def excess_text(value) -> str:
     """3.14 -> "3.1×"; NA -> "—"."""
     return "—" if value is None or pd.isna(value) else f"{float(value):.2g}×"
-
-
-def _dram_fraction(result, row) -> float | None:
-    """The group's achieved DRAM bandwidth as a fraction of its device's DRAM roof."""
-    achieved = row.get("achieved_bytes_per_s")
-    for use in result.devices:
-        if (
-            use.device is not None
-            and use.device.id == row["device_id"]
-            and "dram" in use.device.memory
-        ):
-            if achieved is not None and not pd.isna(achieved):
-                return float(achieved) / use.device.memory["dram"].value
-    return None
 
 
 def full_name(result, row) -> str:
