@@ -70,22 +70,18 @@ def read_document(path: str | Path) -> dict | None:
     return doc
 
 
-# The writer's layout (json_report.chunks): "launches" is the document's last key, one launch a
-# line, lines joined by ",\n". JSON text holds no raw line break inside a string, so these
-# markers cannot occur within a value.
-_LAUNCHES_OPEN = b'\n "launches": [\n'
-_LAUNCHES_CLOSE = b"\n ]\n}\n"
 CHUNK_BYTES = 8 << 20
 
 
 def _as_written(data: bytes) -> tuple[bytes, int, int] | None:
     """(the document with an empty launch list, where the launch lines start and stop) of a
-    report in the writer's layout; None for any other layout (read whole)."""
-    start = data.rfind(_LAUNCHES_OPEN)
-    if start < 0 or not data.endswith(_LAUNCHES_CLOSE):
+    report in the writer's layout (core.report_schema); None for any other (read whole)."""
+    start = data.rfind(report_schema.LAUNCHES_OPEN)
+    if start < 0 or not data.endswith(report_schema.LAUNCHES_CLOSE):
         return None
-    head = data[:start] + b'\n "launches": []\n}'
-    return head, start + len(_LAUNCHES_OPEN), len(data) - len(_LAUNCHES_CLOSE)
+    head = data[:start] + report_schema.NO_LAUNCHES
+    opened, closed = len(report_schema.LAUNCHES_OPEN), len(report_schema.LAUNCHES_CLOSE)
+    return head, start + opened, len(data) - closed
 
 
 def _chunked_table(data: bytes, start: int, stop: int, path, sources: list | None) -> pd.DataFrame:

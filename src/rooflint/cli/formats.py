@@ -11,7 +11,9 @@ from rooflint.cli import config
 from rooflint.core.errors import UsageError
 
 
-def choose(kind: str, fmt: str | None, output: str | None, values: dict) -> tuple:
+def choose(
+    kind: reporters.Kind, fmt: str | None, output: str | None, values: dict
+) -> tuple[reporters.Format, dict]:
     """The format (from --format, else -o) and, of `values` (the command's format options by
     parameter name), those it takes. An option it does not take is a usage error when the
     command line gave it; its default is simply not passed."""
@@ -24,7 +26,7 @@ def choose(kind: str, fmt: str | None, output: str | None, values: dict) -> tupl
 
 
 def _not_taken(ctx: click.Context, name: str, chosen: reporters.Format) -> str:
-    """ "--excel-safe does not apply to json output (it is for csv); drop it or ..."."""
+    """The refusal, e.g. `--excel-safe does not apply to json output (it is for csv); ...`."""
     flag = max(next(p for p in ctx.command.params if p.name == name).opts, key=len)
     takers = [f.name for f in reporters.formats(chosen.kind).values() if name in f.options]
     return (
@@ -38,8 +40,8 @@ def refuse_binary_on_a_terminal(chosen: reporters.Format, output: str | None) ->
         raise click.UsageError(f"{chosen.name} output is binary; pass -o FILE")
 
 
-def described(kind: str) -> str:
-    """The formats of `kind` for --help: "table (default), markdown (a PR comment), json, ..."."""
+def described(kind: reporters.Kind) -> str:
+    """The formats of `kind` for --help, as `table (default), markdown (a PR comment), ...`."""
     words = [
         f"{f.name} ({f.about})" if f.about else f.name for f in reporters.formats(kind).values()
     ]
@@ -47,6 +49,6 @@ def described(kind: str) -> str:
 
 
 def chart_extensions() -> str:
-    """ ".png, .svg or .pdf": the -o extensions of the chart formats."""
+    """The -o extensions of the chart formats, as `.png, .svg or .pdf`."""
     names = [e for f in reporters.charts().values() for e in f.extensions]
     return f"{', '.join(names[:-1])} or {names[-1]}"

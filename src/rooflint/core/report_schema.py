@@ -18,6 +18,15 @@ UNITS = {
     "time_share": "fraction",
     "headroom_share": "fraction",
 }
+# The JSON report's layout, by which saved.py reads a large one a piece at a time: indented by
+# INDENT, "launches" the document's last key, one launch a line (indented by LAUNCH_INDENT),
+# lines joined by ",\n". JSON text holds no raw line break inside a string, so these markers
+# cannot occur within a value.
+INDENT = 1
+LAUNCH_INDENT = "  "
+LAUNCHES_OPEN = f'\n{" " * INDENT}"launches": [\n'.encode()
+LAUNCHES_CLOSE = f"\n{' ' * INDENT}]\n}}\n".encode()
+NO_LAUNCHES = f'\n{" " * INDENT}"launches": []\n}}'.encode()  # the document without them
 # The key of the report's metadata (a JSON object) in a Parquet file's schema metadata.
 METADATA_KEY = b"rooflint"
 

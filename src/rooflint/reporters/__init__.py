@@ -9,14 +9,23 @@ record. A renderer's module is imported only when it renders (a chart's matplotl
 from __future__ import annotations
 
 import difflib
+import enum
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
 from rooflint.core.errors import UsageError
 
-# What a format renders: a core Result, a core Diff (with its gate outcomes), or a Result's repr.
-REPORT, DIFF, REPR = "report", "diff", "repr"
+
+class Kind(enum.StrEnum):
+    """What a format renders."""
+
+    REPORT = "report"  # a core Result: `rooflint report` and `rooflint plot`
+    DIFF = "diff"  # a core Diff and its gate outcomes: `rooflint diff`
+    REPR = "repr"  # a Result's repr() and a notebook's _repr_html_()
+
+
+REPORT, DIFF, REPR = Kind.REPORT, Kind.DIFF, Kind.REPR
 
 
 @dataclass(frozen=True)
@@ -26,11 +35,9 @@ class Format:
     name: str  # --format NAME (a repr: "text" for repr(), "html" for _repr_html_())
     module: str  # rooflint.reporters.MODULE
     function: str = "render"  # (result, **options); a diff format's: (diff, gates, **options)
-    kind: str = REPORT
+    kind: Kind = REPORT
     extensions: tuple[str, ...] = ()  # an -o path ending in one of these chooses the format
-    options: tuple[
-        str, ...
-    ] = ()  # the options it takes, by parameter name (--excel-safe: excel_safe)
+    options: tuple[str, ...] = ()  # the options it takes, by parameter name: excel_safe
     top: int | None = None  # the --top it shows when none is given (None: all, or a chart's own)
     binary: bool = False  # bytes: never written to a terminal
     streamed: str = ""  # a function giving the output as pieces, written one after another
@@ -106,7 +113,7 @@ REGISTRY = (
 HELPERS = ("common", "arrow_text", "terminal", "chart", "chart_legend", "html_svg", "diff_common")
 
 
-def formats(kind: str = REPORT) -> dict[str, Format]:
+def formats(kind: Kind = REPORT) -> dict[str, Format]:
     """The formats of one kind by name, in registry order."""
     return {f.name: f for f in REGISTRY if f.kind == kind}
 
@@ -125,7 +132,7 @@ def by_extension(suffix: str, known: dict[str, Format]) -> Format | None:
     return next((f for f in known.values() if suffix.lower() in f.extensions), None)
 
 
-def choose(fmt: str | None, output: str | None, kind: str = REPORT) -> Format:
+def choose(fmt: str | None, output: str | None, kind: Kind = REPORT) -> Format:
     """The explicit --format, else the -o file's extension (among the formats of `kind`), else a
     table."""
     known = formats(kind)

@@ -40,7 +40,7 @@ def chunks(result, top: int | None = None, **_options) -> Iterator[bytes | memor
     sources, codes = _source_codes(launches)
     head = json.dumps(
         {**_head(result, top), "sources": sources, "launches": _PLACEHOLDER},
-        indent=1,
+        indent=report_schema.INDENT,
         ensure_ascii=False,
         allow_nan=False,
     )
@@ -59,7 +59,8 @@ def chunks(result, top: int | None = None, **_options) -> Iterator[bytes | memor
         yield lines
         del part, lines  # not held while the next chunk is encoded
     tail = head[at + len(json.dumps(_PLACEHOLDER)) :]
-    yield (("\n ]" if len(launches) else "]") + tail + "\n").encode("utf-8")
+    close = "\n" + " " * report_schema.INDENT + "]" if len(launches) else "]"
+    yield (close + tail + "\n").encode("utf-8")
 
 
 def document(result, top: int | None = None) -> dict:
@@ -129,7 +130,7 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 # then made repr's (arrow_text.floats); Arrow joins the pieces. tests/test_batch.py checks it
 # against json.dumps.
 _PLACEHOLDER = "\x00rooflint launches\x00"
-_LINE_INDENT = "  "
+_LINE_INDENT = report_schema.LAUNCH_INDENT
 
 
 def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> memoryview | bytes | None:
