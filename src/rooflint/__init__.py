@@ -6,9 +6,14 @@ The API is the one layer that knows parsers (reading files), hardware (picking c
 
 from __future__ import annotations
 
+from rooflint import reporters
+from rooflint.core.result import Result
 from rooflint.core.version import __version__
+from rooflint.options import takes_inputs
 
 __all__ = ["__version__", "load", "read_profile", "analyze", "report", "diff"]
+
+Result.shown_by = reporters.show  # repr(result) and result._repr_html_(): core imports no reporter
 
 
 def read_profile(path, locale=None):
@@ -37,56 +42,34 @@ def analyze(launches, device=None, latency_threshold=None):
     return analysis.analyze(launches, pipeline.device_of(launches, device), threshold)
 
 
-def report(
-    *paths,
-    device=None,
-    device_file=None,
-    locale=None,
-    group_by="kernel",
-    latency_threshold=None,
-    strict=False,
-    progress=None,
-    device_id=None,
-):
-    """The full analysis Result of profile files or folders, with the options of `rooflint report`.
+@takes_inputs
+def report(*paths, group_by="kernel", progress=None, device_id=None, inputs):
+    """The full analysis Result of profile files or folders, with the options of `rooflint report`
+    (the input options: rooflint.options.InputOptions).
 
     `device_id` is the former name of `device`, still accepted.
     """
     from rooflint import pipeline
 
     return pipeline.build(
-        paths,
-        pipeline.options(
-            device or device_id, device_file, locale, group_by, latency_threshold, strict
-        ),
-        progress,
+        paths, pipeline.Options(**vars(inputs), group_by=group_by, device_id=device_id), progress
     )
 
 
-def diff(
-    base,
-    head,
-    *,
-    threshold=None,
-    min_time=0.0,
-    level=None,
-    device=None,
-    device_file=None,
-    locale=None,
-    latency_threshold=None,
-    strict=False,
-):
+@takes_inputs
+def diff(base, head, *, threshold=None, min_time=0.0, level=None, inputs):
     """What HEAD changed against BASE: a core.diff.Diff.
 
     Each side is a profile or a saved JSON report, or a list of them (repeated runs of the same
     program: run-to-run noise is then measured per group). `threshold` is the regression fraction
     (`--fail-on-regression`), `min_time` the share of total time under which groups are ignored
-    (`--min-time`), `level` the confidence level of the intervals (`--confidence`, default 0.95).
+    (`--min-time`), `level` the confidence level of the intervals (`--confidence`, default 0.95);
+    the input options are those of rooflint.options.InputOptions.
     """
     from rooflint import pipeline
     from rooflint.core import diff as diffs
 
-    options = pipeline.options(device, device_file, locale, "kernel", latency_threshold, strict)
+    options = pipeline.Options(**vars(inputs))
     return diffs.compare(
         pipeline.side(base, options),
         pipeline.side(head, options),

@@ -8,51 +8,36 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from rooflint import hardware, join, parsers, saved
-from rooflint.core import analysis, families, ranking, schema, verdicts
+from rooflint.core import analysis, families, ranking, schema
 from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
+from rooflint.options import InputOptions
 from rooflint.parsers import values
 
 
-@dataclass
-class Options:
-    device_id: str | None = None
-    device_file: str | None = None
-    locale: str | None = None
+@dataclass(frozen=True)
+class Options(InputOptions):
+    """One analysis: the input options, how launches are grouped."""
+
     group_by: str = "kernel"
-    latency_threshold: float = verdicts.LATENCY_THRESHOLD
-    strict: bool = False
+    device_id: InitVar[str | None] = None  # the former name of `device`, still accepted
+
+    def __post_init__(self, device_id):
+        super().__post_init__()
+        if device_id is not None and self.device is None:
+            object.__setattr__(self, "device", device_id)
 
 
+options = Options  # the former spelling: pipeline.options(device=..., ...)
 LOCALES = values.LOCALES  # the number formats --locale accepts
-
-
-def options(
-    device=None,
-    device_file=None,
-    locale=None,
-    group_by="kernel",
-    latency_threshold=None,
-    strict=False,
-) -> Options:
-    """Options from the API's (and the command line's) option names; None means the default."""
-    threshold = verdicts.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
-    return Options(
-        device_id=device,
-        device_file=device_file,
-        locale=locale,
-        group_by=group_by,
-        latency_threshold=threshold,
-        strict=bool(strict),
-    )
 
 
 def device_of(launches: pd.DataFrame, device):
@@ -190,7 +175,7 @@ def _device_for(profile: Profile, options: Options, user: _UserCeilings):
     try:
         device, provenance, ident = hardware.resolve_identified(
             profile.launches,
-            device_id=options.device_id,
+            device_id=options.device,
             device_file=user.device_file,
             measured=measured or None,
             measured_source=source,
@@ -199,7 +184,7 @@ def _device_for(profile: Profile, options: Options, user: _UserCeilings):
         )
         return device, provenance + user.notes, ident
     except RooflintError as exc:
-        if options.device_id or options.device_file or options.strict:
+        if options.device or options.device_file or options.strict:
             raise
         return None, [f"{profile.source}: no ceilings: {exc.problem}"], None
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, opgroups, ranking, verdicts
+from rooflint.core import names, opgroups, ranking, units, verdicts
 from rooflint.core.diff_devices import device_changes
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result
@@ -59,10 +59,10 @@ DEFAULT_LEVEL = 0.95
 NEW, REMOVED, ABOVE_ROOF, IGNORED = "new", "removed", "measurement problem", "ignored"
 
 KEYS = ["kernel", "grid", "block"]
+# One kernel group on one side (a diff row holds each as f"{field}_base" and f"{field}_head"),
+# in the order the JSON diff writes them.
 SIDE_FIELDS = [
     "kernel",
-    "grid",
-    "block",
     "launches",
     "duration_s",
     "mean_s",
@@ -77,8 +77,14 @@ SIDE_FIELDS = [
     "headroom_s",
     "above_roof_launches",
     "device_id",
+    "grid",
+    "block",
     "reason",
 ]
+# A row's changes from base to head: of time (diffstats.ESTIMATE_COLUMNS add the estimated change
+# with its interval), then against the roof.
+TIME_DELTAS = ["delta_s", "delta_pct", "mean_delta_pct"]
+ROOF_DELTAS = ["headroom_delta_s", "efficiency_delta"]
 
 UNITS = {
     "time_s": "s",
@@ -100,7 +106,7 @@ UNITS = {
     "level": "confidence level of the intervals",
     "threshold": "fraction",
     "min_time": "fraction of total time",
-    "ceiling": "op/s or byte/s",
+    "ceiling": " or ".join(units.RATE.values()),
 }
 
 
@@ -281,7 +287,8 @@ def _time_order(groups: pd.DataFrame, i) -> tuple:
 _ROW_COLUMNS = (
     ["kernel", "match"]
     + [f"{f}_{side}" for side in ("base", "head") for f in SIDE_FIELDS]
-    + ["delta_s", "delta_pct", "mean_delta_pct", "headroom_delta_s", "efficiency_delta"]
+    + TIME_DELTAS
+    + ROOF_DELTAS
 )
 
 
@@ -439,7 +446,7 @@ def _warnings(
 
 
 def _unit(change: dict) -> str:
-    return "FLOP/s" if change["kind"] == "compute" else "B/s"
+    return units.shown(change["kind"])
 
 
 def _notes(base: Side, head: Side) -> list[str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -108,15 +110,16 @@ class Result:
     def per_source(self) -> pd.DataFrame:
         return per_source(self.launches)
 
-    def __repr__(self) -> str:
-        from rooflint.core import notebook
+    # How a Result shows itself, shown_by(result, "text" | "html"): the API package sets it to
+    # rooflint.reporters.show when it is imported (which every import of core comes after), so
+    # that core imports no reporter.
+    shown_by: ClassVar[Callable[[Result, str], str] | None] = None
 
-        return notebook.text(self)
+    def __repr__(self) -> str:
+        return type(self).shown_by(self, "text")
 
     def _repr_html_(self) -> str:
-        from rooflint.core import notebook
-
-        return notebook.html(self)
+        return type(self).shown_by(self, "html")
 
 
 def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflint.core import coverage, explain
+from rooflint.core import coverage, explain, units
 from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.core.version import __version__
 from rooflint.reporters import common
@@ -200,11 +200,7 @@ def _ceilings(result) -> str:
         "<tbody>",
     ]
     for row in rows:
-        unit = (
-            "B/s"
-            if row["kind"] == "memory"
-            else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
-        )
+        unit = units.shown(row["kind"], row["ceiling"])
         ridge = row.get("ridge_dram")
         out.append(
             f"<tr><td>{esc(row['device'])}</td><td>{esc(row['ceiling'])}</td>"

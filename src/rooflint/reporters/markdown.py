@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from rooflint.core import coverage, explain
+from rooflint.core import coverage, explain, units
 from rooflint.reporters import common
 
 DEFAULT_TOP = 10
@@ -232,11 +232,7 @@ def _ceilings(result) -> list[str]:
         "|:--|:--|:--|--:|--:|",
     ]
     for row in rows:
-        unit = (
-            "B/s"
-            if row["kind"] == "memory"
-            else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
-        )
+        unit = units.shown(row["kind"], row["ceiling"])
         roof = explain.roof_label(row["ceiling"], vendors.get(row["device"]))
         ridge = f"{row['ridge_dram']:.3g}" if row.get("ridge_dram") else "—"
         lines.append(

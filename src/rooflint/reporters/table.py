@@ -6,7 +6,7 @@ optional columns go when the name would get too narrow, and long lines wrap.
 
 from __future__ import annotations
 
-from rooflint.core import coverage
+from rooflint.core import coverage, units
 from rooflint.reporters import common, terminal
 
 COLUMNS = [
@@ -177,12 +177,6 @@ def _line(row, header, widths) -> str:
 
 
 def _ceiling_text(row) -> str:
-    unit = (
-        "B/s"
-        if row["kind"] == "memory"
-        else "OP/s"
-        if row["ceiling"].endswith("int8")
-        else "FLOP/s"
-    )
+    unit = units.shown(row["kind"], row["ceiling"])
     ridge = f" (ridge {row['ridge_dram']:.3g})" if row.get("ridge_dram") else ""
     return f"{row['ceiling']} {common.si(row['value'], unit)}{ridge}"

@@ -6,6 +6,7 @@ from html import escape
 
 from rooflint.core import names
 from rooflint.core.formatting import pct, si
+from rooflint.core.result import device_description
 from rooflint.core.warnings import warnings
 
 TOP = 10
@@ -33,8 +34,6 @@ def text(result) -> str:
 
 def html(result, top: int = TOP) -> str:
     """The summary, the warnings and the top kernel groups as an HTML fragment."""
-    from rooflint.core.result import device_description
-
     s = result.summary
     acc = s.accounting
     parts = [
@@ -67,8 +66,6 @@ def html(result, top: int = TOP) -> str:
 
 
 def _devices(result) -> str:
-    from rooflint.core.result import device_description
-
     many = len(result.devices) > 2
     return f"{len(result.devices)} devices" if many else device_description(result)
 
