@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import names, schema
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
 
-TRACE_FORMAT = "pytorch-trace"
+TRACE_FORMAT = InputFormat.PYTORCH_TRACE
 COUNTERS = schema.OPS + schema.BYTES
 _KEY = ["_name", "grid", "block"]
 MODEL_BYTES = "DRAM bytes = operator minimum from shapes"  # the trace reader's per-launch note

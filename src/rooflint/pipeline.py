@@ -16,7 +16,7 @@ import pandas as pd
 from rooflint import hardware, join, parsers, saved
 from rooflint.core import analysis, families, ranking, schema
 from rooflint.core import diff as diffs
-from rooflint.core.errors import InputError, RooflintError
+from rooflint.core.errors import InputError, RooflintError, UsageError
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
 from rooflint.parsers import values
@@ -222,11 +222,10 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     candidates = [c for found, _ in expanded for c in found]
     skipped = [item for _, hidden in expanded for item in hidden]
     single = len(paths) == 1 and len(candidates) == 1 and not skipped
+    given = _reader_options(options, candidates, paths)
     profiles = []
     reading = getattr(progress, "reading", None)  # bytes read within a file, where readers say
-    for candidate, profile in zip(
-        candidates, _read_each(candidates, options.locale, reading), strict=False
-    ):
+    for candidate, profile in zip(candidates, _read_each(candidates, given, reading), strict=False):
         if isinstance(profile, RooflintError):
             if single:
                 raise profile
@@ -271,16 +270,39 @@ PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 32 << 20
 
 
-def _read_each(candidates: list[Path], locale: str | None, reading=None):
+def _reader_options(options: Options, candidates: list[Path], paths: list[str]) -> dict:
+    """The reader options the run was given. Each input's reader gets those it takes (--locale is
+    for ncu CSV exports, not for a trace read with them); one that no input takes is an error."""
+    given = {"locale": options.locale} if options.locale is not None else {}
+    readers = [_reader_or_none(c) for c in candidates] if given else []
+    taken = {option for reader in readers if reader for option in reader.options}
+    for name in sorted(given.keys() - taken):
+        takers = " and ".join(r.name for r in parsers.READERS if name in r.options)
+        raise UsageError(
+            f"option {name}={given[name]!r} applies only to {takers} input, and none of the "
+            "inputs is; drop it",
+            path=", ".join(paths),
+        )
+    return given
+
+
+def _reader_or_none(candidate: Path):
+    try:
+        return parsers.detect(candidate)
+    except RooflintError:  # the file is skipped with its reason when it is read
+        return None
+
+
+def _read_each(candidates: list[Path], given: dict, reading=None):
     """parsers.read of each candidate, in order; a RooflintError is yielded, not raised."""
     workers = _workers(candidates)
     if workers < 2:
         for candidate in candidates:
-            yield _read_one(candidate, locale, _bytes_progress(candidate, reading))
+            yield _read_one(candidate, given, _bytes_progress(candidate, reading))
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
     try:
-        yield from pool.map(_read_one, candidates, [locale] * len(candidates))
+        yield from pool.map(_read_one, candidates, [given] * len(candidates))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -312,10 +334,12 @@ def _bytes_progress(candidate: Path, reading):
     return advance
 
 
-def _read_one(candidate: Path, locale: str | None, progress=None):
+def _read_one(candidate: Path, given: dict | None, progress=None):
+    """The profile in `candidate`, read with those of the `given` options its reader takes."""
     try:
-        options = {"progress": progress} if progress else {}
-        return _with_launches(parsers.read(candidate, locale=locale, **options))
+        reader = parsers.detect(candidate)
+        taken = {k: v for k, v in (given or {}).items() if k in reader.options}
+        return _with_launches(reader.read(candidate, progress, **taken))
     except RooflintError as exc:  # returned, not raised: the other files are still read
         return exc
 
@@ -356,4 +380,4 @@ def expand_folder(path: Path) -> tuple[list[Path], list[tuple[str, str]]]:
 
 
 def _is_profile_folder(path: Path) -> bool:
-    return any(getattr(r, "sniff_folder", None) and r.sniff_folder(path) for r in parsers.READERS)
+    return parsers.folder_reader(path) is not None

@@ -12,12 +12,12 @@ import pandas as pd
 
 from rooflint.core import analysis, ranking, schema
 from rooflint.core.errors import InputError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
 from rooflint.hardware import Ceiling, Device
 from rooflint.reporters import json_report
 
-FORMAT = "rooflint-json"
+FORMAT = InputFormat.SAVED_REPORT
 READS = json_report.FORMAT_VERSION  # the newest report version read; every older one is read too
 _RESULT_FILLS = {"reason": "", "verdict": analysis.NOT_ANALYSABLE}
 _FLOAT_RESULTS = [
