@@ -15,7 +15,7 @@ import pandas as pd
 
 from rooflint.core import schema
 from rooflint.core.errors import InputError
-from rooflint.core.profile import InputFormat, Profile
+from rooflint.core.profile import HIDDEN, InputFormat, Profile, is_hidden
 from rooflint.core.reader import Carries, Reader
 
 from . import rocprof_columns as cols
@@ -433,7 +433,7 @@ def _unread(folder: Path, used: set[Path], reason: str) -> list[tuple[str, str]]
         for name in sorted(names):
             path = Path(root) / name
             if path not in used:
-                out.append((str(path), "hidden file" if name.startswith(".") else reason))
+                out.append((str(path), HIDDEN if is_hidden(path) else reason))
     return out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflint import hardware, join, parsers, saved
+from rooflint import diffruns, hardware, inputs, join, parsers, saved
 from rooflint.core import analysis, families, ranking, schema
 from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError, UsageError
@@ -73,8 +73,6 @@ def side(paths, options: Options) -> diffs.Side:
     if len(paths) == 1:
         result, tool = _side_run(paths[0], options)
         return diffs.Side(paths[0], result, saved=tool)
-    from rooflint import diffruns
-
     combined, tool = diffruns.load_runs(paths, lambda p: _side_run(p, options))
     label = f"{len(paths)} runs: {', '.join(paths)}"
     return diffs.Side(label, combined, saved=tool, runs=len(paths), inputs=paths)
@@ -218,9 +216,7 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
 
     Under --strict any skipped file is an error that lists them all."""
     paths = list(paths)
-    expanded = [expand_folder(Path(p)) for p in paths]
-    candidates = [c for found, _ in expanded for c in found]
-    skipped = [item for _, hidden in expanded for item in hidden]
+    candidates, skipped = inputs.expand(paths)
     single = len(paths) == 1 and len(candidates) == 1 and not skipped
     given = _reader_options(options, candidates, paths)
     profiles = []
@@ -357,27 +353,3 @@ def _with_launches(profile: Profile) -> Profile:
     raise InputError(
         "holds no kernel launches; pass a profile with per-launch rows", path=profile.source
     )
-
-
-def expand_folder(path: Path) -> tuple[list[Path], list[tuple[str, str]]]:
-    """The files and profile folders to read under `path`, and the hidden files passed over."""
-    if not path.is_dir() or _is_profile_folder(path):
-        return [path], []
-    found, hidden = [], []
-    for root, dirs, files in os.walk(path):
-        dirs.sort()
-        here = Path(root)
-        if here != path and _is_profile_folder(here):
-            found.append(here)
-            dirs.clear()
-            continue
-        for name in sorted(files):
-            if name.startswith("."):
-                hidden.append((str(here / name), "hidden file"))
-            else:
-                found.append(here / name)
-    return found, hidden
-
-
-def _is_profile_folder(path: Path) -> bool:
-    return parsers.folder_reader(path) is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import PurePath
 
 import pandas as pd
 
@@ -27,6 +28,13 @@ class InputFormat(StrEnum):
     ROCPD = "rocpd"  # a rocprofv3 rocpd database
     ROCPD_FOLDER = "rocpd-folder"
     SAVED_REPORT = "rooflint-json"  # a saved `rooflint report --format json`, read back
+
+
+HIDDEN = "hidden file"  # why a file named ".*" under a folder is not read (.DS_Store, ...)
+
+
+def is_hidden(path: PurePath) -> bool:
+    return path.name.startswith(".")
 
 
 @dataclass
