@@ -239,3 +239,11 @@ def test_device_and_ceiling_are_core_types_hardware_re_exports():
 
     assert (hardware.Device, hardware.Ceiling) == (device.Device, device.Ceiling)
     assert not (ROOT / "hardware" / "device.py").exists()
+
+
+def test_a_bad_setting_is_not_hidden_behind_the_locale_check(tmp_path, monkeypatch):
+    # ROOFLINT_MAX_INPUT_BYTES is checked as each file is recognised: its own usage error comes
+    # through, not "no input takes --locale" for inputs that were never recognised
+    monkeypatch.setenv("ROOFLINT_MAX_INPUT_BYTES", "lots")
+    with pytest.raises(UsageError, match="ROOFLINT_MAX_INPUT_BYTES='lots' is not a positive"):
+        rooflint.report(str(_ambiguous_csv(tmp_path / "a.csv")), locale="en_US")

@@ -285,7 +285,7 @@ def _reader_options(options: Options, candidates: list[Path], paths: list[str]) 
 def _reader_or_none(candidate: Path):
     try:
         return parsers.detect(candidate)
-    except RooflintError:  # the file is skipped with its reason when it is read
+    except InputError:  # the file is skipped with its reason when it is read
         return None
 
 

@@ -45,12 +45,12 @@ class Reader:
         given = {name: value for name, value in options.items() if value is not None}
         for name in given:
             if name not in self.options:
-                raise UsageError(self.refusal(name), path=str(path))
+                raise UsageError(self._refusal(name), path=str(path))
         if progress is not None and self.progress:
             given["progress"] = progress
         return self.parse(path, **given)
 
-    def refusal(self, option: str) -> str:
+    def _refusal(self, option: str) -> str:
         """Why `option` cannot be given for this reader's input, and the fix."""
         takes = f"it takes: {', '.join(self.options)}" if self.options else "it takes none"
         return f"{self.name} input takes no option {option!r} ({takes}); drop it"
