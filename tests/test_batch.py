@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import rooflint
-from rooflint import pipeline
+from rooflint import inputs, pipeline
 from rooflint.cli import main
 from tests.conftest import FIXTURES, shared
 
@@ -667,7 +667,7 @@ def pooled(monkeypatch):
 
 
 def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
-    candidates, hidden = pipeline.expand_folder(mixed)
+    candidates, hidden = inputs.expand_folder(mixed)
     assert hidden == [(str(mixed / ".DS_Store"), "hidden file")]
     assert pipeline._workers(candidates) >= 2 or os.cpu_count() == 1
     pooled, skipped = pipeline.read_all([str(mixed)], pipeline.Options())
@@ -702,7 +702,7 @@ def test_pool_keeps_strict_and_progress(mixed, pooled):
     )
     seen = []
     pipeline.build([str(mixed)], progress=lambda path, n: seen.append(path))
-    assert seen == [str(c) for c in pipeline.expand_folder(mixed)[0] if c.name != "notes.txt"]
+    assert seen == [str(c) for c in inputs.expand_folder(mixed)[0] if c.name != "notes.txt"]
 
 
 def test_en_us_evidence_in_a_piece_read_as_numbers_still_counts(tmp_path, monkeypatch):

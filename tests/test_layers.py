@@ -129,12 +129,6 @@ def test_the_rule_catches_an_upward_import(tmp_path):
 
 # --- no import cycles; the API reaches reporters only through the registry ------------------
 
-# Import cycles still to be removed, each with who removes it. diffruns ⇄ pipeline goes when
-# arch-inputs' branch (folder expansion in one inputs module) is merged: the lead empties this
-# set then (test_known_cycles_are_still_cycles fails as a reminder).
-KNOWN_CYCLES = {("rooflint.diffruns", "rooflint.pipeline")}
-
-
 def graph(known: dict[str, Path]) -> dict[str, set[str]]:
     """Module → the package modules it imports (lazy imports included)."""
     return {
@@ -176,12 +170,7 @@ def api_reporter_imports(known: dict[str, Path]) -> list[str]:
 
 
 def test_no_import_cycles():
-    assert cycles(modules()) - KNOWN_CYCLES == set()
-
-
-def test_known_cycles_are_still_cycles():
-    """A cycle that is gone leaves the allow-list too."""
-    assert KNOWN_CYCLES <= cycles(modules())
+    assert cycles(modules()) == set()
 
 
 def test_the_cycle_check_finds_lazy_and_indirect_cycles(tmp_path):

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import names, provenance, schema
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.provenance import Provenance
 
-TRACE_FORMAT = "pytorch-trace"
+TRACE_FORMAT = InputFormat.PYTORCH_TRACE
 COUNTERS = schema.OPS + schema.BYTES
 _KEY = ["_name", "grid", "block"]
 

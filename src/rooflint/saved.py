@@ -11,11 +11,11 @@ import pandas as pd
 
 from rooflint.core import analysis, provenance, ranking, report_schema, schema, verdicts
 from rooflint.core.errors import InputError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
 from rooflint.hardware import Ceiling, Device
 
-FORMAT = "rooflint-json"
+FORMAT = InputFormat.SAVED_REPORT
 READS = report_schema.FORMAT_VERSION  # the newest version read; every older one is read too
 _RESULT_FILLS = {"reason": "", "verdict": verdicts.NOT_ANALYSABLE}
 _FLOAT_RESULTS = [

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import schema, verdicts
+from rooflint.core.device import Device
 from rooflint.core.verdicts import LATENCY_THRESHOLD, VERDICTS
 
 RESULT_COLUMNS = [
@@ -72,18 +73,18 @@ RESULT_UNITS = {
 
 
 def analyze(
-    launches: pd.DataFrame, device, latency_threshold: float = LATENCY_THRESHOLD
+    launches: pd.DataFrame, device: Device | None, latency_threshold: float = LATENCY_THRESHOLD
 ) -> pd.DataFrame:
     """The launch table with the roofline result columns added (see RESULT_COLUMNS).
 
     `device` has `id`, `compute` {class: Ceiling} in op/s and `memory` {level: Ceiling} in
-    byte/s (a `rooflint.hardware.Device`); None means no ceilings are known.
+    byte/s (a `rooflint.core.device.Device`); None means no ceilings are known.
     """
     return analyze_each(launches, [(device, len(launches))], latency_threshold)
 
 
 def analyze_each(
-    launches: pd.DataFrame, devices: list[tuple[object, int]], latency_threshold: float
+    launches: pd.DataFrame, devices: list[tuple[Device | None, int]], latency_threshold: float
 ) -> pd.DataFrame:
     """`analyze` where consecutive rows have their own device: `devices` is [(device, row
     count)] in row order (a folder of profiles, each with its own clock-scaled ceilings).
@@ -134,7 +135,7 @@ class _Ceilings:
     `memory` {level: byte/s per launch} (NaN where the launch's device has no such ceiling),
     `known` (the launch has a device) and `ids` (its device id, as a text column)."""
 
-    def __init__(self, devices: list[tuple[object, int]]):
+    def __init__(self, devices: list[tuple[Device | None, int]]):
         present = [d for d, _ in devices]
         counts = np.array([n for _, n in devices], dtype=np.int64)
         self.known = np.repeat(np.array([d is not None for d in present], dtype=bool), counts)
