@@ -129,6 +129,7 @@ def test_the_rule_catches_an_upward_import(tmp_path):
 
 # --- no import cycles; the API reaches reporters only through the registry ------------------
 
+
 def graph(known: dict[str, Path]) -> dict[str, set[str]]:
     """Module → the package modules it imports (lazy imports included)."""
     return {

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import rooflint
 from rooflint import pipeline, reporters
-from rooflint.core.result import Result
+from rooflint.core import display
 from tests.conftest import ROOT
 
 A100 = "fixtures/ncu/a100-gemm-details.csv"
@@ -32,12 +33,21 @@ def test_repr_html_is_the_summary_and_the_top_groups(monkeypatch):
 
 
 def test_the_view_is_the_registrys_notebook_reporter(monkeypatch):
-    assert Result.shown_by is reporters.show
+    assert display.show is rooflint._show
     assert reporters.formats(reporters.REPR)["text"].module == "notebook"
     monkeypatch.chdir(ROOT)
     result = pipeline.build([A100])
     assert reporters.show(result, "html", top=1).count("<tr>") == 2
     seen = []
-    monkeypatch.setattr(Result, "shown_by", lambda r, how: seen.append(how) or how)
+    monkeypatch.setattr(display, "show", lambda r, how: seen.append(how) or how)
     assert (repr(result), result._repr_html_()) == ("text", "html")
     assert seen == ["text", "html"]
+
+
+def test_import_rooflint_loads_no_pandas():
+    import subprocess
+    import sys
+
+    code = "import sys, rooflint; print('pandas' in sys.modules, 'pyarrow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

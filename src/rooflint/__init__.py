@@ -6,14 +6,22 @@ The API is the one layer that knows parsers (reading files), hardware (picking c
 
 from __future__ import annotations
 
-from rooflint import reporters
-from rooflint.core.result import Result
+from rooflint.core import display
 from rooflint.core.version import __version__
 from rooflint.options import takes_inputs
 
 __all__ = ["__version__", "load", "read_profile", "analyze", "report", "diff"]
 
-Result.shown_by = reporters.show  # repr(result) and result._repr_html_(): core imports no reporter
+
+def _show(result, how: str) -> str:
+    """repr(result) and result._repr_html_(): the registry's notebook reporter (core imports no
+    reporter; the registry is imported on first use, so `import rooflint` loads no pandas)."""
+    from rooflint import reporters
+
+    return reporters.show(result, how)
+
+
+display.show = _show
 
 
 def read_profile(path, locale=None):

@@ -11,7 +11,7 @@ import functools
 import inspect
 from dataclasses import dataclass, field, fields
 
-from rooflint.core.analysis import LATENCY_THRESHOLD
+from rooflint.core.verdicts import LATENCY_THRESHOLD
 
 
 def _option(default, help: str, **cli):

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, coverage, schema, verdicts
+from rooflint.core import analysis, coverage, display, schema, verdicts
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
@@ -110,16 +108,18 @@ class Result:
     def per_source(self) -> pd.DataFrame:
         return per_source(self.launches)
 
-    # How a Result shows itself, shown_by(result, "text" | "html"): the API package sets it to
-    # rooflint.reporters.show when it is imported (which every import of core comes after), so
-    # that core imports no reporter.
-    shown_by: ClassVar[Callable[[Result, str], str] | None] = None
-
     def __repr__(self) -> str:
-        return type(self).shown_by(self, "text")
+        return _shown(self, "text")
 
     def _repr_html_(self) -> str:
-        return type(self).shown_by(self, "html")
+        return _shown(self, "html")
+
+
+def _shown(result: Result, how: str) -> str:
+    """The view the API package installed (core/display.py); a plain one without it."""
+    if display.show is None:
+        return f"<rooflint.Result: {len(result.launches)} launches>"
+    return display.show(result, how)
 
 
 def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
