@@ -2,7 +2,7 @@
 
 from .catalog import catalog, get, load_device_file
 from .ceilings import profile_ceilings, resolve, resolve_identified, scale_to_clock
-from .device import Ceiling, Device
+from .device import Ceiling, Device, Origin, Provenance
 from .identify import Identification, identify
 from .matching import match
 
@@ -10,6 +10,8 @@ __all__ = [
     "Ceiling",
     "Device",
     "Identification",
+    "Origin",
+    "Provenance",
     "catalog",
     "get",
     "identify",
