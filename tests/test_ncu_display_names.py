@@ -85,7 +85,7 @@ def test_the_display_name_export_finds_the_flop_counters():
     # Instructions Executed") x 2 x "SM Frequency"
     assert by_label["peak_vector_fp32"].iloc[0] == pytest.approx(2 * 4352 * 1.31e9)
     result = rooflint.report(shared(BY_LABEL))
-    assert result.accounting["not_analysable"] == 0
+    assert result.summary.accounting["not_analysable"] == 0
 
 
 def _without(path, columns: set[str], tmp_path):
