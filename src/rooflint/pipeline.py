@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from rooflint import hardware, join, parsers, saved
-from rooflint.core import analysis, families, ranking, schema
+from rooflint.core import analysis, families, gates, ranking, schema
 from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError
 from rooflint.core.profile import Profile
@@ -44,7 +44,7 @@ def options(
     strict=False,
 ) -> Options:
     """Options from the API's (and the command line's) option names; None means the default."""
-    threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
+    threshold = latency_threshold_of(latency_threshold)
     return Options(
         device_id=device,
         device_file=device_file,
@@ -53,6 +53,13 @@ def options(
         latency_threshold=threshold,
         strict=bool(strict),
     )
+
+
+def latency_threshold_of(value) -> float:
+    """The latency threshold a Python caller gave (a fraction 0-1), or the default for None."""
+    if value is None:
+        return analysis.LATENCY_THRESHOLD
+    return gates.parse_fraction(value, "latency_threshold")
 
 
 def device_of(launches: pd.DataFrame, device):

@@ -18,8 +18,14 @@ class RooflintGroup(click.Group):
         try:
             return super().invoke(ctx)
         except RooflintError as exc:
-            click.echo(f"rooflint: error: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
+            _fail(str(exc))
+        except click.BadParameter as exc:  # a value click's own types refused: one line too
+            _fail(exc.format_message())
+
+
+def _fail(message: str):
+    click.echo(f"rooflint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
 
 
 @click.group(cls=RooflintGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -52,14 +52,14 @@ from rooflint.core.errors import UsageError
 @click.option(
     "--min-time",
     metavar="FRACTION",
-    callback=exits.click_fraction,
+    type=exits.FRACTION,
     default=None,
     help="Ignore groups under this share of total time in both profiles (0.01 or 1%).",
 )
 @click.option(
     "--fail-on-regression",
     metavar="PCT",
-    callback=exits.click_percent,
+    type=exits.PERCENT,
     default=None,
     help="Exit 1 when total time, or a group's time, grows by more than PCT percent "
     "with its whole confidence interval above PCT (and beyond the run-to-run "
@@ -68,7 +68,7 @@ from rooflint.core.errors import UsageError
 @click.option(
     "--confidence",
     metavar="PCT",
-    callback=exits.click_level,
+    type=exits.LEVEL,
     default=None,
     help="Confidence level of the intervals (default 95%; 0.99 or 99%).",
 )

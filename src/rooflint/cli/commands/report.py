@@ -38,7 +38,7 @@ def input_options(f):
             ),
             click.option(
                 "--latency-threshold",
-                type=click.FloatRange(0, 1),
+                type=exits.FRACTION,
                 default=LATENCY_THRESHOLD,
                 show_default=True,
                 help="Below this fraction of the attainable roof a kernel is latency-bound.",
@@ -108,7 +108,7 @@ def api_options(kwargs: dict) -> dict:
     "--fail-under",
     metavar="EFF",
     default=None,
-    callback=exits.click_fraction,
+    type=exits.FRACTION,
     help="Exit 1 when time-weighted efficiency is under EFF (0.6 or 60%).",
 )
 @click.option(
