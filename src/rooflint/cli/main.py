@@ -1,4 +1,5 @@
-"""The `rooflint` command group: registers the commands and turns rooflint errors into exit 2."""
+"""The `rooflint` command group: registers the commands, turns rooflint errors into exit 2 and
+signals into 128 + their number."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 import click
 
 from rooflint import __version__
+from rooflint.cli import signals
 from rooflint.cli.exits import EXIT_ERROR
 from rooflint.core.errors import RooflintError
 
@@ -16,11 +18,16 @@ class RooflintGroup(click.Group):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with signals.handled():
+                return super().invoke(ctx)
         except RooflintError as exc:
             _fail(str(exc))
         except click.BadParameter as exc:  # a value click's own types refused: one line too
             _fail(exc.format_message())
+        except (signals.Stopped, KeyboardInterrupt) as exc:  # click would exit 1, "Aborted!"
+            signals.exit_stopped(exc)
+        except BrokenPipeError:
+            signals.exit_broken_pipe()
 
 
 def _fail(message: str):
