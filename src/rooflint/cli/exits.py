@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from rooflint.core import gates
+from rooflint.core.names import visible
 
 EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
 
@@ -34,6 +35,6 @@ def enforce(outcomes: list[gates.Gate]) -> None:
     """Print every failure on stderr and exit with EXIT_GATE if any gate failed."""
     messages = gates.failures(outcomes)
     for message in messages:
-        click.echo(f"rooflint: {message}", err=True)
+        click.echo(f"rooflint: {visible(message)}", err=True)  # a kernel's name is outside text
     if messages:
         raise click.exceptions.Exit(EXIT_GATE)

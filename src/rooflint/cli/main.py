@@ -11,6 +11,7 @@ from rooflint import __version__
 from rooflint.cli import signals
 from rooflint.cli.exits import EXIT_ERROR
 from rooflint.core.errors import RooflintError
+from rooflint.core.names import visible
 
 
 class RooflintGroup(click.Group):
@@ -31,7 +32,7 @@ class RooflintGroup(click.Group):
 
 
 def _fail(message: str):
-    click.echo(f"rooflint: error: {message}", err=True)
+    click.echo(f"rooflint: error: {visible(message)}", err=True)  # it may quote a name or path
     sys.exit(EXIT_ERROR)
 
 

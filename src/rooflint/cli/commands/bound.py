@@ -11,6 +11,7 @@ from rooflint import hardware
 from rooflint.cli import exits
 from rooflint.core import bounds, gates
 from rooflint.core.formatting import si
+from rooflint.core.names import visible
 
 _DTYPE = click.Choice(list(bounds.DTYPE_BYTES))
 _COUNT = click.IntRange(1, bounds.MAX_COUNT)
@@ -88,7 +89,7 @@ def _show(b: bounds.Bound, device, fmt: str) -> None:
         click.echo(json.dumps(_as_json(b, device), indent=1))
         return
     click.echo(
-        f"device           {device.id} ({b.compute_class} {si(b.peak, 'FLOP/s')}, "
+        f"device           {visible(device.id)} ({b.compute_class} {si(b.peak, 'FLOP/s')}, "
         f"DRAM {si(b.bandwidth, 'B/s')})"
     )
     click.echo(f"work             {si(b.ops, 'FLOP')}, {si(b.bytes, 'B')} moved (perfect reuse)")

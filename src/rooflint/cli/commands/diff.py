@@ -14,6 +14,7 @@ from rooflint.cli.choices import Suggesting
 from rooflint.cli.commands.report import api_options, input_options
 from rooflint.core import gates as gate_mod
 from rooflint.core.errors import UsageError
+from rooflint.core.names import visible
 
 
 @click.command()
@@ -169,5 +170,5 @@ def append_step_summary(text: str) -> None:
 
 
 def _annotation(message: str) -> str:
-    """GitHub workflow-command escaping of a message."""
-    return message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """GitHub workflow-command escaping of a message (control characters shown escaped first)."""
+    return visible(message).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
