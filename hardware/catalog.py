@@ -14,6 +14,7 @@ from rooflint.core.device import Ceiling, CeilingSource, Device, Origin
 from rooflint.core.errors import DeviceError
 from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
 
+from . import ranges
 from .names import token_key, tokens
 from .rates import Architecture, architectures
 
@@ -388,6 +389,8 @@ def _count(data: dict, label: str, key: str = "sm_count") -> int:
             f"key '{key}' must be a non-negative integer (got {_got(value)}); fix the value",
             path=label,
         )
+    if value:  # 0: not catalogued
+        ranges.check(key, value, label)
     return value
 
 
@@ -398,6 +401,8 @@ def _clock(data: dict, label: str, key: str = "boost_clock_mhz") -> float:
             f"key '{key}' must be a non-negative number (got {_got(value)}); fix the value",
             path=label,
         )
+    if value:  # 0: not catalogued
+        ranges.check(key, value, label)
     return float(value) * 1e6
 
 
@@ -426,9 +431,13 @@ def _ceilings(
                 f"key '{table}.{key}' must be a positive number (got {_got(value)}); fix the value",
                 path=label,
             )
+        ranges.check(table, value, label, key)
         out[key] = Ceiling(float(value) * factor, source)
     return out
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float (TOML integers have no size limit: 10**400 is finite too)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, int) or math.isfinite(value)

@@ -15,7 +15,7 @@ def test_repr_is_the_one_line_summary(monkeypatch):
     monkeypatch.chdir(ROOT)
     result = pipeline.build([A100])
     assert repr(result) == (
-        "<rooflint.Result: 11 launches, 906 ms, headroom 193 ms (79 % efficiency) on NVIDIA A100 "
+        "<rooflint.Result: 11 launches, 906 ms, headroom 192 ms (79 % efficiency) on NVIDIA A100 "
         "PCIe 40GB (a100-pcie-40gb);\n 4 kernel groups, top: cutlass::Kernel<…> 181 ms headroom>"
     )
 
@@ -24,7 +24,7 @@ def test_repr_html_is_the_summary_and_the_top_groups(monkeypatch):
     monkeypatch.chdir(ROOT)
     html = pipeline.build([A100])._repr_html_()
     assert html.startswith(
-        '<div class="rooflint"><p><b>rooflint</b>: 906 ms total, 193 ms headroom, 79 % '
+        '<div class="rooflint"><p><b>rooflint</b>: 906 ms total, 192 ms headroom, 79 % '
         "time-weighted efficiency on NVIDIA A100 PCIe 40GB (a100-pcie-40gb)<br>launches read 11 = "
         "analysed 11 + not analysable 0</p>\n<table><tr><th>#</th><th>kernel</th>"
     )

@@ -44,9 +44,9 @@ def analyze(launches, device=None, latency_threshold=None):
     SM clock), or None (no ceilings: every launch is not analysable).
     """
     from rooflint import pipeline
-    from rooflint.core import analysis, verdicts
+    from rooflint.core import analysis
 
-    threshold = verdicts.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
+    threshold = pipeline.latency_threshold_of(latency_threshold)
     return analysis.analyze(launches, pipeline.device_of(launches, device), threshold)
 
 
@@ -76,12 +76,16 @@ def diff(base, head, *, threshold=None, min_time=0.0, level=None, inputs):
     """
     from rooflint import pipeline
     from rooflint.core import diff as diffs
+    from rooflint.core import gates
 
     options = pipeline.Options(**vars(inputs))
+    threshold = None if threshold is None else gates.parse_regression(threshold, "threshold")
+    min_time = gates.parse_fraction(min_time or 0.0, "min_time")
+    level = None if level is None else gates.parse_level(level, "level")
     return diffs.compare(
         pipeline.side(base, options),
         pipeline.side(head, options),
         threshold=threshold,
-        min_time=min_time or 0.0,
+        min_time=min_time,
         level=level,
     )

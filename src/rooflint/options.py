@@ -43,6 +43,10 @@ class InputOptions:
             if getattr(self, f.name) is None:
                 object.__setattr__(self, f.name, f.default)
         object.__setattr__(self, "strict", bool(self.strict))
+        from rooflint.core import gates  # pandas: only once options are made, not at import
+
+        threshold = gates.parse_fraction(self.latency_threshold, "latency_threshold")
+        object.__setattr__(self, "latency_threshold", threshold)
 
 
 NAMES = tuple(f.name for f in fields(InputOptions))

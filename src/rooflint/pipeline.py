@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from rooflint import diffruns, hardware, inputs, join, parsers, saved
-from rooflint.core import analysis, families, ranking, schema
+from rooflint.core import analysis, families, gates, ranking, schema, verdicts
 from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError, UsageError
 from rooflint.core.profile import Profile
@@ -38,6 +38,13 @@ class Options(InputOptions):
 
 options = Options  # the former spelling: pipeline.options(device=..., ...)
 LOCALES = values.LOCALES  # the number formats --locale accepts
+
+
+def latency_threshold_of(value) -> float:
+    """The latency threshold a Python caller gave (a fraction 0-1), or the default for None."""
+    if value is None:
+        return verdicts.LATENCY_THRESHOLD
+    return gates.parse_fraction(value, "latency_threshold")
 
 
 def device_of(launches: pd.DataFrame, device):

@@ -5,37 +5,36 @@ from __future__ import annotations
 import click
 
 from rooflint.core import gates
-from rooflint.core.errors import UsageError
+from rooflint.core.names import visible
 
 EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
 
 
-def click_percent(ctx, param, value):
-    """click callback: parse a percentage option or report it as a usage error (exit 2)."""
-    return _click(gates.parse_percent, value)
+class Parsed(click.ParamType):
+    """An option's number read by a parser of rooflint.core.gates (the one home of the ranges):
+    NaN, infinities and values out of range are one line naming the option (exit 2)."""
+
+    def __init__(self, parse, metavar: str):
+        self.parse, self.name = parse, metavar
+
+    def get_metavar(self, param, ctx=None) -> str:
+        return self.name
+
+    def convert(self, value, param, ctx):
+        if value is None:
+            return None
+        return self.parse(value, param.opts[-1] if param is not None and param.opts else "")
 
 
-def click_level(ctx, param, value):
-    return _click(gates.parse_level, value)
-
-
-def click_fraction(ctx, param, value):
-    return _click(gates.parse_fraction, value)
-
-
-def _click(parser, value):
-    if value is None:
-        return None
-    try:
-        return parser(value, "")
-    except UsageError as exc:
-        raise click.BadParameter(str(exc)) from None
+PERCENT = Parsed(gates.parse_percent, "PCT")
+FRACTION = Parsed(gates.parse_fraction, "FRACTION")
+LEVEL = Parsed(gates.parse_level, "PCT")
 
 
 def enforce(outcomes: list[gates.Gate]) -> None:
     """Print every failure on stderr and exit with EXIT_GATE if any gate failed."""
     messages = gates.failures(outcomes)
     for message in messages:
-        click.echo(f"rooflint: {message}", err=True)
+        click.echo(f"rooflint: {visible(message)}", err=True)  # a kernel's name is outside text
     if messages:
         raise click.exceptions.Exit(EXIT_GATE)

@@ -8,7 +8,7 @@ from dataclasses import fields
 import click
 
 from rooflint import pipeline
-from rooflint.cli import config
+from rooflint.cli import config, exits
 from rooflint.cli.choices import Suggesting
 from rooflint.options import InputOptions
 
@@ -17,7 +17,7 @@ from rooflint.options import InputOptions
 TYPES = {
     "device_file": click.Path(dir_okay=False),
     "locale": Suggesting(pipeline.LOCALES),
-    "latency_threshold": click.FloatRange(0, 1),
+    "latency_threshold": exits.FRACTION,  # NaN, inf and values outside 0-1 refused
 }
 
 

@@ -1,4 +1,5 @@
-"""The `rooflint` command group: registers the commands and turns rooflint errors into exit 2."""
+"""The `rooflint` command group: registers the commands, turns rooflint errors into exit 2 and
+signals into 128 + their number."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import sys
 import click
 
 from rooflint import __version__
+from rooflint.cli import signals
 from rooflint.cli.exits import EXIT_ERROR
 from rooflint.core.errors import RooflintError
+from rooflint.core.names import visible
 
 
 class RooflintGroup(click.Group):
@@ -16,10 +19,21 @@ class RooflintGroup(click.Group):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with signals.handled():
+                return super().invoke(ctx)
         except RooflintError as exc:
-            click.echo(f"rooflint: error: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
+            _fail(str(exc))
+        except click.BadParameter as exc:  # a value click's own types refused: one line too
+            _fail(exc.format_message())
+        except (signals.Stopped, KeyboardInterrupt) as exc:  # click would exit 1, "Aborted!"
+            signals.exit_stopped(exc)
+        except BrokenPipeError:
+            signals.exit_broken_pipe()
+
+
+def _fail(message: str):
+    click.echo(f"rooflint: error: {visible(message)}", err=True)  # it may quote a name or path
+    sys.exit(EXIT_ERROR)
 
 
 @click.group(cls=RooflintGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -39,6 +39,10 @@ VECTOR_CLASS = {
 # A GEMM in these types runs on the vector units where the GPU has no matrix path for them;
 # TF32, FP8, FP4 and INT8 GEMMs exist only as matrix (tensor core, MFMA) instructions.
 GEMM_VECTOR_FALLBACK = ("fp64", "fp32", "fp16", "bf16")
+# The largest count a bound takes (elements, GEMM sizes, arrays): 2^53, the last integer a float
+# holds exactly. No GPU's memory holds that many elements (an H200 has 1.4e11 bytes), and every
+# product of such counts stays a finite float (2^53 cubed is 7e47), so no bound overflows.
+MAX_COUNT = 2**53
 # What launching a kernel costs before it does any work (driver, queue, ramp-up): a few µs.
 LAUNCH_OVERHEAD_S = (2e-6, 5e-6)
 
@@ -109,6 +113,11 @@ def elementwise(
     device, n: int, dtype: str, inputs: int = 2, outputs: int = 1, ops_per_element: float = 1.0
 ) -> Bound:
     """n elements: read `inputs` arrays, write `outputs`, `ops_per_element` each."""
+    if inputs + outputs < 1:
+        raise UsageError(
+            "--inputs and --outputs are both 0: an elementwise kernel reads or writes at least "
+            "one array; give 1 or more to either"
+        )
     moved = n * (inputs + outputs) * DTYPE_BYTES[dtype]
     return _bound(device, ops_per_element * n, moved, VECTOR_CLASS[dtype], VECTOR_CLASS[dtype])
 

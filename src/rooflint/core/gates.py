@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -15,7 +16,15 @@ from rooflint.core.diff_text import change_text, interval_text, noise_clause
 from rooflint.core.errors import UsageError
 from rooflint.core.formatting import pct, show_pct, si
 
-_PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
+# A number as typed, with an optional % sign; a sign, "nan" and "inf" are matched too, so that
+# they are refused for what they are (below 0, not finite) rather than as "not a number".
+_PERCENT = re.compile(
+    r"^\s*([-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|nan|inf(?:inity)?))\s*(%?)\s*$", re.I
+)
+# The largest regression threshold (as a fraction): past a 100-fold slowdown a threshold is no
+# longer a choice but a typo (1e300), and its text would run to hundreds of digits in every gate
+# line.
+MAX_REGRESSION = 100.0
 
 
 @dataclass
@@ -44,9 +53,24 @@ class Gate:
 
 
 def parse_percent(value, what: str = "--fail-on-regression") -> float:
-    """A percentage ("10", "10%", 10, 2.5) as a fraction (0.10)."""
+    """A percentage ("10", "10%", 10, 2.5) as a fraction (0.10), at most MAX_REGRESSION."""
     number, _ = _split(value, what, "a percentage such as 10 or 10%")
-    return number / 100.0
+    return _regression(number / 100.0, what, value)
+
+
+def parse_regression(value, what: str = "threshold") -> float:
+    """A regression threshold given as a fraction (0.1 is 10 %), as the API takes it."""
+    number, percent = _split(value, what, "a fraction such as 0.1 (10 %)")
+    return _regression(number / 100.0 if percent else number, what, value)
+
+
+def _regression(fraction: float, what: str, value) -> float:
+    if fraction > MAX_REGRESSION:
+        raise UsageError(
+            f"{_subject(what, value)} is above {show_pct(MAX_REGRESSION)} (a "
+            f"{MAX_REGRESSION + 1:g}-fold slowdown); give a threshold such as 10%"
+        )
+    return fraction
 
 
 def parse_fraction(value, what: str = "--fail-under") -> float:
@@ -75,11 +99,19 @@ def parse_level(value, what: str = "--confidence") -> float:
     return number
 
 
+def parse_amount(value, what: str, high: float) -> float:
+    """A plain number from 0 to `high` (no % sign): a count or a rate such as ops per element."""
+    number, percent = _split(value, what, f"a number from 0 to {high:,.0f}")
+    if percent or number > high:
+        raise UsageError(f"{_subject(what, value)} is not a number from 0 to {high:,.0f}")
+    return number
+
+
 def _split(value, what: str, expected: str) -> tuple[float, bool]:
     if isinstance(value, bool):
         raise UsageError(f"{_subject(what, value)} is not a number; give {expected}")
     if isinstance(value, (int, float)):
-        number, percent = float(value), False
+        number, percent = (float(value) if abs(value) < 1e308 else math.inf), False
     else:
         m = _PERCENT.match(str(value))
         if not m:

@@ -1,4 +1,5 @@
-"""Readable short names for long (templated, mangled) kernel names, and stable short ids."""
+"""Readable short names for long (templated, mangled) kernel names, stable short ids, and outside
+text made safe to show."""
 
 from __future__ import annotations
 
@@ -9,15 +10,49 @@ _RETURN_TYPE = re.compile(r"^(void|int|float|double|auto)\s+")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
 
+# Characters a terminal or a renderer acts on instead of showing them: C0 controls (ESC starts
+# the sequences that clear the screen, recolour text or retitle the window; CR and LF fake a new
+# line such as "rooflint: PASS"), DEL, C1 (U+009B and U+009D act as ESC [ and ESC ] on some
+# terminals), the Arabic letter mark, the bidirectional marks, line and paragraph separators,
+# embeddings, overrides and isolates (U+202E shows what follows backwards: CVE-2021-42574),
+# and lone surrogates (which have no UTF-8, so writing them fails).
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+# "@name" or "@org/team" where GitHub would notify someone: at the start or after a non-word
+_MENTION = re.compile(r"(?<!\w)@(?=[A-Za-z0-9])")
+ZERO_WIDTH_JOINER = "\u200d"
+
+
+def visible(text) -> str:
+    """Outside text (a kernel name, a path, a range) with every control character written as an
+    escape (`\\x1b`, `\\u202e`): printed, it can only be shown, never obeyed. Every text format
+    (terminal, Markdown, HTML, charts) shows outside text through this; CSV, JSON and Parquet
+    keep it exact."""
+    return _CONTROL.sub(_escape, str(text))
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def unmentioned(text: str) -> str:
+    """`text` with a zero-width joiner after each @ that would mention a GitHub user or team
+    (`@octocat`, `@org/team`): a PR comment quoting a kernel name or path pings nobody."""
+    return _MENTION.sub("@" + ZERO_WIDTH_JOINER, text)
+
+
 def short_name(full: str, width: int = 48) -> str:
-    """Base name plus as many top-level template arguments as fit, nested ones elided.
+    """Base name plus as many top-level template arguments as fit, nested ones elided; control
+    characters shown escaped (`visible`), as a short name is only ever shown.
 
     `void benchmark_func<HIP_vector_type<float, 2u>, 256, 8u, 0u>(...)` →
     `benchmark_func<HIP_vector_type<…>, 256, 8u, 0u>`; long namespaces keep their last part.
     """
     if not isinstance(full, str) or not full:
         return "(unnamed)"
-    base, args = _split_template(_bare(full))
+    base, args = _split_template(_bare(visible(full)))
     if len(base) > width // 2 and "::" in base:
         base = base.rsplit("::", 1)[-1]
     if args is None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from rooflint.core import names
 from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.reporters import common
 from rooflint.reporters.chart import ChartData
 
 
 def mpl_text(text: str) -> str:
-    """Input text shown literally: `$` would start mathtext."""
-    return str(text).replace("$", r"\$")
+    """Input text shown literally: `$` would start mathtext, and control characters (shown
+    escaped) would make the SVG invalid XML."""
+    return names.visible(text).replace("$", r"\$")
 
 
 def draw_legend_table(ax, data: ChartData, unlabelled: set[int] = frozenset()):

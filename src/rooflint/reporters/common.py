@@ -53,11 +53,12 @@ def full_name(result, row) -> str:
 
 
 def display_name(row, group_by: str, width: int = 48) -> str:
+    """The group's short label, control characters shown escaped (its width is what it shows)."""
     if group_by in ("kernel", "name"):
         return names.short_name(row["kernel"], width)
     if group_by == "op":
-        return opgroups.short_label(row["group"])
-    return str(row["group"])
+        return names.visible(opgroups.short_label(row["group"]))
+    return names.visible(row["group"])
 
 
 def ceiling_rows(result) -> list[dict]:
@@ -96,7 +97,8 @@ def notes(result) -> list[str]:
 
 
 def esc(value) -> str:
-    """A value as HTML text, escaped with quotes ("" for a missing one)."""
+    """A value as HTML text, escaped with quotes, control characters shown escaped ("" for a
+    missing one): inline SVG is XML, where they are not allowed at all."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return html.escape(str(value), quote=True)
+    return html.escape(names.visible(value), quote=True)

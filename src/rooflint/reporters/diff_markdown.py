@@ -16,9 +16,9 @@ _BACKSLASHED = set("\\`*_[]|~#!")
 
 def escape(text) -> str:
     """Kernel names (and any outside text) as literal Markdown: templates, pipes, backticks
-    survive."""
+    survive; control characters are shown escaped and no @mention notifies anyone."""
     out = []
-    for ch in str(text).replace("\r", " ").replace("\n", " "):
+    for ch in names.unmentioned(names.visible(text)):
         if ch == "&":
             out.append("&amp;")
         elif ch == "<":
@@ -33,8 +33,9 @@ def escape(text) -> str:
 
 
 def code(text) -> str:
-    """`text` as an inline code span, whatever backticks it holds (never inside a table)."""
-    text = str(text).replace("\r", " ").replace("\n", " ")
+    """`text` as an inline code span, whatever backticks it holds (never inside a table); GitHub
+    mentions no one inside code, so only control characters need escaping."""
+    text = names.visible(text)
     runs = [len(r) for r in re.findall(r"`+", text)]
     fence = "`" * (max(runs, default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""

@@ -48,7 +48,11 @@ def render(d, gates, top: int | None = 20, columns: int | None = None, **_option
 
 def _wrap(line: str, width: int, indent: str = "    ") -> list[str]:
     return textwrap.wrap(
-        line, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=True
+        dc.names.visible(line),
+        width,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+        break_long_words=True,
     ) or [""]
 
 
@@ -86,7 +90,7 @@ def _pack(parts: list[str], indent: str, width: int) -> list[str]:
     alone is too long)."""
     lines, line = [], ""
     for i, part in enumerate(parts):
-        text = part + (";" if i < len(parts) - 1 else "")
+        text = dc.names.visible(part) + (";" if i < len(parts) - 1 else "")
         if line and len(indent) + len(line) + 1 + len(text) > width:
             lines.append(indent + line)
             line = ""

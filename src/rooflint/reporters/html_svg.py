@@ -137,15 +137,18 @@ def _points(
         where = (
             f"{common.si(p.intensity)} FLOP/byte, " if p.intensity == p.intensity else "0 FLOP, "
         )
-        hover = (
-            f"#{p.rank} {p.label} {p.full_name}\n{where}{common.si(value, unit)}, "
-            f"{common.pct(p.time_share, 1)} of time, {p.verdict}, "
-            f"{common.pct(p.efficiency)} of roof"
+        hover = "\n".join(  # esc shows a line break in the name escaped: each line apart
+            esc(line)
+            for line in (
+                f"#{p.rank} {p.label} {p.full_name}",
+                f"{where}{common.si(value, unit)}, {common.pct(p.time_share, 1)} of time, "
+                f"{p.verdict}, {common.pct(p.efficiency)} of roof",
+            )
         )
         out.append(
             f'<circle class="pt" cx="{x:.1f}" cy="{y:.1f}" r="{_radius(p, n):.1f}" '
             f'fill="{VERDICT_COLOURS.get(p.verdict, "#777")}" fill-opacity="{opacity}" '
-            f'stroke="#fff" stroke-width="0.5"><title>{esc(hover)}</title></circle>'
+            f'stroke="#fff" stroke-width="0.5"><title>{hover}</title></circle>'
         )
     labelled = sorted((p for p in points if p.labelled), key=lambda p: p.rank)
     taken = list(obstacles or [])

@@ -6,24 +6,24 @@ import re
 
 import pandas as pd
 
-from rooflint.core import coverage, explain, units
+from rooflint.core import coverage, explain, names, units
 from rooflint.reporters import common
 
 DEFAULT_TOP = 10
 # GitHub refuses comment bodies of 65,536 characters or more; it counts UTF-16 code units.
 LIMIT = 65_536
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 # Backslash-escapable characters that GitHub would otherwise read as markup inside a line:
 # emphasis, code, links, strikethrough, math and the table cell separator.
 _SPECIAL = re.compile(r"([\\`*_\[\]~|$])")
 
 
 def escape(text) -> str:
-    """Input text (kernel names, paths, reasons) as inert Markdown on one line."""
+    """Input text (kernel names, paths, reasons) as inert Markdown on one line: control
+    characters shown escaped, no @mention that would notify anyone."""
     if text is None or text is pd.NA or (isinstance(text, float) and text != text):
         return ""
-    text = _CONTROL.sub(" ", str(text))
+    text = names.unmentioned(names.visible(text))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPECIAL.sub(r"\\\1", text)
 

@@ -13,7 +13,7 @@ TOP = 10
 
 
 def text(result) -> str:
-    """`<rooflint.Result: 11 launches, 906 ms, headroom 193 ms (79 % efficiency) on NVIDIA A100
+    """`<rooflint.Result: 11 launches, 906 ms, headroom 192 ms (79 % efficiency) on NVIDIA A100
     PCIe 40GB (a100-pcie-40gb); 4 kernel groups, top: cutlass::Kernel<…> 181 ms>`"""
     s = result.summary
     line = (

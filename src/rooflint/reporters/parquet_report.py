@@ -225,20 +225,33 @@ def partition_values(sources: pd.Series) -> pa.DictionaryArray:
 
 
 def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None:
-    """Write the dataset next to `target`, then move it into place: never half a dataset there."""
-    parent = target.parent if str(target.parent) else Path(".")
+    """Write the dataset next to `target`, then move it into place: never half a dataset there.
+    A symbolic link to a folder is followed: the folder gets the dataset, the link stays."""
+    label, target = str(target), Path(os.path.realpath(target))
+    parent = target.parent
     if not parent.is_dir():
         raise UsageError(
             f"output folder {parent} does not exist; create it or choose another -o path",
-            path=str(target),
+            path=label,
         )
     if target.exists() and not _replaceable(target):
         raise UsageError(
             "output folder is not empty and holds more than a rooflint dataset; choose an "
             "empty or new folder",
-            path=str(target),
+            path=label,
         )
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+    try:
+        _write_dataset(table, target, partition)
+    except OSError as exc:  # disk full, no permission: the user's to fix
+        raise UsageError(
+            f"cannot write the dataset ({exc.strerror or exc}); nothing was written; choose "
+            "another -o path (or free some space)",
+            path=label,
+        ) from None
+
+
+def _write_dataset(table: pa.Table, target: Path, partition: bool) -> None:
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         if partition and table.num_rows:
             ds.write_dataset(
@@ -277,5 +290,10 @@ def _swap_in(staging: Path, target: Path) -> None:
         return
     old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=staging.parent))
     os.replace(target, old / "dataset")
-    os.replace(staging, target)
-    shutil.rmtree(old, ignore_errors=True)
+    try:
+        os.replace(staging, target)
+    except BaseException:  # a signal between the two renames: the earlier dataset goes back
+        os.replace(old / "dataset", target)
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)

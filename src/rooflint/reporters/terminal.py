@@ -1,4 +1,5 @@
-"""Terminal text that fits: the width to use, wrapped lines, names shortened in the middle."""
+"""Terminal text that fits and shows only what it says: the width to use, wrapped lines, names
+shortened in the middle, control characters escaped."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import os
 import shutil
 import sys
 import textwrap
+
+from rooflint.core.names import visible
 
 DEFAULT_WIDTH = 100  # when the output is not a terminal and COLUMNS is not set
 MIN_WIDTH = 60
@@ -25,9 +28,10 @@ def width() -> int:
 
 
 def wrap(line: str, columns: int, indent: str = "    ", first: str = "") -> list[str]:
-    """`line` (after `first`) in lines of at most `columns`; later lines start with `indent`."""
+    """`line` (after `first`) in lines of at most `columns`; later lines start with `indent`.
+    Control characters are shown escaped (names.visible): wrapped text is outside text too."""
     return textwrap.wrap(
-        first + line,
+        visible(first + line),
         columns,
         subsequent_indent=indent,
         break_on_hyphens=False,
@@ -46,7 +50,9 @@ def wrap_all(lines: list[str], columns: int, indent: str = "    ") -> list[str]:
 
 
 def middle(text: str, columns: int) -> str:
-    """`text` shortened in the middle to `columns` characters: both ends stay readable."""
+    """`text` shortened in the middle to `columns` characters: both ends stay readable (and its
+    control characters shown escaped)."""
+    text = visible(text)
     if len(text) <= columns:
         return text
     if columns <= 1:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import click
 
 from rooflint import hardware
-from rooflint.core import bounds
+from rooflint.cli import exits
+from rooflint.core import bounds, gates
 from rooflint.core.formatting import si
+from rooflint.core.names import visible
 
 _DTYPE = click.Choice(list(bounds.DTYPE_BYTES))
+_COUNT = click.IntRange(1, bounds.MAX_COUNT)
+_ANY_COUNT = click.IntRange(0, bounds.MAX_COUNT)
+_OPS = exits.Parsed(functools.partial(gates.parse_amount, high=bounds.MAX_COUNT), "OPS")
 
 
 def _device_options(f):
@@ -44,9 +50,9 @@ def bound():
 
 
 @bound.command()
-@click.option("--m", type=click.IntRange(1), required=True)
-@click.option("--n", type=click.IntRange(1), required=True)
-@click.option("--k", type=click.IntRange(1), required=True)
+@click.option("--m", type=_COUNT, required=True)
+@click.option("--n", type=_COUNT, required=True)
+@click.option("--k", type=_COUNT, required=True)
 @click.option("--dtype", type=_DTYPE, default="bf16", show_default=True)
 @_device_options
 def gemm(m, n, k, dtype, device_id, device_file, fmt):
@@ -56,10 +62,10 @@ def gemm(m, n, k, dtype, device_id, device_file, fmt):
 
 
 @bound.command()
-@click.option("--n", type=click.IntRange(1), required=True, help="Elements.")
-@click.option("--inputs", type=click.IntRange(0), default=2, show_default=True)
-@click.option("--outputs", type=click.IntRange(0), default=1, show_default=True)
-@click.option("--ops-per-element", type=float, default=1.0, show_default=True)
+@click.option("--n", type=_COUNT, required=True, help="Elements.")
+@click.option("--inputs", type=_ANY_COUNT, default=2, show_default=True)
+@click.option("--outputs", type=_ANY_COUNT, default=1, show_default=True)
+@click.option("--ops-per-element", type=_OPS, default=1.0, show_default=True)
 @click.option("--dtype", type=_DTYPE, default="fp32", show_default=True)
 @_device_options
 def elementwise(n, inputs, outputs, ops_per_element, dtype, device_id, device_file, fmt):
@@ -69,7 +75,7 @@ def elementwise(n, inputs, outputs, ops_per_element, dtype, device_id, device_fi
 
 
 @bound.command()
-@click.option("--n", type=click.IntRange(1), required=True, help="Elements reduced.")
+@click.option("--n", type=_COUNT, required=True, help="Elements reduced.")
 @click.option("--dtype", type=_DTYPE, default="fp32", show_default=True)
 @_device_options
 def reduction(n, dtype, device_id, device_file, fmt):
@@ -83,7 +89,7 @@ def _show(b: bounds.Bound, device, fmt: str) -> None:
         click.echo(json.dumps(_as_json(b, device), indent=1))
         return
     click.echo(
-        f"device           {device.id} ({b.compute_class} {si(b.peak, 'FLOP/s')}, "
+        f"device           {visible(device.id)} ({b.compute_class} {si(b.peak, 'FLOP/s')}, "
         f"DRAM {si(b.bandwidth, 'B/s')})"
     )
     click.echo(f"work             {si(b.ops, 'FLOP')}, {si(b.bytes, 'B')} moved (perfect reuse)")

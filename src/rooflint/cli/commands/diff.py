@@ -14,6 +14,7 @@ from rooflint.cli.choices import Suggesting
 from rooflint.cli.inputs import input_options
 from rooflint.core import gates as gate_mod
 from rooflint.core.errors import UsageError
+from rooflint.core.names import visible
 
 
 @click.command()
@@ -51,14 +52,14 @@ from rooflint.core.errors import UsageError
 @click.option(
     "--min-time",
     metavar="FRACTION",
-    callback=exits.click_fraction,
+    type=exits.FRACTION,
     default=None,
     help="Ignore groups under this share of total time in both profiles (0.01 or 1%).",
 )
 @click.option(
     "--fail-on-regression",
     metavar="PCT",
-    callback=exits.click_percent,
+    type=exits.PERCENT,
     default=None,
     help="Exit 1 when total time, or a group's time, grows by more than PCT percent "
     "with its whole confidence interval above PCT (and beyond the run-to-run "
@@ -67,7 +68,7 @@ from rooflint.core.errors import UsageError
 @click.option(
     "--confidence",
     metavar="PCT",
-    callback=exits.click_level,
+    type=exits.LEVEL,
     default=None,
     help="Confidence level of the intervals (default 95%; 0.99 or 99%).",
 )
@@ -166,5 +167,5 @@ def append_step_summary(text: str) -> None:
 
 
 def _annotation(message: str) -> str:
-    """GitHub workflow-command escaping of a message."""
-    return message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """GitHub workflow-command escaping of a message (control characters shown escaped first)."""
+    return visible(message).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

@@ -60,7 +60,7 @@ from rooflint.core.ranking import GROUPINGS
     "--fail-under",
     metavar="EFF",
     default=None,
-    callback=exits.click_fraction,
+    type=exits.FRACTION,
     help="Exit 1 when time-weighted efficiency is under EFF (0.6 or 60%).",
 )
 @click.option(
