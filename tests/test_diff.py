@@ -20,11 +20,12 @@ from rooflint.cli import main
 from rooflint.core import diff, names, schema
 from rooflint.core.profile import Profile
 from rooflint.reporters import diff_markdown
+from tests import conftest
 
 ROOT = Path(__file__).resolve().parents[1]
 A100 = ROOT / "fixtures" / "ncu" / "a100-gemm-details.csv"
 RTX = ROOT / "fixtures" / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
-SHARED = ROOT.parent / "shared" / "fixtures" / "ncu"
+SHARED = conftest.SHARED / "ncu"
 B200_RAW = "roofline-analysis-b200-ncu2025.x-raw.csv"
 LEAN = "lean_reduction_kernel"  # 8 launches, 3.8 % of the B200 trace
 SDPA = "sdpa_sm100_flash"  # 8 launches, 96 % of it
