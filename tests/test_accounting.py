@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.conftest import FIXTURES, SHARED, with_launches
+from tests.helpers import FIXTURES, SHARED, with_launches
 
 
 def _candidates() -> list[Path]:

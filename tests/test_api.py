@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import rooflint
 from rooflint.cli import main
-from tests.conftest import ROOT, shared
+from tests.helpers import ROOT, shared
 
 CASES = [
     ("fixtures/ncu/a100-gemm-details.csv", "a100-pcie-40gb"),

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import rooflint
 from rooflint import pipeline
 from rooflint.cli import main
-from tests.conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, assert_same_reading, benchmark_generator, shared
 
 NOTES = "just some notes about the run\n"
 
@@ -172,27 +172,12 @@ def test_strict_passes_when_every_input_is_a_profile(mixed):
 # --- the reader gives exactly what the per-cell reference reader (tests/ncu_reference.py) gives --
 
 
-def _generator():
-    import importlib.util
-    import sys
-
-    from tests.conftest import ROOT
-
-    spec = importlib.util.spec_from_file_location(
-        "rooflint_bench_generate", ROOT / "benchmarks" / "generate.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _generated_raw(launches: int = 300, seed: int = 5) -> bytes:
-    return _generator().raw(launches, kernel_count=25, seed=seed)
+    return benchmark_generator().raw(launches, kernel_count=25, seed=seed)
 
 
 def _generated_details(launches: int = 60, grouping: bool = True) -> bytes:
-    return _generator().details(launches, kernel_count=12, seed=7, grouping=grouping)
+    return benchmark_generator().details(launches, kernel_count=12, seed=7, grouping=grouping)
 
 
 def _cell(data: bytes, row: int, metric: str, value: str) -> bytes:
@@ -382,31 +367,7 @@ def test_reader_matches_the_reference_reader(kind, variant, locale, tmp_path):
         path.write_bytes(VARIANTS[variant](_generated_raw()))
     else:
         path.write_bytes(DETAILS[variant](_generated_details()))
-    _assert_same(ncu_csv, ncu_reference, path, path, locale)
-
-
-def _assert_same(reader, reference, path, reference_path, locale=None):
-    from rooflint.core.errors import RooflintError
-
-    def outcome(module, where):
-        try:
-            profile = module.read(where, locale=locale)
-        except RooflintError as exc:
-            return str(exc).replace(str(where), "FILE")
-        profile.launches["source"] = "FILE"
-        return profile
-
-    got, expected = outcome(reader, path), outcome(reference, reference_path)
-    if isinstance(expected, str):
-        assert got == expected
-        return
-    assert not isinstance(got, str), got
-    assert (got.format, got.notes, got.repairs) == (
-        expected.format,
-        expected.notes,
-        expected.repairs,
-    )
-    pd.testing.assert_frame_equal(got.launches, expected.launches, check_exact=True)
+    assert_same_reading(ncu_csv, ncu_reference, path, path, locale)
 
 
 @pytest.mark.parametrize("kind", ["raw", "details"])
@@ -422,7 +383,7 @@ def test_gzip_export_reads_like_the_plain_file(kind, tmp_path):
     plain, packed = tmp_path / "plain.csv", tmp_path / "packed.csv"
     plain.write_bytes(data)
     packed.write_bytes(gzip.compress(data))
-    _assert_same(parsers, ncu_reference, packed, plain)
+    assert_same_reading(parsers, ncu_reference, packed, plain)
 
 
 @pytest.mark.parametrize(
@@ -469,7 +430,7 @@ def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
     path = tmp_path / "stdout.csv"
     path.write_bytes(_stdout(_cell(_generated_raw(60), 20, DRAM, "n/a")).replace(b"\n", b"\r\n"))
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 333)
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
 
 
 @pytest.mark.parametrize(
@@ -488,10 +449,10 @@ def test_every_variant_read_in_small_pieces_reads_as_the_reference(
     data = _generated_raw() if kind == "raw" else _generated_details()
     path.write_bytes((VARIANTS if kind == "raw" else DETAILS)[variant](data))
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 4000)
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
     packed = tmp_path / f"{kind}.csv.gz"  # read as a stream: pieces in buffers of their own
     packed.write_bytes(gzip.compress(path.read_bytes()))
-    _assert_same(ncu_csv, ncu_reference, packed, path)
+    assert_same_reading(ncu_csv, ncu_reference, packed, path)
 
 
 def test_details_page_in_many_pieces_reads_as_the_reference(tmp_path, monkeypatch):
@@ -503,7 +464,7 @@ def test_details_page_in_many_pieces_reads_as_the_reference(tmp_path, monkeypatc
     path = tmp_path / "details.csv"
     path.write_bytes(_generated_details())
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 333)
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
 
 
 @pytest.mark.parametrize(
@@ -534,7 +495,7 @@ def test_values_read_a_piece_at_a_time_as_one_read_of_the_file(tmp_path, monkeyp
     again = []
     read = ncu_csv._read
     monkeypatch.setattr(ncu_csv, "_read", lambda *a, **k: again.append(k) or read(*a, **k))
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
     assert len(again) == (1 if late[1] == "2,000,000.25" else 2)
     if late[0] == "1,5":
         launches = ncu_csv.read(path).launches
@@ -722,7 +683,7 @@ def test_en_us_evidence_in_a_piece_read_as_numbers_still_counts(tmp_path, monkey
     path = tmp_path / "late.csv"
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 40)  # a piece per row
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
     assert ncu_csv.read(path).launches["bytes_dram"].tolist() == [1.0, 84480.0]
 
 
@@ -811,7 +772,7 @@ def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path, m
     a record separator in the real A100 export's first row, a line end after a quote)."""
     from rooflint.parsers import ncu_csv, ncu_lines
     from tests import ncu_reference
-    from tests.conftest import FIXTURES
+    from tests.helpers import FIXTURES
 
     data = (FIXTURES / "ncu" / "a100-gemm-details.csv").read_bytes()
     rows = data.split(b"\n")
@@ -821,7 +782,7 @@ def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path, m
     path.write_bytes(b"\n".join(rows))
     for size in range(150, 1400, 83):
         monkeypatch.setattr(ncu_lines, "PIECE_BYTES", size)
-        _assert_same(ncu_csv, ncu_reference, path, path)
+        assert_same_reading(ncu_csv, ncu_reference, path, path)
 
 
 @pytest.mark.parametrize(
@@ -838,7 +799,7 @@ def test_lone_quotes_near_the_header_read_alike_wherever_a_piece_ends(inserted, 
     gives what one parse of the file gives."""
     from rooflint.parsers import ncu_csv, ncu_lines
     from tests import ncu_reference
-    from tests.conftest import FIXTURES
+    from tests.helpers import FIXTURES
 
     lines = (FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv").read_bytes().split(b"\n")
     for at, line in inserted:
@@ -849,6 +810,6 @@ def test_lone_quotes_near_the_header_read_alike_wherever_a_piece_ends(inserted, 
     try:
         for size in range(150, 2000, 61):
             ncu_lines.PIECE_BYTES = size
-            _assert_same(ncu_csv, ncu_reference, path, path)
+            assert_same_reading(ncu_csv, ncu_reference, path, path)
     finally:
         ncu_lines.PIECE_BYTES = whole

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.conftest import FIXTURES, SHARED, shared
+from tests.helpers import FIXTURES, SHARED, shared
 
 NOT_PROFILES = {  # files in shared/fixtures/ncu that hold no per-launch profile
     "roofline-analysis-b200-ncu2025.x-failed-run.csv",
@@ -175,11 +175,11 @@ def test_single_missing_path_is_exit_2():
 
 
 def test_shared_fixture_skips_cleanly_when_absent(monkeypatch, tmp_path):
-    import tests.conftest as conftest
+    from tests import helpers
 
-    monkeypatch.setattr(conftest, "SHARED", tmp_path / "absent")
+    monkeypatch.setattr(helpers, "SHARED", tmp_path / "absent")
     with pytest.raises(pytest.skip.Exception, match="shared/fixtures is not present"):
-        conftest.shared("ncu")
+        helpers.shared("ncu")
 
 
 def test_mi200_fp64_benchmark_reaches_its_measured_roof():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, with_launches
+from tests.helpers import FIXTURES, with_launches
 
 FORMATS = ("json", "table", "csv")
 

@@ -14,8 +14,16 @@ from rooflint import diffruns, pipeline
 from rooflint.cli import config, main
 from rooflint.core import diff, diffstats, gates, names
 from rooflint.reporters import diff_json, diff_markdown, diff_table
-from tests.test_batch import _generator
-from tests.test_diff import A100, as_dicts, raw_rows, rendered, synthetic, timed, write_raw
+from tests.helpers import (
+    A100,
+    as_dicts,
+    benchmark_generator,
+    raw_rows,
+    rendered,
+    synthetic,
+    timed,
+    write_raw,
+)
 
 DURATION = "gpu__time_duration.sum"
 
@@ -186,7 +194,7 @@ def _rewrite_durations(data: bytes, path, factors: np.ndarray):
 
 
 def test_uniform_thirty_percent_on_a_heterogeneous_group_fails_the_gate_and_is_first(tmp_path):
-    gen = _generator()
+    gen = benchmark_generator()
     n, kernels, seed = 500, 40, 11
     hot, which = _hottest_gemm(gen, n, kernels, seed)
     data = gen.raw(n, kernel_count=kernels, seed=seed)
@@ -214,7 +222,7 @@ N, KERNELS, SEED = 500, 20, 3  # every one of the 20 groups has 5 or more launch
 
 
 def _launches():
-    gen = _generator()
+    gen = benchmark_generator()
     ks, values, which = gen.launches(N, KERNELS, SEED)
     return which, values[DURATION] * 1e-9
 
@@ -279,7 +287,7 @@ def test_the_simulation_matches_the_diff_and_its_gate():
 
 
 def test_run_to_run_noise_larger_than_the_change_is_within_noise(tmp_path):
-    gen = _generator()
+    gen = benchmark_generator()
     n, kernels, seed = 60, 4, 5
     ks, values, which = gen.launches(n, kernels, seed)
     counts = np.bincount(which, minlength=kernels)

@@ -8,8 +8,7 @@ import pytest
 from rooflint import pipeline, reporters
 from rooflint.core import explain, ranking, schema
 from rooflint.core.analysis import LATENCY_BOUND, NO_FLOP_COUNTERS, NOT_ANALYSABLE
-
-from .conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 
 def test_latency_without_vector_counters_does_not_claim_arithmetic_is_fine():

@@ -14,8 +14,7 @@ from click.testing import CliRunner
 from rooflint import pipeline
 from rooflint.cli import main
 from rooflint.parsers import rocprof
-
-from .conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 
 def files_under(folder: Path) -> int:

@@ -12,26 +12,13 @@ from rooflint import pipeline
 from rooflint.cli import config, main
 from rooflint.core import analysis, gates
 from rooflint.core.errors import UsageError
-from tests.test_diff import B200_RAW, LEAN, scaled_raw, shared
+from tests.helpers import B200_RAW, LEAN, scaled_raw, shared, tiny_roofs
 
 A100 = Path(__file__).resolve().parents[1] / "fixtures" / "ncu" / "a100-gemm-details.csv"
 
 
 def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def tiny_roofs(folder: Path) -> Path:
-    """An A100 PCIe 40GB with roofs far under what the A100 export reached (10 TFLOP/s FP16
-    tensor, 100 GB/s DRAM): every launch of that export sits above them."""
-    path = folder / "tiny.toml"
-    path.write_text(
-        'base = "a100-pcie-40gb"\nid = "tiny-a100"\nsource = "test"\n'
-        "[compute_tflops]\nmatrix_fp16 = 10\n"
-        "[bandwidth_gbps]\ndram = 100\n",
-        encoding="utf-8",
-    )
-    return path
 
 
 def efficiency_of(path: Path) -> float:

@@ -12,16 +12,16 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.test_reporters import A100, RTX, _check_golden
+from tests.helpers import ROOT, check_golden
 
+A100 = "fixtures/ncu/a100-gemm-details.csv"
+RTX = "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv"
 DIFF_FORMATS = ["table", "markdown", "json"]
 
 
 @pytest.fixture
 def in_root(monkeypatch):
     """Relative fixture paths, so the `source` in every output is the same on any machine."""
-    from tests.conftest import ROOT
-
     monkeypatch.chdir(ROOT)
 
 
@@ -34,10 +34,10 @@ def _run(*args: str) -> str:
 @pytest.mark.parametrize("path", [A100, RTX], ids=["a100", "rtx2080ti"])
 def test_html_golden(in_root, path):
     name = path.rsplit("/", 1)[-1].removesuffix(".csv")
-    _check_golden(f"{name}.html", _run("report", "-q", "-f", "html", path))
+    check_golden(f"{name}.html", _run("report", "-q", "-f", "html", path))
 
 
 @pytest.mark.parametrize("fmt", DIFF_FORMATS)
 def test_diff_golden(in_root, fmt):
     # Two devices on purpose: the golden also pins the cross-device and ceiling-change warnings.
-    _check_golden(f"a100-vs-rtx2080ti.diff.{fmt}", _run("diff", A100, RTX, "-f", fmt))
+    check_golden(f"a100-vs-rtx2080ti.diff.{fmt}", _run("diff", A100, RTX, "-f", fmt))

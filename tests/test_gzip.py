@@ -13,7 +13,7 @@ import pytest
 
 from rooflint import parsers
 from rooflint.core.errors import InputError
-from tests.conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 REAL = [
     "ncu/roofline-analysis-b200-ncu2025.x-raw.csv",  # ==PROF== lines around a raw page

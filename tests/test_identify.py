@@ -15,8 +15,7 @@ from rooflint import hardware, parsers
 from rooflint.core.errors import DeviceError, RooflintError
 from rooflint.hardware import catalog
 from rooflint.hardware.identify import Clues, by_evidence, identify
-
-from .conftest import SHARED, shared
+from tests.helpers import SHARED, shared
 
 NOT_A_PROFILE = "not a profile"
 NO_DEVICE = "no device"

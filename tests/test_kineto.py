@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from rooflint import parsers, pipeline
 from rooflint.cli import main
 from rooflint.core import opmodels
-from tests.conftest import shared
+from tests.helpers import shared
 
 TRACES = [
     "hta-a100-alexnet",

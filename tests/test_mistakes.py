@@ -6,8 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.conftest import FIXTURES
-from tests.test_diff import B200_RAW, raw_durations, scaled_raw, shared
+from tests.helpers import B200_RAW, FIXTURES, raw_durations, scaled_raw, shared
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 

@@ -11,7 +11,7 @@ import pytest
 from rooflint import parsers
 from rooflint.core import schema
 from rooflint.core.errors import InputError
-from tests.conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 GEMM_FLOPS = 2 * 20480**3  # the A100/V100 GEMM fixtures multiply 20480 x 20480 matrices
 

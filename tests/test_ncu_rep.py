@@ -18,7 +18,7 @@ from rooflint import parsers
 from rooflint.core import schema
 from rooflint.core.errors import InputError, UnsupportedFormatError
 from rooflint.parsers import ncu_rep
-from tests.conftest import SHARED, shared
+from tests.helpers import SHARED, shared
 
 NCU = "ncu/"
 REEXPORT = "ncu/reexport-ncu2024.2/"

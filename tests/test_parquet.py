@@ -17,7 +17,7 @@ from rooflint import pipeline
 from rooflint.cli import main
 from rooflint.core import analysis, schema
 from rooflint.reporters import parquet_report
-from tests.conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 NCU = FIXTURES / "ncu"
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import statistics
 from pathlib import Path
@@ -21,10 +20,8 @@ from pathlib import Path
 import pytest
 
 from rooflint import pipeline, reporters
+from tests.helpers import ROOT, UPDATE, check_golden
 
-ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "tests" / "golden"
-UPDATE = os.environ.get("ROOFLINT_UPDATE_GOLDEN") == "1"
 A100 = "fixtures/ncu/a100-gemm-details.csv"
 RTX = "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv"
 README_START, README_END = "<!-- sample-report:start -->", "<!-- sample-report:end -->"
@@ -51,20 +48,11 @@ def _build(path: str):
     return pipeline.build([path])
 
 
-def _check_golden(name: str, text: str) -> None:
-    golden = GOLDEN / name
-    if UPDATE:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(text, encoding="utf-8", newline="")
-    assert golden.exists(), f"{golden} is missing; run ROOFLINT_UPDATE_GOLDEN=1 pytest {__file__}"
-    assert text == golden.read_text(encoding="utf-8"), f"{name} differs from its golden file"
-
-
 @pytest.mark.parametrize("path", [A100, RTX], ids=["a100", "rtx2080ti"])
 @pytest.mark.parametrize("fmt,options,suffix", CASES, ids=[c[2] for c in CASES])
 def test_golden(in_root, path, fmt, options, suffix):
     text = reporters.render(_build(path), fmt, **options)
-    _check_golden(f"{Path(path).stem}.{suffix}", text)
+    check_golden(f"{Path(path).stem}.{suffix}", text)
 
 
 # --- the numbers in the goldens, checked by hand -------------------------------------------

@@ -12,9 +12,9 @@ from rooflint.core import schema
 from rooflint.core.errors import InputError
 from rooflint.parsers import rocprof
 from rooflint.parsers.sniff import head_text
-from tests import conftest
+from tests import helpers
 
-SHARED = conftest.SHARED / "rocprof"
+SHARED = helpers.SHARED / "rocprof"
 LOCAL = Path(__file__).resolve().parents[1] / "fixtures" / "rocprof"
 MIB = 2**20
 VECCOPY_BYTES = 16 * MIB  # vecCopy of 1,048,576 doubles: 8 MiB read + 8 MiB written

@@ -59,7 +59,7 @@ def test_filled_adds_the_category_it_fills_with():
 
 
 def _profiles() -> list:
-    from tests.conftest import FIXTURES, SHARED, with_launches
+    from tests.helpers import FIXTURES, SHARED, with_launches
 
     folders = [FIXTURES / k for k in ("ncu", "rocprof", "kineto")]
     folders += [SHARED / k for k in ("ncu", "rocprof", "kineto")]

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from rooflint import pipeline, reporters
 from rooflint.cli import main
 from rooflint.reporters import terminal
-from tests.conftest import FIXTURES, shared, with_launches
+from tests.helpers import FIXTURES, shared, with_launches
 
 BUNDLED = with_launches(sorted(p for p in FIXTURES.rglob("*") if p.is_file()))
 MI200 = "rocprof/v1_mi200_rocm513_multipass_results.csv"

@@ -1,0 +1,285 @@
+"""Helpers shared by the test modules: where the real profiles live, and the tools that edit them.
+
+Test modules import from here (and pytest fixtures come from conftest.py); no test module imports
+another test module (tests/test_layers.py checks it).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import os
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+# The full set of real profiles beside the checkout; ROOFLINT_SHARED_FIXTURES=/nonexistent runs the
+# suite as a clean clone does (the tests that need it skip, one by one).
+SHARED = Path(os.environ.get("ROOFLINT_SHARED_FIXTURES") or ROOT.parent / "shared" / "fixtures")
+
+A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
+RTX = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
+B200_RAW = "ncu/roofline-analysis-b200-ncu2025.x-raw.csv"
+LEAN = "lean_reduction_kernel"  # 8 launches, 3.8 % of the B200 trace
+
+
+def shared(relative: str) -> Path:
+    """A file under ../shared/fixtures, skipping the test when the folder is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("shared/fixtures is not present beside the checkout")
+    return SHARED / relative
+
+
+def with_launches(paths) -> list[Path]:
+    """The files among `paths` that load into at least one launch (a roofline.csv loads, but
+    holds ceilings, not launches; non-profiles do not load)."""
+    from rooflint import parsers
+    from rooflint.core.errors import RooflintError
+
+    found = []
+    for path in paths:
+        try:
+            if len(parsers.read(path).launches):
+                found.append(path)
+        except RooflintError:
+            continue
+    return found
+
+
+def benchmark_generator():
+    """benchmarks/generate.py, the generator of synthetic ncu exports, imported as a module."""
+    spec = importlib.util.spec_from_file_location(
+        "rooflint_bench_generate", ROOT / "benchmarks" / "generate.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- building inputs from real exports ---------------------------------------------------------
+
+
+def raw_rows(path: Path) -> tuple[str, list[list[str]]]:
+    """The text before the CSV (==PROF== lines) and the CSV rows of a raw-page export."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    return "".join(lines[:start]), list(csv.reader(lines[start:]))
+
+
+def write_raw(path: Path, prelude: str, rows: list[list[str]]) -> Path:
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    path.write_text(prelude + buf.getvalue(), encoding="utf-8")
+    return path
+
+
+def scaled_raw(src: Path, dest: Path, kernel_part: str, factor: float) -> Path:
+    """A copy of a raw export with one kernel's gpu__time_duration.sum multiplied by `factor`."""
+    prelude, rows = raw_rows(src)
+    header = rows[0]
+    t, k = header.index("gpu__time_duration.sum"), header.index("Kernel Name")
+    assert rows[1][t] == "ns"  # the units row: the scaled values stay in nanoseconds
+    for row in rows[2:]:
+        if kernel_part in row[k]:
+            row[t] = repr(float(row[t]) * factor)
+    return write_raw(dest, prelude, rows)
+
+
+def raw_durations(src: Path, kernel_part: str) -> list[float]:
+    """Per-launch durations in seconds, read straight from the CSV (independently of rooflint)."""
+    _, rows = raw_rows(src)
+    header = rows[0]
+    t, k = header.index("gpu__time_duration.sum"), header.index("Kernel Name")
+    return [float(r[t]) * 1e-9 for r in rows[2:] if kernel_part in r[k]]
+
+
+# --- a reader against the per-cell reference reader (tests/ncu_reference.py) ------------------
+
+
+def assert_same_reading(reader, reference, path, reference_path, locale=None):
+    from rooflint.core.errors import RooflintError
+
+    def outcome(module, where):
+        try:
+            profile = module.read(where, locale=locale)
+        except RooflintError as exc:
+            return str(exc).replace(str(where), "FILE")
+        profile.launches["source"] = "FILE"
+        return profile
+
+    got, expected = outcome(reader, path), outcome(reference, reference_path)
+    if isinstance(expected, str):
+        assert got == expected
+        return
+    assert not isinstance(got, str), got
+    assert (got.format, got.notes, got.repairs) == (
+        expected.format,
+        expected.notes,
+        expected.repairs,
+    )
+    pd.testing.assert_frame_equal(got.launches, expected.launches, check_exact=True)
+
+
+# Cells that have broken parsers elsewhere: signs, special floats, separators, quotes, huge
+# numbers, locale-like grouping, units, control characters, non-ASCII.
+NASTY_CELLS = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "n/a",
+            "nan",
+            "NaN",
+            "inf",
+            "-inf",
+            "-1",
+            "-0",
+            "0",
+            "1e400",
+            "-1e400",
+            "1,234,567.89",
+            "1.234.567,89",
+            "84,480",
+            "12 (3; 4; 5)",
+            "abc",
+            '"',
+            '""',
+            ",",
+            ";",
+            "\t",
+            "\x00",
+            "\u00e9",
+            "\ufeff",
+            "=1+1",
+            "0x10",
+            "1_000",
+            "9" * 400,
+            "(",
+            ")",
+        ]
+    ),
+    st.text(max_size=12),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers(min_value=-(10**30), max_value=10**30).map(str),
+)
+
+
+# --- hand-built launches on a catalog device ---------------------------------------------------
+
+DEVICE = "a100-sxm4-80gb"
+
+
+def synthetic(launches: list[dict], source: str = "synthetic.csv"):
+    """A diff.Side analysed on the A100 SXM4 80GB catalog ceilings (no clock, so no scaling)."""
+    from rooflint import pipeline
+    from rooflint.core import diff, schema
+    from rooflint.core.profile import Profile
+
+    rows = [
+        {
+            "source": source,
+            "launch_id": i,
+            "grid": "(1, 1, 1)",
+            "block": "(256, 1, 1)",
+            "ops_vector_fp32": 0.0,
+            **launch,
+        }
+        for i, launch in enumerate(launches)
+    ]
+    profile = Profile(source, "synthetic", schema.conform(pd.DataFrame(rows)))
+    return diff.Side(source, pipeline.assemble([profile], [], pipeline.Options(device_id=DEVICE)))
+
+
+def dram_bytes(seconds: float) -> float:
+    """Bytes that take `seconds` at the device's DRAM bandwidth."""
+    from rooflint import hardware
+
+    return hardware.get(DEVICE).memory["dram"].value * seconds
+
+
+def timed(kernel: str, durations: list[float], roof: float = 1e-3, **extra) -> list[dict]:
+    """Launches of `kernel` whose DRAM traffic alone takes `roof` seconds."""
+    return [
+        {"kernel": kernel, "duration_s": t, "bytes_dram": dram_bytes(roof), **extra}
+        for t in durations
+    ]
+
+
+def tiny_roofs(folder: Path) -> Path:
+    """An A100 PCIe 40GB with roofs far under what the A100 export reached (10 TFLOP/s FP16
+    tensor, 100 GB/s DRAM): every launch of that export sits above them."""
+    path = folder / "tiny.toml"
+    path.write_text(
+        'base = "a100-pcie-40gb"\nid = "tiny-a100"\nsource = "test"\n'
+        "[compute_tflops]\nmatrix_fp16 = 10\n"
+        "[bandwidth_gbps]\ndram = 100\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+# --- Markdown as a reader sees it ----------------------------------------------------------------
+
+
+class Tables(HTMLParser):
+    """Every <table> in rendered HTML as rows of cell text."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self._cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def rendered(markdown: str) -> tuple[str, list[list[list[str]]]]:
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    parser = Tables()
+    parser.feed(html)
+    return html, parser.tables
+
+
+def as_dicts(table: list[list[str]]) -> list[dict]:
+    return [dict(zip(table[0], row, strict=True)) for row in table[1:]]
+
+
+# --- golden files ------------------------------------------------------------------------------
+
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE = os.environ.get("ROOFLINT_UPDATE_GOLDEN") == "1"
+
+
+def check_golden(name: str, text: str) -> None:
+    golden = GOLDEN / name
+    if UPDATE:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text, encoding="utf-8", newline="")
+    assert golden.exists(), (
+        f"{golden} is missing; run ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py "
+        "tests/test_golden_html_diff.py"
+    )
+    assert text == golden.read_text(encoding="utf-8"), f"{name} differs from its golden file"
