@@ -1,0 +1,52 @@
+"""The suite's own rules: test modules share code through tests/helpers.py, never each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.helpers import ROOT
+
+TESTS = ROOT / "tests"
+
+
+def imported_test_modules(path: Path) -> list[str]:
+    """The test modules and conftest that `path` imports, at any depth (lazy imports count)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "tests" if node.level else node.module or ""
+            base = f"{base}.{node.module}" if node.level and node.module else base
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        found += [n for n in names if n.split(".")[:2][-1].startswith(("test_", "conftest"))]
+    return sorted(set(found))
+
+
+def test_no_test_module_imports_another():
+    offenders = {
+        path.name: imported_test_modules(path)
+        for path in sorted(TESTS.glob("*.py"))
+        if imported_test_modules(path)
+    }
+    assert offenders == {}, "move what they share into tests/helpers.py"
+
+
+def test_the_rule_catches_each_spelling(tmp_path):
+    spellings = [
+        "from tests.test_diff import shared",
+        "from .test_batch import x",
+        "from . import test_fuzz",
+        "import tests.conftest as conftest",
+        "from tests import conftest",
+        "def lazy():\n    from tests.test_reporters import A100",
+    ]
+    for line in spellings:
+        path = tmp_path / "test_planted.py"
+        path.write_text(line + "\n", encoding="utf-8")
+        assert imported_test_modules(path), line
+    path.write_text("from tests.helpers import shared\nfrom tests import ncu_reference\n")
+    assert imported_test_modules(path) == []
