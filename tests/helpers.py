@@ -270,16 +270,50 @@ def as_dicts(table: list[list[str]]) -> list[dict]:
 # --- golden files ------------------------------------------------------------------------------
 
 GOLDEN = ROOT / "tests" / "golden"
+ACTUAL = ROOT / "tests" / "actual"  # git-ignored: the output of each golden test that failed
 UPDATE = os.environ.get("ROOFLINT_UPDATE_GOLDEN") == "1"
+REFRESH = (
+    "ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py tests/test_golden_html_diff.py "
+    "tests/test_diff.py"
+)
+# Formats whose output is bytes, not text: no golden (cli/commands/report.py refuses them on a
+# terminal by the same list).
+BINARY = ("parquet", "png", "svg", "pdf")
+
+
+def report_formats() -> dict[str, str]:
+    """The text formats of `rooflint report` in the registry, each with the file extension its
+    golden files take (its first -o extension): a new format gets goldens without a test edit."""
+    from rooflint import reporters
+
+    first = {}
+    for extension, fmt in reporters.EXTENSIONS.items():
+        first.setdefault(fmt, extension)
+    return {fmt: first[fmt] for fmt in reporters.FORMATS if fmt not in BINARY}
+
+
+def diff_formats() -> list[str]:
+    """The formats of `rooflint diff` in the registry (all text)."""
+    from rooflint import reporters
+
+    return list(reporters.DIFF_FORMATS)
 
 
 def check_golden(name: str, text: str) -> None:
-    golden = GOLDEN / name
+    """`text` is tests/golden/NAME byte for byte; else it goes to tests/actual/NAME for review
+    (as coverage.py's goldtest does) and the test fails saying where it is."""
+    golden, actual = GOLDEN / name, ACTUAL / name
     if UPDATE:
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(text, encoding="utf-8", newline="")
-    assert golden.exists(), (
-        f"{golden} is missing; run ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py "
-        "tests/test_golden_html_diff.py"
+    if golden.is_file() and golden.read_bytes() == text.encode("utf-8"):
+        actual.unlink(missing_ok=True)
+        return
+    actual.parent.mkdir(parents=True, exist_ok=True)
+    actual.write_text(text, encoding="utf-8", newline="")
+    problem = "differs from the output" if golden.is_file() else "is missing"
+    pytest.fail(
+        f"{golden.relative_to(ROOT)} {problem}; the output is in {actual.relative_to(ROOT)} "
+        f"(compare them); if the change is intended, refresh with {REFRESH} and read the diff",
+        pytrace=False,
     )
-    assert text == golden.read_text(encoding="utf-8"), f"{name} differs from its golden file"

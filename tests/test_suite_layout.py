@@ -5,6 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+from tests import helpers
 from tests.helpers import ROOT
 
 TESTS = ROOT / "tests"
@@ -50,3 +53,20 @@ def test_the_rule_catches_each_spelling(tmp_path):
         assert imported_test_modules(path), line
     path.write_text("from tests.helpers import shared\nfrom tests import ncu_reference\n")
     assert imported_test_modules(path) == []
+
+
+def test_a_golden_mismatch_leaves_the_output_for_review(tmp_path, monkeypatch):
+    monkeypatch.setattr(helpers, "ROOT", tmp_path)
+    monkeypatch.setattr(helpers, "GOLDEN", tmp_path / "golden")
+    monkeypatch.setattr(helpers, "ACTUAL", tmp_path / "actual")
+    monkeypatch.setattr(helpers, "UPDATE", False)
+    with pytest.raises(pytest.fail.Exception, match="golden/x.md is missing; the output is in "):
+        helpers.check_golden("x.md", "new\n")
+    assert (tmp_path / "actual" / "x.md").read_text() == "new\n"
+    (tmp_path / "golden").mkdir()
+    (tmp_path / "golden" / "x.md").write_text("old\n")
+    with pytest.raises(pytest.fail.Exception, match=r"differs .* actual/x.md .* ROOFLINT_UPDATE"):
+        helpers.check_golden("x.md", "new\r\n")
+    assert (tmp_path / "actual" / "x.md").read_bytes() == b"new\r\n"  # byte for byte
+    helpers.check_golden("x.md", "old\n")
+    assert not (tmp_path / "actual" / "x.md").exists(), "a passing golden leaves no stale output"
