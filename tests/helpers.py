@@ -26,7 +26,7 @@ SHARED = Path(os.environ.get("ROOFLINT_SHARED_FIXTURES") or ROOT.parent / "share
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 RTX = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
-B200_RAW = "ncu/roofline-analysis-b200-ncu2025.x-raw.csv"
+B200_RAW = FIXTURES / "ncu" / "roofline-analysis-b200-ncu2025.x-raw.csv"
 LEAN = "lean_reduction_kernel"  # 8 launches, 3.8 % of the B200 trace
 
 
@@ -51,6 +51,150 @@ def with_launches(paths) -> list[Path]:
         except RooflintError:
             continue
     return found
+
+
+# --- the real profiles, listed ------------------------------------------------------------------
+# Listed, not found by reading the folders while pytest collects: a clean clone collects the same
+# tests (those on shared files then skip one by one), and collection parses nothing.
+# test_suite_layout.py checks both lists against the folders.
+
+# The files under fixtures/ that load into at least one launch.
+BUNDLED_PROFILES = (
+    "kineto/h200-block-trace.json.gz",
+    "kineto/h200-train-trace.json.gz",
+    "kineto/hta-mi250-minitoy.json.gz",
+    "kineto/tracelens-h100-bert-small-uncased.json.gz",
+    "kineto/tracelens-torch_compile_triton-trace.json.gz",
+    "ncu/a100-gemm-details.csv",
+    "ncu/h200-block-raw-stdout.csv",
+    "ncu/h200-tensor-ops/bf16_4096.csv",
+    "ncu/h200-tensor-ops/bf16_splitk.csv",
+    "ncu/h200-tensor-ops/clock-control-base-raw.csv",
+    "ncu/h200-tensor-ops/details-default-stdout.csv",
+    "ncu/h200-tensor-ops/details-full-stdout.csv",
+    "ncu/h200-tensor-ops/fp16_1000.csv",
+    "ncu/h200-tensor-ops/fp16_4096.csv",
+    "ncu/h200-tensor-ops/fp64_2048.csv",
+    "ncu/h200-tensor-ops/fp8_4096.csv",
+    "ncu/h200-tensor-ops/gemm-bf16.ncu-rep",
+    "ncu/h200-tensor-ops/imported-raw.csv",
+    "ncu/h200-tensor-ops/int8_4096.csv",
+    "ncu/h200-tensor-ops/printed-raw.csv",
+    "ncu/h200-tensor-ops/tf32_4096.csv",
+    "ncu/h200-train-raw-stdout.csv.gz",
+    "ncu/nvprof-k20c-metrics.csv",
+    "ncu/roofline-analysis-b200-ncu2025.x-raw.csv",
+    "ncu/rtx2080ti-sgemm-raw-base.csv",
+    "ncu/rtx3070-nvtx-details-locale-de_DE_head.csv",
+    "ncu/rtx3070-nvtx-raw.csv",
+    "rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv",
+    "rocprof/omniperf2_mi300a_rocprofv1_rocm621_pmc_perf.csv",
+    "rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
+    "rocprof/rocprofcompute31_mi350_rocprofv3_pmc_perf.csv",
+    "rocprof/v1_mi200_rocm513_multipass_results_fp64_benchmark.csv",
+    "rocprof/v1_mi250_rocm571_counters_basenames_no_timestamps_head.csv",
+    "rocprof/v1_mi250_rocm571_results_head.db",
+    "rocprof/v1_mi250_rocm571_stats_mode_results_head.csv",
+    "rocprof/v3_docs_2024_counter_collection.csv",
+    "rocprof/v3_docs_2025_counter_collection.csv",
+    "rocprof/v3_docs_2025_kernel_trace.csv",
+    "rocprof/v3_rocm621_mi300a_kernel_trace_head.csv",
+    "rocprof/v3_rocm711_mi300a_rocpd2csv_kernel_trace_head.csv",
+    "rocprof/v3_rocm7x_mi300a_counter_collection_head.csv",
+)
+
+# The files under ../shared/fixtures (ncu/, rocprof/, kineto/) that load into at least one launch.
+SHARED_PROFILES = (
+    "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
+    "ncu/actualparam-a100-ncu2021.2-sam-decoder.csv",
+    "ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv",
+    "ncu/cuda-roofline-v100-ncu2022.4-details-metrics-stdout.csv",
+    "ncu/default-set-b200/flashinfer_paged_decode__gqa_bf16_b1_ctx128k_p64.ncu.csv",
+    "ncu/default-set-b200/torch_sdpa_cudnn__mha_bf16_b16_ctx4k_p64.ncu.csv",
+    "ncu/learningnote-a100-ncu2022.4plus-details-metrics-printfp.csv",
+    "ncu/nsight-compute-files-rtx2080ti-sgemm.ncu-rep",
+    "ncu/nsight-training-CuVectorAddDrv.ncu-rep",
+    "ncu/nsight-training-CuVectorAddDrv_2.ncu-rep",
+    "ncu/nsight-training-manual_nvtx.ncu-rep",
+    "ncu/nvprof-k20c-metrics.csv",
+    "ncu/reexport-ncu2024.2/nvtx-details-all.csv",
+    "ncu/reexport-ncu2024.2/nvtx-details-base.csv",
+    "ncu/reexport-ncu2024.2/nvtx-details-kernelbase-mangled.csv",
+    "ncu/reexport-ncu2024.2/nvtx-details-locale-de_DE.csv",
+    "ncu/reexport-ncu2024.2/nvtx-details-locale-en_US.csv",
+    "ncu/reexport-ncu2024.2/nvtx-details-metricname-name.csv",
+    "ncu/reexport-ncu2024.2/nvtx-details-selected-metrics.csv",
+    "ncu/reexport-ncu2024.2/nvtx-details.csv",
+    "ncu/reexport-ncu2024.2/nvtx-raw-auto-locale-en_US.csv",
+    "ncu/reexport-ncu2024.2/nvtx-raw-base-locale-en_US.csv",
+    "ncu/reexport-ncu2024.2/nvtx-raw-base.csv",
+    "ncu/reexport-ncu2024.2/nvtx-raw-instances.csv",
+    "ncu/reexport-ncu2024.2/nvtx-raw-selected-metrics.csv",
+    "ncu/reexport-ncu2024.2/nvtx-raw.csv",
+    "ncu/reexport-ncu2024.2/rtx2080ti-sgemm-details-all-names-base.csv",
+    "ncu/reexport-ncu2024.2/rtx2080ti-sgemm-details-all.csv",
+    "ncu/reexport-ncu2024.2/rtx2080ti-sgemm-details.csv",
+    "ncu/reexport-ncu2024.2/rtx2080ti-sgemm-raw-base.csv",
+    "ncu/reexport-ncu2024.2/rtx2080ti-sgemm-raw.csv",
+    "ncu/reexport-ncu2024.2/vecadd-details.csv",
+    "ncu/reexport-ncu2024.2/vecadd-raw.csv",
+    "ncu/roofline-analysis-b200-ncu2025.x-raw.csv",
+    "ncu/xplacer-v100-aws-ncu2019.5-details-stdout.csv",
+    "ncu/xplacer-v100-lassen-ncu2019.x-details-stdout.csv",
+    "rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv",
+    "rocprof/omniperf2_mi300a_rocprofv1_rocm621_pmc_perf.csv",
+    "rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
+    "rocprof/rocprofcompute31_mi350_rocprofv3_pmc_perf.csv",
+    "rocprof/rocprofcompute32_mi300x_rocm700_rocpd_pmc_perf_long.csv",
+    "rocprof/v1_mi100_rocm42_single_pass_results.csv",
+    "rocprof/v1_mi200_rocm513_multipass_results.csv",
+    "rocprof/v1_mi250_rocm571_counters_basenames_no_timestamps.csv",
+    "rocprof/v1_mi250_rocm571_results.db",
+    "rocprof/v1_mi250_rocm571_stats_mode_results.csv",
+    "rocprof/v3_docs_2024_counter_collection.csv",
+    "rocprof/v3_docs_2025_counter_collection.csv",
+    "rocprof/v3_docs_2025_kernel_trace.csv",
+    "rocprof/v3_rocm621_mi300a_kernel_trace_head.csv",
+    "rocprof/v3_rocm711_mi300a_rocpd2csv_kernel_trace_head.csv",
+    "rocprof/v3_rocm7x_mi300a_counter_collection_head.csv",
+    "kineto/hta-2rank-sampled-rank-0.json.gz",
+    "kineto/hta-2rank-sampled-rank-1.json.gz",
+    "kineto/hta-a100-alexnet.json.gz",
+    "kineto/hta-a100-cupti-counters.json.gz",
+    "kineto/hta-a100-nccl-rank0.json.gz",
+    "kineto/hta-a100-triton-example.json.gz",
+    "kineto/hta-mi250-minitoy.json.gz",
+    "kineto/tracelens-b200-eager_trace.json.gz",
+    "kineto/tracelens-h100-bert-small-uncased.json.gz",
+    "kineto/tracelens-torch_compile_triton-trace.json.gz",
+    "kineto/tracelens-h100-nsfw_image_detection.json.gz",
+    "kineto/tracelens-h100-timesformer.json.gz",
+    "kineto/tracelens-mi300-bert-small-uncased.json.gz",
+    "kineto/tracelens-mi300x-xdit-sd35-triton.json.gz",
+    "kineto/tracelens-vllm-decode-graph-capture.json.gz",
+    "kineto/tracelens-vllm-decode-graph-replay.json.gz",
+)
+
+
+def profile_params(folders=("ncu", "rocprof", "kineto"), bundled=True, shared_too=True) -> list:
+    """pytest params over the listed profiles in `folders`: "fixtures/…" (bundled) and
+    "shared/…" paths (marked e2e), each turned into a file by real_path (a shared one skips
+    when absent)."""
+    picked = [
+        pytest.param(f"fixtures/{p}", id=f"fixtures/{p}") for p in BUNDLED_PROFILES if bundled
+    ]
+    picked += [
+        pytest.param(f"shared/{p}", id=f"shared/{p}", marks=pytest.mark.e2e)
+        for p in SHARED_PROFILES
+        if shared_too
+    ]
+    return [p for p in picked if p.values[0].split("/")[1] in folders]
+
+
+def real_path(param: str) -> Path:
+    """The file a profile_params value names."""
+    kind, relative = param.split("/", 1)
+    return shared(relative) if kind == "shared" else FIXTURES / relative
 
 
 def benchmark_generator():

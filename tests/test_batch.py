@@ -16,22 +16,27 @@ from click.testing import CliRunner
 import rooflint
 from rooflint import pipeline
 from rooflint.cli import main
-from tests.helpers import FIXTURES, assert_same_reading, benchmark_generator, shared
+from tests.helpers import (
+    FIXTURES,
+    assert_same_reading,
+    benchmark_generator,
+)
 
 NOTES = "just some notes about the run\n"
 
 
 @pytest.fixture
 def mixed(tmp_path) -> Path:
-    """A folder as people keep them: ncu exports (bundled and shared), rocprof CSVs in a
-    subfolder, a text file that is not a profile, and a hidden file."""
+    """A folder as people keep them: ncu exports, rocprof CSVs in a subfolder, a text file that
+    is not a profile, and a hidden file."""
     (tmp_path / "nv").mkdir()
-    (tmp_path / "amd").mkdir()
+    amd = tmp_path / "amd"
+    amd.mkdir()
     shutil.copy(FIXTURES / "ncu" / "a100-gemm-details.csv", tmp_path / "nv")
     shutil.copy(FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv", tmp_path / "nv")
-    shutil.copy(shared("ncu/roofline-analysis-b200-ncu2025.x-raw.csv"), tmp_path)
-    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), tmp_path / "amd")
-    shutil.copy(shared("rocprof/v3_docs_2025_counter_collection.csv"), tmp_path / "amd")
+    shutil.copy(FIXTURES / "ncu" / "roofline-analysis-b200-ncu2025.x-raw.csv", tmp_path)
+    shutil.copy(FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv", amd)
+    shutil.copy(FIXTURES / "rocprof" / "v3_docs_2025_counter_collection.csv", amd)
     (tmp_path / "notes.txt").write_text(NOTES)
     (tmp_path / ".DS_Store").write_bytes(b"\x00\x01binary")
     return tmp_path

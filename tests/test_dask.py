@@ -14,7 +14,7 @@ pytest.importorskip("dask.dataframe")
 from rooflint import distributed, hardware, pipeline  # noqa: E402
 from rooflint.cli import main  # noqa: E402
 from rooflint.core import analysis, families, ranking, schema  # noqa: E402
-from tests.helpers import FIXTURES, benchmark_generator, shared  # noqa: E402
+from tests.helpers import FIXTURES, benchmark_generator  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def traces(tmp_path_factory):
     folder = tmp_path_factory.mktemp("traces")
     for name in ("a100-gemm-details.csv", "rtx2080ti-sgemm-raw-base.csv", "rtx3070-nvtx-raw.csv"):
         shutil.copy(FIXTURES / "ncu" / name, folder)
-    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder)
+    shutil.copy(FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv", folder)
     generate = benchmark_generator()
     for seed in (1, 2, 3):
         (folder / f"rank{seed}.csv").write_bytes(generate.raw(1500, kernel_count=40, seed=seed))

@@ -19,9 +19,9 @@ from rooflint.reporters import diff_markdown
 from tests.helpers import (
     A100,
     B200_RAW,
+    FIXTURES,
     LEAN,
     RTX,
-    SHARED,
     as_dicts,
     raw_durations,
     rendered,
@@ -109,7 +109,7 @@ def test_table_is_the_default_and_says_pass():
 
 
 def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     lean = raw_durations(base, LEAN)
     assert len(lean) == 8
@@ -138,7 +138,7 @@ def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path
 
 
 def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tmp_path):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     lean = sum(raw_durations(base, LEAN))
     total = sum(raw_durations(base, ""))
@@ -169,7 +169,7 @@ def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tm
 
 
 def test_total_time_gate_restates_the_numbers(tmp_path):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", SDPA, 1.3)
     sdpa, total = sum(raw_durations(base, SDPA)), sum(raw_durations(base, ""))
     res = run("diff", base, head, "--fail-on-regression", "10")
@@ -186,7 +186,7 @@ def test_total_time_gate_restates_the_numbers(tmp_path):
 def test_uniform_change_inside_the_spread_of_launches_is_a_regression(tmp_path):
     # The spread of a group's launches (7.2 % here) says how they differ from each other, not how
     # a launch varies from run to run: +5 % on every launch is a real change, beyond a 2 % gate.
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.05)
     res = run("diff", base, head, "--fail-on-regression", "2", "-f", "json")
     assert res.exit_code == 1, res.stderr
@@ -196,7 +196,7 @@ def test_uniform_change_inside_the_spread_of_launches_is_a_regression(tmp_path):
 
 
 def test_min_time_ignores_small_groups(tmp_path):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     res = run("diff", base, head, "--fail-on-regression", "10", "--min-time", "5%", "-f", "json")
     assert res.exit_code == 0, (
@@ -379,10 +379,8 @@ def test_head_above_roof_on_a_real_profile(tmp_path):
 # --- saved reports --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("profile", [A100, SHARED / B200_RAW], ids=["a100-details", "b200-raw"])
+@pytest.mark.parametrize("profile", [A100, B200_RAW], ids=["a100-details", "b200-raw"])
 def test_saved_report_diffs_like_the_profile(tmp_path, profile):
-    if not profile.exists():
-        pytest.skip("shared fixtures not available")
     head = tmp_path / "head.csv"
     if "raw" in profile.name:
         scaled_raw(profile, head, LEAN, 1.3)
@@ -419,7 +417,7 @@ def _saved_both_ways(path: Path, monkeypatch) -> tuple[pd.DataFrame, pd.DataFram
 def test_saved_report_read_in_chunks_is_the_report_read_whole(tmp_path, monkeypatch):
     """A report of ncu and rocprof exports and a PyTorch trace (whose op/module columns are
     present on some launches only): the table read chunk by chunk is the table read whole."""
-    inputs = [A100, RTX, shared("kineto/tracelens-h100-bert-small-uncased.json.gz")]
+    inputs = [A100, RTX, FIXTURES / "kineto" / "tracelens-h100-bert-small-uncased.json.gz"]
     for i, source in enumerate(inputs):
         out = tmp_path / f"r{i}.json"
         assert run("report", source, "-f", "json", "-q", "-o", out).exit_code == 0
@@ -619,7 +617,7 @@ def test_markdown_stays_under_the_github_limit_and_says_what_was_cut():
 def test_github_format_appends_to_the_step_summary_and_prints(tmp_path):
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     res = run(
         "diff",

@@ -71,7 +71,8 @@ def workload(tmp_path) -> Path:
     folder = tmp_path / "MI300X_A1"
     (folder / "perfmon").mkdir(parents=True)
     shutil.copy(
-        shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder / "pmc_perf.csv"
+        FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
+        folder / "pmc_perf.csv",
     )
     shutil.copy(
         FIXTURES / "rocprof" / "omniperf2_mi300x_rocm620_sysinfo.csv", folder / "sysinfo.csv"

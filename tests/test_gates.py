@@ -12,7 +12,7 @@ from rooflint import pipeline
 from rooflint.cli import config, main
 from rooflint.core import analysis, gates
 from rooflint.core.errors import UsageError
-from tests.helpers import B200_RAW, LEAN, scaled_raw, shared, tiny_roofs
+from tests.helpers import B200_RAW, LEAN, scaled_raw, tiny_roofs
 
 A100 = Path(__file__).resolve().parents[1] / "fixtures" / "ncu" / "a100-gemm-details.csv"
 
@@ -87,7 +87,7 @@ def test_fail_under_passes_above(threshold):
 
 
 def test_fail_under_with_nothing_analysable_fails():
-    res = run("report", shared(B200_RAW), "--fail-under", "0.5", "-q")
+    res = run("report", B200_RAW, "--fail-under", "0.5", "-q")
     assert res.exit_code == 1
     assert "time-weighted efficiency is unknown" in res.stderr
 
@@ -151,7 +151,7 @@ def test_config_latency_threshold(tmp_path, monkeypatch):
 
 
 def test_config_diff_gates(tmp_path, monkeypatch):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     path = project(tmp_path, monkeypatch, "[tool.rooflint]\nfail-on-regression = 10\n")
     res = run("diff", base, head)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from rooflint import parsers, pipeline
 from rooflint.cli import main
 from rooflint.core import opmodels
-from tests.helpers import shared
+from tests.helpers import FIXTURES, shared
 
 TRACES = [
     "hta-a100-alexnet",
@@ -31,7 +31,17 @@ GPU = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
 def trace(name: str):
-    return shared(f"kineto/{name}.json.gz")
+    """The trace, from fixtures/kineto when it is bundled (the same bytes: tests/test_fixtures.py),
+    else from the shared folder (skipping when that is absent)."""
+    bundled = FIXTURES / "kineto" / f"{name}.json.gz"
+    return bundled if bundled.is_file() else shared(f"kineto/{name}.json.gz")
+
+
+def traces(*cases: tuple) -> list:
+    """pytest params over (trace name, ...) cases; those on a trace that is not bundled read the
+    shared folder, so they are marked e2e."""
+    bundled = {p.name.removesuffix(".json.gz") for p in (FIXTURES / "kineto").glob("*.json.gz")}
+    return [pytest.param(*c, marks=[] if c[0] in bundled else [pytest.mark.e2e]) for c in cases]
 
 
 def events(path) -> list[dict]:
@@ -44,7 +54,7 @@ def bert_h100():
     return parsers.read(trace("tracelens-h100-bert-small-uncased")).launches
 
 
-@pytest.mark.parametrize("name", TRACES)
+@pytest.mark.parametrize("name", traces(*[(name,) for name in TRACES]))
 def test_one_launch_per_gpu_activity(name):
     """Every kernel/gpu_memcpy/gpu_memset event is one launch, in the trace's order (the CUPTI
     counter trace records kernels only as cuda_profiler_range events: one launch each)."""
@@ -64,12 +74,12 @@ def test_one_launch_per_gpu_activity(name):
 
 @pytest.mark.parametrize(
     ("name", "device"),
-    [
+    traces(
         ("tracelens-h100-bert-small-uncased", "h100-sxm"),  # "NVIDIA H100 80GB HBM3"
         ("tracelens-mi300-bert-small-uncased", "mi300x"),  # "AMD Instinct MI300X VF"
         ("tracelens-b200-eager_trace", "b200"),  # "NVIDIA B200"
         ("tracelens-torch_compile_triton-trace", "mi300x"),  # "AMD Instinct MI300X"
-    ],
+    ),
 )
 def test_catalog_device_from_device_properties(name, device):
     built = pipeline.build([str(trace(name))])

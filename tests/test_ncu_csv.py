@@ -63,7 +63,7 @@ def test_raw_auto_units_match_base_units_within_printed_rounding():
 
 
 def test_raw_b200_ncu2025_with_prof_lines():
-    t = load(shared("ncu/roofline-analysis-b200-ncu2025.x-raw.csv"))
+    t = load(FIXTURES / "ncu" / "roofline-analysis-b200-ncu2025.x-raw.csv")
     assert len(t) == 16
     assert set(t["device_name"]) == {"NVIDIA B200"} and set(t["arch"]) == {"10.0"}
     assert t["kernel"].iloc[0].startswith("void cudnn::lean_reduction_kernel<0, 0, 0>")
@@ -228,7 +228,7 @@ def test_lassen_2019_dram_bytes_from_throughput_is_flagged():
 
 
 def test_nvprof_metrics_are_per_kernel_aggregates():
-    profile = parsers.read(shared("ncu/nvprof-k20c-metrics.csv"))
+    profile = parsers.read(FIXTURES / "ncu" / "nvprof-k20c-metrics.csv")
     t = profile.launches
     kernel = "__kernel___forma_kernel__0__(float*, int, int, int, int, float*)"
     rows = t[t["kernel"] == kernel]

@@ -18,14 +18,14 @@ from rooflint import parsers
 from rooflint.core import schema
 from rooflint.core.errors import InputError, UnsupportedFormatError
 from rooflint.parsers import ncu_rep
-from tests.helpers import SHARED, shared
+from tests.helpers import SHARED_PROFILES, shared
 
 NCU = "ncu/"
 REEXPORT = "ncu/reexport-ncu2024.2/"
 SGEMM = NCU + "nsight-compute-files-rtx2080ti-sgemm.ncu-rep"
 NVTX = NCU + "nsight-training-manual_nvtx.ncu-rep"
 VECADD = NCU + "nsight-training-CuVectorAddDrv.ncu-rep"
-REPORTS = sorted(p.name for p in (SHARED / "ncu").glob("*.ncu-rep")) if SHARED.is_dir() else []
+REPORTS = sorted(p.removeprefix(NCU) for p in SHARED_PROFILES if p.endswith(".ncu-rep"))
 # Base-unit exports print clocks and rates to 2 decimals and counts exactly: 1e-6 relative
 # covers them. The auto-unit export prints 6 significant digits ("3.232000" us, "1.417595" Ghz).
 PAIRS = [

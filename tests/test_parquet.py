@@ -17,7 +17,7 @@ from rooflint import pipeline
 from rooflint.cli import main
 from rooflint.core import analysis, schema
 from rooflint.reporters import parquet_report
-from tests.helpers import FIXTURES, shared
+from tests.helpers import FIXTURES
 
 NCU = FIXTURES / "ncu"
 
@@ -28,7 +28,7 @@ def inputs(tmp_path) -> Path:
     folder.mkdir()
     for name in ("a100-gemm-details.csv", "rtx2080ti-sgemm-raw-base.csv", "rtx3070-nvtx-raw.csv"):
         shutil.copy(NCU / name, folder)
-    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder)
+    shutil.copy(FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv", folder)
     return folder
 
 

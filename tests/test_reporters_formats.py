@@ -128,7 +128,9 @@ def cached(name: str):
 # --- every format on every awkward input ----------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", list(INPUTS))
+@pytest.mark.parametrize(
+    "kind", [pytest.param(k, marks=pytest.mark.e2e) if k == "10k" else k for k in INPUTS]
+)  # 10,000 kernels take seconds in each format
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_on_awkward_input(fmt, kind):
     res = cached(kind)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +73,57 @@ def test_a_golden_mismatch_leaves_the_output_for_review(tmp_path, monkeypatch):
     assert (tmp_path / "actual" / "x.md").read_bytes() == b"new\r\n"  # byte for byte
     helpers.check_golden("x.md", "old\n")
     assert not (tmp_path / "actual" / "x.md").exists(), "a passing golden leaves no stale output"
+
+
+# --- the lists of real profiles (tests/helpers.py) match the folders --------------------------
+
+
+def _files(root: Path, folders=("ncu", "rocprof", "kineto")) -> list[Path]:
+    return sorted(p for f in folders for p in (root / f).rglob("*") if p.is_file())
+
+
+def test_bundled_profiles_are_listed():
+    loaded = helpers.with_launches(_files(helpers.FIXTURES))
+    assert sorted(p.relative_to(helpers.FIXTURES).as_posix() for p in loaded) == sorted(
+        helpers.BUNDLED_PROFILES
+    )
+
+
+def test_shared_profiles_are_listed():
+    helpers.shared("ncu")  # skips on a clean clone
+    loaded = helpers.with_launches(_files(helpers.SHARED))
+    assert sorted(p.relative_to(helpers.SHARED).as_posix() for p in loaded) == sorted(
+        helpers.SHARED_PROFILES
+    )
+
+
+def test_a_clean_clone_collects_the_same_tests(tmp_path):
+    """Without ../shared/fixtures every test is still collected (and those that need it skip
+    one by one): no module-level skip, no parametrisation found by listing the shared folder."""
+
+    def collected(shared: str) -> list[str]:
+        env = {**os.environ, "ROOFLINT_SHARED_FIXTURES": shared}
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "--collect-only",
+                "-q",
+                "-o",
+                "addopts=",
+                "-p",
+                "no:cacheprovider",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        return sorted(line for line in done.stdout.splitlines() if "::" in line)
+
+    with_shared = collected(str(helpers.SHARED))
+    assert len(with_shared) > 1000
+    assert collected(str(tmp_path / "absent")) == with_shared
