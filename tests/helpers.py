@@ -7,6 +7,7 @@ another test module (tests/test_layers.py checks it).
 from __future__ import annotations
 
 import csv
+import functools
 import importlib.util
 import io
 import os
@@ -197,6 +198,7 @@ def real_path(param: str) -> Path:
     return shared(relative) if kind == "shared" else FIXTURES / relative
 
 
+@functools.cache  # imported once
 def benchmark_generator():
     """benchmarks/generate.py, the generator of synthetic ncu exports, imported as a module."""
     spec = importlib.util.spec_from_file_location(
@@ -248,18 +250,22 @@ def raw_durations(src: Path, kernel_part: str) -> list[float]:
 # --- a reader against the per-cell reference reader (tests/ncu_reference.py) ------------------
 
 
-def assert_same_reading(reader, reference, path, reference_path, locale=None):
+def reading(module, path, locale=None):
+    """What `module.read` makes of `path`: the profile with its sources blanked, or the error
+    text with the file's name blanked."""
     from rooflint.core.errors import RooflintError
 
-    def outcome(module, where):
-        try:
-            profile = module.read(where, locale=locale)
-        except RooflintError as exc:
-            return str(exc).replace(str(where), "FILE")
-        profile.launches["source"] = "FILE"
-        return profile
+    try:
+        profile = module.read(path, locale=locale)
+    except RooflintError as exc:
+        return str(exc).replace(str(path), "FILE")
+    profile.launches["source"] = "FILE"
+    return profile
 
-    got, expected = outcome(reader, path), outcome(reference, reference_path)
+
+def assert_same(got, expected) -> None:
+    """Two `reading` outcomes are the same: the same error, or the same launches, notes and
+    repairs."""
     if isinstance(expected, str):
         assert got == expected
         return
@@ -270,6 +276,49 @@ def assert_same_reading(reader, reference, path, reference_path, locale=None):
         expected.repairs,
     )
     pd.testing.assert_frame_equal(got.launches, expected.launches, check_exact=True)
+
+
+def assert_same_reading(reader, reference, path, reference_path, locale=None):
+    assert_same(reading(reader, path, locale), reading(reference, reference_path, locale))
+
+
+def distinct_piece_sizes(path: Path, sizes) -> list[int]:
+    """The smallest of `sizes` for each different way the ncu reader cuts `path` into pieces
+    (a plain file is mapped and cut at line ends: parsers/ncu_lines._mapped); other sizes cut
+    it the same way as one of these, so reading in them tells nothing more."""
+    import mmap
+
+    from rooflint.parsers import ncu_lines
+
+    first: dict[tuple, int] = {}
+    whole_size = ncu_lines.PIECE_BYTES
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as whole:
+        try:
+            for size in sizes:
+                ncu_lines.PIECE_BYTES = size
+                pieces = list(ncu_lines._mapped(whole))
+                first.setdefault(tuple(len(p) for p in pieces), size)
+                for p in pieces:
+                    p.release()
+        finally:
+            ncu_lines.PIECE_BYTES = whole_size
+    return sorted(first.values())
+
+
+def assert_reads_alike_in_pieces(path: Path, sizes) -> None:
+    """The ncu CSV reader, reading `path` in pieces of each of `sizes` bytes, gives what the
+    per-cell reference reader gives (read once: it does not read in pieces)."""
+    from rooflint.parsers import ncu_csv, ncu_lines
+    from tests import ncu_reference
+
+    expected = reading(ncu_reference, path)
+    whole = ncu_lines.PIECE_BYTES
+    try:
+        for size in sizes:
+            ncu_lines.PIECE_BYTES = size
+            assert_same(reading(ncu_csv, path), expected)
+    finally:
+        ncu_lines.PIECE_BYTES = whole
 
 
 # Cells that have broken parsers elsewhere: signs, special floats, separators, quotes, huge

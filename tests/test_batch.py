@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -18,8 +19,12 @@ from rooflint import pipeline
 from rooflint.cli import main
 from tests.helpers import (
     FIXTURES,
+    assert_reads_alike_in_pieces,
+    assert_same,
     assert_same_reading,
     benchmark_generator,
+    distinct_piece_sizes,
+    reading,
 )
 
 NOTES = "just some notes about the run\n"
@@ -177,10 +182,12 @@ def test_strict_passes_when_every_input_is_a_profile(mixed):
 # --- the reader gives exactly what the per-cell reference reader (tests/ncu_reference.py) gives --
 
 
+@functools.cache  # bytes: each test edits its own copy
 def _generated_raw(launches: int = 300, seed: int = 5) -> bytes:
     return benchmark_generator().raw(launches, kernel_count=25, seed=seed)
 
 
+@functools.cache
 def _generated_details(launches: int = 60, grouping: bool = True) -> bytes:
     return benchmark_generator().details(launches, kernel_count=12, seed=7, grouping=grouping)
 
@@ -454,10 +461,11 @@ def test_every_variant_read_in_small_pieces_reads_as_the_reference(
     data = _generated_raw() if kind == "raw" else _generated_details()
     path.write_bytes((VARIANTS if kind == "raw" else DETAILS)[variant](data))
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 4000)
-    assert_same_reading(ncu_csv, ncu_reference, path, path)
+    expected = reading(ncu_reference, path)  # read once: the reference reads no pieces
+    assert_same(reading(ncu_csv, path), expected)
     packed = tmp_path / f"{kind}.csv.gz"  # read as a stream: pieces in buffers of their own
     packed.write_bytes(gzip.compress(path.read_bytes()))
-    assert_same_reading(ncu_csv, ncu_reference, packed, path)
+    assert_same(reading(ncu_csv, packed), expected)
 
 
 def test_details_page_in_many_pieces_reads_as_the_reference(tmp_path, monkeypatch):
@@ -770,24 +778,18 @@ def _written(path, data: bytes):
 
 
 @pytest.mark.parametrize("damage", [b'"0","\x1e0","', b'"\n0","'])
-def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path, monkeypatch):
+def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path):
     """A row that leaves a quote open (a line break inside its cell) takes the next row into
     one record when the file is parsed whole; read in pieces, its rest goes with the next
     piece, so every piece size gives what one parse gives (ROOFLINT_FUZZ=long found both:
     a record separator in the real A100 export's first row, a line end after a quote)."""
-    from rooflint.parsers import ncu_csv, ncu_lines
-    from tests import ncu_reference
-    from tests.helpers import FIXTURES
-
     data = (FIXTURES / "ncu" / "a100-gemm-details.csv").read_bytes()
     rows = data.split(b"\n")
     at = next(i for i, line in enumerate(rows) if line.startswith(b'"0","'))
     rows[at + 3] = damage + rows[at + 3][len(b'"0","') :]
     path = tmp_path / "damaged.csv"
     path.write_bytes(b"\n".join(rows))
-    for size in range(150, 1400, 83):
-        monkeypatch.setattr(ncu_lines, "PIECE_BYTES", size)
-        assert_same_reading(ncu_csv, ncu_reference, path, path)
+    assert_reads_alike_in_pieces(path, range(150, 1400, 83))
 
 
 @pytest.mark.parametrize(
@@ -801,20 +803,13 @@ def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path, m
 def test_lone_quotes_near_the_header_read_alike_wherever_a_piece_ends(inserted, tmp_path):
     """Lines of a lone double quote among the first rows (ROOFLINT_FUZZ=long, 300-byte
     pieces: a TypeError, a csv.Error and a lost launch ID before the fix): every piece size
-    gives what one parse of the file gives."""
-    from rooflint.parsers import ncu_csv, ncu_lines
-    from tests import ncu_reference
-    from tests.helpers import FIXTURES
-
+    gives what one parse of the file gives. Each way the reader can cut the file is read once,
+    from a line a piece to the whole file in one (7 to 12 ways here; the 31 sizes from 150 to
+    2,000 bytes this test used to read all cut it one way, as every row is longer)."""
     lines = (FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv").read_bytes().split(b"\n")
     for at, line in inserted:
         lines.insert(at, line)
     path = tmp_path / "quotes.csv"
-    path.write_bytes(b"\n".join(lines))
-    whole = ncu_lines.PIECE_BYTES
-    try:
-        for size in range(150, 2000, 61):
-            ncu_lines.PIECE_BYTES = size
-            assert_same_reading(ncu_csv, ncu_reference, path, path)
-    finally:
-        ncu_lines.PIECE_BYTES = whole
+    data = b"\n".join(lines)
+    path.write_bytes(data)
+    assert_reads_alike_in_pieces(path, distinct_piece_sizes(path, range(1, len(data) + 2)))
