@@ -77,6 +77,7 @@ def _launches_in_ncu_csv(path: Path) -> int | None:
     return len(ids)
 
 
+@pytest.mark.e2e  # over a second
 def test_all_inputs_at_once_add_up(tmp_path):
     each = [json_report(p, tmp_path=tmp_path)["accounting"]["launches_read"] for p in BUNDLED]
     together = check_books(json_report(*BUNDLED, tmp_path=tmp_path))

@@ -67,6 +67,7 @@ def test_report_takes_device_and_shows_itself_briefly(monkeypatch):
     assert "cutlass::Kernel&lt;…&gt;" in html
 
 
+@pytest.mark.e2e
 def test_repr_html_shows_the_warnings():
     result = rooflint.report(shared("rocprof"))
     assert "Warning:</b> device provisional" in result._repr_html_()

@@ -62,6 +62,7 @@ def _json(args) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.e2e  # over a second
 def test_folder_of_mixed_inputs_reports_every_profile_and_accounts_for_the_rest(mixed):
     doc = _json([str(mixed)])
     acc = doc["accounting"]
@@ -81,6 +82,7 @@ def test_folder_of_mixed_inputs_reports_every_profile_and_accounts_for_the_rest(
         assert per_source[str(mixed / p)]["launches"] == n
 
 
+@pytest.mark.e2e  # over a second
 def test_one_combined_ranking_across_files_and_vendors(mixed):
     doc = _json([str(mixed)])
     kernels = doc["kernels"]
@@ -96,6 +98,7 @@ def test_one_combined_ranking_across_files_and_vendors(mixed):
     )  # NVIDIA and AMD
 
 
+@pytest.mark.e2e  # over a second
 def test_combined_numbers_are_the_single_file_numbers(mixed):
     combined = pipeline.build([str(mixed)]).kernels.set_index("group")
     alone = pipeline.build([str(mixed / "nv" / "a100-gemm-details.csv")]).kernels.set_index("group")
@@ -105,6 +108,7 @@ def test_combined_numbers_are_the_single_file_numbers(mixed):
         assert combined.loc[group, "launches"] == row["launches"]
 
 
+@pytest.mark.e2e  # over a second
 def test_per_source_summary_adds_up(mixed):
     res = pipeline.build([str(mixed)])
     table = res.per_source()
@@ -117,6 +121,7 @@ def test_per_source_summary_adds_up(mixed):
     assert (verdicts == table["launches"]).all()
 
 
+@pytest.mark.e2e  # over a second
 def test_files_and_folders_mixed_on_the_command_line(mixed):
     doc = _json(
         [str(mixed / "nv" / "a100-gemm-details.csv"), str(mixed / "amd"), str(mixed / "notes.txt")]
@@ -125,6 +130,7 @@ def test_files_and_folders_mixed_on_the_command_line(mixed):
     assert [s["path"] for s in doc["accounting"]["inputs_skipped"]] == [str(mixed / "notes.txt")]
 
 
+@pytest.mark.e2e  # over a second
 def test_group_by_source_ranks_the_files(mixed):
     doc = _json([str(mixed), "--group-by", "source"])
     assert {k["group"] for k in doc["kernels"]} == {str(mixed / p) for p in PROFILES}
@@ -133,6 +139,7 @@ def test_group_by_source_ranks_the_files(mixed):
     )  # most headroom
 
 
+@pytest.mark.e2e  # over a second
 def test_table_lists_the_skipped_file(mixed):
     out = CliRunner().invoke(main, ["report", str(mixed), "--quiet"])
     assert out.exit_code == 0
@@ -155,6 +162,7 @@ def test_empty_folder_is_an_error(tmp_path):
     assert "no profile files found" in out.stderr
 
 
+@pytest.mark.e2e  # over a second
 def test_strict_fails_listing_every_file_not_read(mixed, tmp_path):
     target = tmp_path / "report.json"
     out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "-o", str(target)])
@@ -168,6 +176,7 @@ def test_strict_fails_listing_every_file_not_read(mixed, tmp_path):
     assert not target.exists()
 
 
+@pytest.mark.e2e  # over a second
 def test_strict_passes_when_every_input_is_a_profile(mixed):
     (mixed / "notes.txt").unlink()
     (mixed / ".DS_Store").unlink()
@@ -445,6 +454,7 @@ def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
     assert_same_reading(ncu_csv, ncu_reference, path, path)
 
 
+@pytest.mark.e2e  # over a second
 @pytest.mark.parametrize(
     ("kind", "variant"), [("raw", v) for v in VARIANTS] + [("details", v) for v in DETAILS]
 )
@@ -530,6 +540,7 @@ def _json_dumps(res, top=None) -> str:
     return head.replace('"\\u0000"', f"[\n{lines}\n ]" if launches else "[]") + "\n"
 
 
+@pytest.mark.e2e  # over a second
 def test_json_report_is_byte_identical_to_json_dumps(mixed, monkeypatch):
     from rooflint.reporters import json_report
 
@@ -571,6 +582,7 @@ def test_json_chunk_is_let_go_before_the_next_is_encoded(tmp_path, monkeypatch):
     assert (tmp_path / "out.json").read_text(encoding="utf-8") == expected
 
 
+@pytest.mark.e2e  # over a second
 def test_json_report_names_each_source_once_and_leaves_nulls_out(mixed):
     from rooflint.reporters import json_report
 
@@ -639,6 +651,7 @@ def pooled(monkeypatch):
     monkeypatch.setattr(pipeline, "PARALLEL_MIN_FILES", 2)
 
 
+@pytest.mark.e2e  # over a second
 def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
     candidates, hidden = pipeline.expand_folder(mixed)
     assert hidden == [(str(mixed / ".DS_Store"), "hidden file")]
@@ -655,6 +668,7 @@ def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
         assert (got.notes, got.repairs) == (want.notes, want.repairs)
 
 
+@pytest.mark.e2e  # over a second
 def test_each_input_holds_its_rows_of_the_result(mixed, pooled):
     # the joined table is the only copy: each profile's launches are its rows of it, analysed
     result = pipeline.build([str(mixed)])
@@ -667,6 +681,7 @@ def test_each_input_holds_its_rows_of_the_result(mixed, pooled):
     assert start == len(result.launches) and len(result.inputs) >= 2
 
 
+@pytest.mark.e2e  # over a second
 def test_pool_keeps_strict_and_progress(mixed, pooled):
     with pytest.raises(Exception) as raised:
         pipeline.build([str(mixed)], pipeline.Options(strict=True))
@@ -777,6 +792,7 @@ def _written(path, data: bytes):
     return path
 
 
+@pytest.mark.e2e  # over a second
 @pytest.mark.parametrize("damage", [b'"0","\x1e0","', b'"\n0","'])
 def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path):
     """A row that leaves a quote open (a line break inside its cell) takes the next row into
@@ -792,6 +808,7 @@ def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path):
     assert_reads_alike_in_pieces(path, range(150, 1400, 83))
 
 
+@pytest.mark.e2e  # over a second
 @pytest.mark.parametrize(
     "inserted",
     [

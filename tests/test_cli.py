@@ -55,6 +55,7 @@ def ncu_fixtures() -> list[str]:
     return sorted([*profiles, *NOT_PROFILES])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("relative", ncu_fixtures())
 def test_every_ncu_fixture_reports_or_is_refused_cleanly(relative):
     path = shared(relative)
@@ -218,6 +219,7 @@ def test_a_roofline_csv_alone_is_not_a_profile():
 POOL_OF_THE_CLI = "import rooflint.cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
 
 
+@pytest.mark.e2e  # a subprocess
 @pytest.mark.parametrize("chosen", [None, "mimalloc", "system"])
 def test_the_command_line_gives_freed_arrow_memory_back_unless_a_pool_is_chosen(chosen):
     """The CLI takes jemalloc with a short decay (cli/memory.py: 60-270 MB off the peak of the

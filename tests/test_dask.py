@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 pytest.importorskip("dask.dataframe")
+pytestmark = pytest.mark.e2e  # three 1,500-launch traces through Dask: over a second
 
 from rooflint import distributed, hardware, pipeline  # noqa: E402
 from rooflint.cli import main  # noqa: E402

@@ -12,6 +12,8 @@ import pytest
 
 from tests.helpers import BUNDLED_PROFILES, FIXTURES
 
+pytestmark = pytest.mark.e2e  # runs the real command in subprocesses
+
 FORMATS = ("json", "table", "csv")
 
 # Renders every case in one process: separate processes are what matters, not one per file.

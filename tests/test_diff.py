@@ -297,6 +297,7 @@ def test_real_template_kernels_keep_their_exact_partner(tmp_path):
 # --- new latency-bound kernels ----------------------------------------------------------------
 
 
+@pytest.mark.e2e  # over a second
 def test_new_latency_bound_kernel_trips_the_gate(tmp_path):
     base = details_without(A100, tmp_path / "base.csv", "InitializeMatrix_kernel<float")
     ok = run("diff", base, A100, "--fail-on-regression", "50")
@@ -346,6 +347,7 @@ def test_speed_up_above_the_roof_is_a_measurement_problem_not_a_win():
     assert "measurement problem (above roof)" in md
 
 
+@pytest.mark.e2e  # over a second
 def test_other_device_is_shown_at_the_top(tmp_path):
     head = saved_report(tmp_path, A100, "sxm.json", "--device", "a100-sxm4-80gb")
     res = run("diff", A100, head)
@@ -379,6 +381,7 @@ def test_head_above_roof_on_a_real_profile(tmp_path):
 # --- saved reports --------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e  # over a second
 @pytest.mark.parametrize("profile", [A100, B200_RAW], ids=["a100-details", "b200-raw"])
 def test_saved_report_diffs_like_the_profile(tmp_path, profile):
     head = tmp_path / "head.csv"
@@ -414,6 +417,7 @@ def _saved_both_ways(path: Path, monkeypatch) -> tuple[pd.DataFrame, pd.DataFram
     return chunked, whole
 
 
+@pytest.mark.e2e  # over a second
 def test_saved_report_read_in_chunks_is_the_report_read_whole(tmp_path, monkeypatch):
     """A report of ncu and rocprof exports and a PyTorch trace (whose op/module columns are
     present on some launches only): the table read chunk by chunk is the table read whole."""
@@ -483,6 +487,7 @@ def test_version_1_reports_still_read_back_every_launch(monkeypatch):
         )
 
 
+@pytest.mark.e2e  # over a second
 def test_version_1_and_version_2_reports_diff_alike(tmp_path):
     new = saved_report(tmp_path, A100, "new.json", "--device", V1_DEVICE["a100"])
     assert json.loads(new.read_text())["format_version"] == 2
@@ -545,6 +550,7 @@ def _two_exports() -> diff.Diff:
     return diff.compare(*sides)
 
 
+@pytest.mark.e2e
 def test_same_report_exported_two_ways_has_zero_kernel_change():
     d = _two_exports()
     assert len(d.groups) == 1
@@ -557,6 +563,7 @@ def test_same_report_exported_two_ways_has_zero_kernel_change():
     assert d.totals["delta_s"] == 0
 
 
+@pytest.mark.e2e
 def test_same_report_exported_two_ways_has_the_same_device_and_ceilings():
     # the details page names the GPU only in its embedded NUMA table ("GPU Name")
     d = _two_exports()
@@ -598,6 +605,7 @@ class Text(HTMLParser):
         self.parts.append(data)
 
 
+@pytest.mark.e2e  # over a second
 def test_markdown_stays_under_the_github_limit_and_says_what_was_cut():
     long = (
         "void very_long_kernel_name_{i}<"
@@ -639,6 +647,7 @@ def test_github_format_appends_to_the_step_summary_and_prints(tmp_path):
     assert "+30.0 %25" in res.stdout  # % escaped for the workflow command
 
 
+@pytest.mark.e2e  # over a second
 def test_output_file_is_written_and_format_follows_the_extension(tmp_path):
     out = tmp_path / "diff.md"
     res = run("diff", A100, A100, "-o", out)

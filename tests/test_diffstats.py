@@ -51,6 +51,7 @@ def one(base, head, level=0.95) -> dict:
     return est.iloc[0].to_dict()
 
 
+@pytest.mark.e2e  # a subprocess
 def test_diff_uses_the_same_words_and_default_without_importing_the_statistics():
     assert (diff.SLOWER, diff.FASTER, diff.NOISE, diff.UNCHANGED, diff.NOT_COMPARABLE) == (
         diffstats.SLOWER,
@@ -245,6 +246,7 @@ def _fires(which, base_s, head_s, threshold=0.10) -> bool:
     )
 
 
+@pytest.mark.e2e  # over a second
 def test_twenty_percent_noise_without_a_change_stays_quiet():
     which, t = _launches()
     assert np.bincount(which).min() >= diffstats.MIN_LAUNCHES  # none judged on the threshold alone
@@ -360,6 +362,7 @@ def test_runs_from_a_folder_and_errors_are_one_line(tmp_path):
     assert res.exit_code == 2 and "'40%' is not a confidence level" in res.stderr
 
 
+@pytest.mark.e2e  # over a second
 def test_confidence_level_from_the_command_line_and_pyproject(tmp_path, monkeypatch):
     base = synthetic(timed("k", [1.0e-3, 1.1e-3, 0.9e-3, 1.0e-3], roof=1e-4))
     head = synthetic(timed("k", [1.2e-3, 1.2e-3, 1.1e-3, 1.3e-3], roof=1e-4))

@@ -515,6 +515,7 @@ def _kernel_names(path) -> set[str]:
     return names
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("fixture", "name", "family"),
     FIXTURE_NAMES,

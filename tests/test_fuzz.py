@@ -21,6 +21,8 @@ from rooflint.core import schema
 from rooflint.core.errors import RooflintError
 from tests.helpers import FIXTURES, NASTY_CELLS, SHARED
 
+pytestmark = pytest.mark.e2e  # fuzzes every reader
+
 TEXT_SUFFIXES = {".csv", ".txt"}
 
 

@@ -150,6 +150,7 @@ def test_config_latency_threshold(tmp_path, monkeypatch):
     assert cli["kernels"][0]["verdict"] == "compute-bound" and cli["latency_threshold"] == 0.6
 
 
+@pytest.mark.e2e  # over a second
 def test_config_diff_gates(tmp_path, monkeypatch):
     base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)

@@ -35,6 +35,7 @@ def _same(plain, packed) -> None:
     assert (b.launches["source"] == str(packed)).all()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", REAL)
 def test_gzipped_real_export_reads_like_the_file(name, tmp_path):
     plain = shared(name)

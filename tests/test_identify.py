@@ -125,6 +125,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.e2e
 def test_every_shared_fixture_is_expected_here():
     shared("ncu")  # skips on a clean clone
     found = sorted(
@@ -153,6 +154,7 @@ def _picked(relative: str):
         return NO_DEVICE
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("relative", sorted(EXPECTED))
 def test_every_shared_fixture_picks_its_gpu(relative):
     expected, got = EXPECTED[relative], _picked(relative)
@@ -171,6 +173,7 @@ def test_every_shared_fixture_picks_its_gpu(relative):
     assert (got.device.id, got.provisional, got.candidates) == (expected, False, []), got.line()
 
 
+@pytest.mark.e2e
 def test_the_four_exports_of_the_issue_with_their_evidence():
     """The four exports that used to get the wrong GPU (A100 SXM4 80GB, V100 SXM2, T4, A10)."""
     a100 = _picked("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv")
@@ -226,6 +229,7 @@ def test_a_clock_no_sku_has_is_said_and_ignored():
     assert {"a100-pcie-40gb", "a100-sxm4-80gb", "a30"} <= set(found.candidates)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "device_id, needle",
     [
@@ -250,6 +254,7 @@ def test_device_of_another_vendor_or_architecture_is_refused(device_id, needle):
     assert needle in str(err.value)
 
 
+@pytest.mark.e2e
 def test_device_mismatch_exits_2_in_the_cli(tmp_path):
     from click.testing import CliRunner
 
@@ -263,6 +268,7 @@ def test_device_mismatch_exits_2_in_the_cli(tmp_path):
     assert run.exit_code == 2 and "another vendor" in run.output and not out.exists()
 
 
+@pytest.mark.e2e
 def test_provisional_device_reaches_json_markdown_and_terminal():
     from rooflint import pipeline, reporters
 

@@ -158,6 +158,7 @@ def test_attention_formula_causal_and_backward():
     assert opmodels.attention_flops(2, 16, 1024, 1024, 64, False, True) == 2.5 * forward
 
 
+@pytest.mark.e2e
 def test_convolution_flops():
     """ViT patch embedding in the H100 nsfw trace: cudnn_convolution x [4,3,224,224], w
     [768,3,16,16], stride 16, pad 0 -> P = Q = (224-16)/16+1 = 14; 2*N*K*C*R*S*P*Q."""
@@ -172,6 +173,7 @@ def test_convolution_flops():
     assert len(others) == 3 and others["missing"].str.contains("auxiliary").all()
 
 
+@pytest.mark.e2e
 def test_cupti_counter_ranges():
     """First range (distribution_elementwise kernel): ffma 38,731,776, hfma 4,866,048, others 0
     -> FP32 = 2*38,731,776, FP16 = 2*4,866,048. Second ("__missing__"): ffma 9,119,334,400 and
@@ -369,6 +371,7 @@ def test_cuda_graph_replays_attributed_to_the_graph_launch(tmp_path):
     assert np.isnan(launches["bytes_model_min"]).all()
 
 
+@pytest.mark.e2e
 def test_diff_of_two_gpus_matches_operators(tmp_path):
     """The same BERT-small step on an H100 (saved as a JSON report) and on an MI300X: the GEMM
     kernels differ (cutlass/sm90_xmma vs hipBLASLt), the operators and shapes do not. The
@@ -437,6 +440,7 @@ def test_op_group_label():
     assert short_label("aten::mm (none) (none)") == "aten::mm"
 
 
+@pytest.mark.e2e
 def test_b200_coverage_lists_unmodelled_operators():
     """B200 eager trace: the kernels of vllm::moe_forward (a custom op, no model) are the largest
     share of GPU time without a verdict. Expected share worked out here from the raw events:

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from rooflint.parsers import ncu_csv
 from tests.helpers import FIXTURES, NASTY_CELLS, SHARED, assert_same_reading
 
+pytestmark = pytest.mark.e2e  # fuzzes the ncu reader
+
 NCU = sorted([*(FIXTURES / "ncu").glob("*.csv"), *(SHARED / "ncu").rglob("*.csv")])
 FUZZ = settings(
     suppress_health_check=[

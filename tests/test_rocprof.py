@@ -74,12 +74,14 @@ LAUNCHES = {
 }
 
 
+@pytest.mark.e2e
 def test_every_shared_file_is_known_here():
     if not SHARED.exists():
         pytest.skip("shared fixtures not available")
     assert sorted(p.name for p in SHARED.iterdir()) == sorted({**REFUSED, **LAUNCHES})
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(LAUNCHES))
 def test_shared_file_reads_into_a_valid_table(name):
     path = shared(name)
@@ -93,6 +95,7 @@ def test_shared_file_reads_into_a_valid_table(name):
     assert not launches["kernel"].str.contains(r"\.kd\b|\[clone", regex=True).any()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_shared_file_without_launches_is_refused(name):
     path = shared(name)
@@ -102,6 +105,7 @@ def test_shared_file_without_launches_is_refused(name):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.e2e
 def test_local_copies_are_byte_exact():
     if not SHARED.exists():
         pytest.skip("shared fixtures not available")
@@ -134,6 +138,7 @@ def test_mi100_veccopy_bytes_from_tcc_ea_counters_and_no_flops():
     assert launches["duration_s"].iloc[0] == pytest.approx(24_480e-9)
 
 
+@pytest.mark.e2e
 def test_mi100_single_pass_has_no_memory_or_flop_counters():
     launches = read(shared("v1_mi100_rocm42_single_pass_results.csv")).launches
     assert launches["bytes_dram"].isna().all()
@@ -158,6 +163,7 @@ def test_mi300x_rocprofv2_veccopy_bytes():
     assert schema.flops(launches).tolist() == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.e2e
 def test_mi300x_rocpd_long_veccopy_bytes_and_median_duration():
     profile = read(shared("rocprofcompute32_mi300x_rocm700_rocpd_pmc_perf_long.csv"))
     launches = profile.launches

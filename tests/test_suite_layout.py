@@ -82,6 +82,7 @@ def _files(root: Path, folders=("ncu", "rocprof", "kineto")) -> list[Path]:
     return sorted(p for f in folders for p in (root / f).rglob("*") if p.is_file())
 
 
+@pytest.mark.e2e  # reads every bundled profile
 def test_bundled_profiles_are_listed():
     loaded = helpers.with_launches(_files(helpers.FIXTURES))
     assert sorted(p.relative_to(helpers.FIXTURES).as_posix() for p in loaded) == sorted(
@@ -89,6 +90,7 @@ def test_bundled_profiles_are_listed():
     )
 
 
+@pytest.mark.e2e  # reads every shared profile
 def test_shared_profiles_are_listed():
     helpers.shared("ncu")  # skips on a clean clone
     loaded = helpers.with_launches(_files(helpers.SHARED))
@@ -97,6 +99,7 @@ def test_shared_profiles_are_listed():
     )
 
 
+@pytest.mark.e2e  # collects the whole suite twice, in subprocesses
 def test_a_clean_clone_collects_the_same_tests(tmp_path):
     """Without ../shared/fixtures every test is still collected (and those that need it skip
     one by one): no module-level skip, no parametrisation found by listing the shared folder."""

@@ -35,6 +35,7 @@ SHARED_CASES = {
     "shared kineto folder",
     "mi200 above roof",
 }
+E2E_CASES = SHARED_CASES | {"bundled rocprof folder"}  # the folder of every bundled AMD export
 CASES += [
     ("bundled rocprof folder", [FIXTURES / "rocprof"], {}),
     ("shared rocprof folder", ["rocprof"], {}),
@@ -71,7 +72,7 @@ def _squashed(text: str) -> str:
 @pytest.mark.parametrize(
     "name,paths,options",
     [
-        pytest.param(*case, id=case[0], marks=[pytest.mark.e2e] if case[0] in SHARED_CASES else [])
+        pytest.param(*case, id=case[0], marks=[pytest.mark.e2e] if case[0] in E2E_CASES else [])
         for case in CASES
     ],
 )
@@ -103,7 +104,7 @@ def _too_long(text: str) -> list[str]:
         ["fixtures/ncu/a100-gemm-details.csv", "--verbose"],
         ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz"],
         ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz", "--group-by", "op"],
-        ["fixtures/rocprof"],
+        pytest.param(["fixtures/rocprof"], marks=pytest.mark.e2e),  # over a second
         pytest.param(["rocprof"], marks=pytest.mark.e2e),
         pytest.param(["rocprof", "--verbose"], marks=pytest.mark.e2e),
         ["cut"],
