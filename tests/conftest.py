@@ -1,4 +1,4 @@
-"""Shared test fixtures: where the bundled and the shared real profiles live."""
+"""Pytest fixtures and hypothesis profiles; the helpers test modules import live in helpers.py."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared" / "fixtures"
+from tests.helpers import FIXTURES, SHARED
 
 settings.register_profile("ci", max_examples=30, deadline=None)
 settings.register_profile("long", max_examples=2000, deadline=None)
@@ -27,29 +25,6 @@ def shared_fixtures() -> Path:
     if not SHARED.is_dir():
         pytest.skip("shared/fixtures is not present beside the checkout")
     return SHARED
-
-
-def with_launches(paths) -> list[Path]:
-    """The files among `paths` that load into at least one launch (a roofline.csv loads, but
-    holds ceilings, not launches; non-profiles do not load)."""
-    from rooflint import parsers
-    from rooflint.core.errors import RooflintError
-
-    found = []
-    for path in paths:
-        try:
-            if len(parsers.read(path).launches):
-                found.append(path)
-        except RooflintError:
-            continue
-    return found
-
-
-def shared(relative: str) -> Path:
-    """A file under ../shared/fixtures, skipping the test when the folder is absent."""
-    if not SHARED.is_dir():
-        pytest.skip("shared/fixtures is not present beside the checkout")
-    return SHARED / relative
 
 
 @pytest.fixture(autouse=True)

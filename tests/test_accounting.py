@@ -12,17 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.conftest import FIXTURES, SHARED, with_launches
+from tests.helpers import FIXTURES, profile_params, real_path
 
-
-def _candidates() -> list[Path]:
-    folders = [FIXTURES / "ncu", FIXTURES / "rocprof", SHARED / "ncu", SHARED / "rocprof"]
-    return sorted(
-        p for folder in folders if folder.is_dir() for p in folder.rglob("*") if p.is_file()
-    )
-
-
-LOADABLE = with_launches(_candidates())
+LOADABLE = profile_params(("ncu", "rocprof"))
+BUNDLED = [real_path(p.values[0]) for p in profile_params(("ncu", "rocprof"), shared_too=False)]
 
 
 def json_report(*inputs, tmp_path: Path) -> dict:
@@ -48,11 +41,12 @@ def check_books(doc: dict) -> dict:
 
 
 def test_there_are_fixtures_to_account_for():
-    assert len([p for p in LOADABLE if FIXTURES in p.parents]) >= 3
+    assert len(BUNDLED) >= 3
 
 
-@pytest.mark.parametrize("path", LOADABLE, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", LOADABLE)
 def test_every_launch_is_accounted_for(path, tmp_path):
+    path = real_path(path)
     doc = json_report(path, tmp_path=tmp_path)
     acc = check_books(doc)
     assert acc["inputs_read"] == 1 and acc["inputs_skipped"] == []
@@ -83,12 +77,12 @@ def _launches_in_ncu_csv(path: Path) -> int | None:
     return len(ids)
 
 
+@pytest.mark.e2e  # over a second
 def test_all_inputs_at_once_add_up(tmp_path):
-    bundled = [p for p in LOADABLE if FIXTURES in p.parents]
-    each = [json_report(p, tmp_path=tmp_path)["accounting"]["launches_read"] for p in bundled]
-    together = check_books(json_report(*bundled, tmp_path=tmp_path))
+    each = [json_report(p, tmp_path=tmp_path)["accounting"]["launches_read"] for p in BUNDLED]
+    together = check_books(json_report(*BUNDLED, tmp_path=tmp_path))
     assert together["launches_read"] == sum(each)
-    assert together["inputs_read"] == len(bundled)
+    assert together["inputs_read"] == len(BUNDLED)
 
 
 def test_dropped_and_repaired_rows_are_counted_and_named(tmp_path):

@@ -12,12 +12,16 @@ from click.testing import CliRunner
 
 import rooflint
 from rooflint.cli import main
-from tests.conftest import ROOT, shared
+from tests.helpers import ROOT, shared
 
 CASES = [
     ("fixtures/ncu/a100-gemm-details.csv", "a100-pcie-40gb"),
     ("fixtures/ncu/rtx2080ti-sgemm-raw-base.csv", "rtx-2080-ti"),
-    ("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv", "a100-pcie-40gb"),
+    pytest.param(
+        "ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv",
+        "a100-pcie-40gb",
+        marks=pytest.mark.e2e,
+    ),
 ]
 
 
@@ -39,7 +43,7 @@ def _same(text: str, value) -> bool:
     return float(text) == pytest.approx(float(value), rel=1e-12, abs=0)
 
 
-@pytest.mark.parametrize("relative,device", CASES, ids=[c[1] + ":" + c[0] for c in CASES])
+@pytest.mark.parametrize("relative,device", CASES, ids=lambda v: v)
 def test_analyze_gives_the_clis_verdicts(relative, device):
     path = _path(relative)
     api = rooflint.analyze(rooflint.load(path), device)
@@ -64,6 +68,7 @@ def test_report_takes_device_and_shows_itself_briefly(monkeypatch):
     assert "cutlass::Kernel&lt;…&gt;" in html
 
 
+@pytest.mark.e2e
 def test_repr_html_shows_the_warnings():
     result = rooflint.report(shared("rocprof"))
     assert "Warning:</b> device provisional" in result._repr_html_()

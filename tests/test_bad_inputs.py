@@ -370,6 +370,7 @@ def test_latin1_bytes_in_a_kernel_name(tmp_path):
     ]
 
 
+@pytest.mark.e2e  # over a second
 def test_one_megabyte_kernel_name(tmp_path):
     name = "void k<" + "float, " * 150_000 + "int>()"
     assert len(name) > 1 << 20
@@ -379,6 +380,7 @@ def test_one_megabyte_kernel_name(tmp_path):
     assert doc["accounting"]["analysed"] == 2
 
 
+@pytest.mark.e2e  # over a second
 def test_hundred_thousand_columns(tmp_path, baseline):
     header, units, launch = raw_rows()
     extra = 100_000
@@ -493,6 +495,7 @@ def test_bad_limit_value_is_a_usage_error(tmp_path, value):
 # ---------------------------------------------------------------- the real process
 
 
+@pytest.mark.e2e  # a subprocess
 @pytest.mark.parametrize("make", ["empty", "missing"])
 def test_real_process_prints_one_line_and_exits_2(tmp_path, make):
     path = tmp_path / "input.csv"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import json
 import os
@@ -17,22 +18,31 @@ from click.testing import CliRunner
 import rooflint
 from rooflint import inputs, pipeline
 from rooflint.cli import main
-from tests.conftest import FIXTURES, shared
+from tests.helpers import (
+    FIXTURES,
+    assert_reads_alike_in_pieces,
+    assert_same,
+    assert_same_reading,
+    benchmark_generator,
+    distinct_piece_sizes,
+    reading,
+)
 
 NOTES = "just some notes about the run\n"
 
 
 @pytest.fixture
 def mixed(tmp_path) -> Path:
-    """A folder as people keep them: ncu exports (bundled and shared), rocprof CSVs in a
-    subfolder, a text file that is not a profile, and a hidden file."""
+    """A folder as people keep them: ncu exports, rocprof CSVs in a subfolder, a text file that
+    is not a profile, and a hidden file."""
     (tmp_path / "nv").mkdir()
-    (tmp_path / "amd").mkdir()
+    amd = tmp_path / "amd"
+    amd.mkdir()
     shutil.copy(FIXTURES / "ncu" / "a100-gemm-details.csv", tmp_path / "nv")
     shutil.copy(FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv", tmp_path / "nv")
-    shutil.copy(shared("ncu/roofline-analysis-b200-ncu2025.x-raw.csv"), tmp_path)
-    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), tmp_path / "amd")
-    shutil.copy(shared("rocprof/v3_docs_2025_counter_collection.csv"), tmp_path / "amd")
+    shutil.copy(FIXTURES / "ncu" / "roofline-analysis-b200-ncu2025.x-raw.csv", tmp_path)
+    shutil.copy(FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv", amd)
+    shutil.copy(FIXTURES / "rocprof" / "v3_docs_2025_counter_collection.csv", amd)
     (tmp_path / "notes.txt").write_text(NOTES)
     (tmp_path / ".DS_Store").write_bytes(b"\x00\x01binary")
     return tmp_path
@@ -53,6 +63,7 @@ def _json(args) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.e2e  # over a second
 def test_folder_of_mixed_inputs_reports_every_profile_and_accounts_for_the_rest(mixed):
     doc = _json([str(mixed)])
     acc = doc["accounting"]
@@ -72,6 +83,7 @@ def test_folder_of_mixed_inputs_reports_every_profile_and_accounts_for_the_rest(
         assert per_source[str(mixed / p)]["launches"] == n
 
 
+@pytest.mark.e2e  # over a second
 def test_one_combined_ranking_across_files_and_vendors(mixed):
     doc = _json([str(mixed)])
     kernels = doc["kernels"]
@@ -87,6 +99,7 @@ def test_one_combined_ranking_across_files_and_vendors(mixed):
     )  # NVIDIA and AMD
 
 
+@pytest.mark.e2e  # over a second
 def test_combined_numbers_are_the_single_file_numbers(mixed):
     combined = pipeline.build([str(mixed)]).kernels.set_index("group")
     alone = pipeline.build([str(mixed / "nv" / "a100-gemm-details.csv")]).kernels.set_index("group")
@@ -96,6 +109,7 @@ def test_combined_numbers_are_the_single_file_numbers(mixed):
         assert combined.loc[group, "launches"] == row["launches"]
 
 
+@pytest.mark.e2e  # over a second
 def test_per_source_summary_adds_up(mixed):
     res = pipeline.build([str(mixed)])
     table = res.per_source()
@@ -108,6 +122,7 @@ def test_per_source_summary_adds_up(mixed):
     assert (verdicts == table["launches"]).all()
 
 
+@pytest.mark.e2e  # over a second
 def test_files_and_folders_mixed_on_the_command_line(mixed):
     doc = _json(
         [str(mixed / "nv" / "a100-gemm-details.csv"), str(mixed / "amd"), str(mixed / "notes.txt")]
@@ -116,6 +131,7 @@ def test_files_and_folders_mixed_on_the_command_line(mixed):
     assert [s["path"] for s in doc["accounting"]["inputs_skipped"]] == [str(mixed / "notes.txt")]
 
 
+@pytest.mark.e2e  # over a second
 def test_group_by_source_ranks_the_files(mixed):
     doc = _json([str(mixed), "--group-by", "source"])
     assert {k["group"] for k in doc["kernels"]} == {str(mixed / p) for p in PROFILES}
@@ -124,6 +140,7 @@ def test_group_by_source_ranks_the_files(mixed):
     )  # most headroom
 
 
+@pytest.mark.e2e  # over a second
 def test_table_lists_the_skipped_file(mixed):
     out = CliRunner().invoke(main, ["report", str(mixed), "--quiet"])
     assert out.exit_code == 0
@@ -146,6 +163,7 @@ def test_empty_folder_is_an_error(tmp_path):
     assert "no profile files found" in out.stderr
 
 
+@pytest.mark.e2e  # over a second
 def test_strict_fails_listing_every_file_not_read(mixed, tmp_path):
     target = tmp_path / "report.json"
     out = CliRunner().invoke(main, ["report", str(mixed), "--strict", "-o", str(target)])
@@ -159,6 +177,7 @@ def test_strict_fails_listing_every_file_not_read(mixed, tmp_path):
     assert not target.exists()
 
 
+@pytest.mark.e2e  # over a second
 def test_strict_passes_when_every_input_is_a_profile(mixed):
     (mixed / "notes.txt").unlink()
     (mixed / ".DS_Store").unlink()
@@ -173,27 +192,14 @@ def test_strict_passes_when_every_input_is_a_profile(mixed):
 # --- the reader gives exactly what the per-cell reference reader (tests/ncu_reference.py) gives --
 
 
-def _generator():
-    import importlib.util
-    import sys
-
-    from tests.conftest import ROOT
-
-    spec = importlib.util.spec_from_file_location(
-        "rooflint_bench_generate", ROOT / "benchmarks" / "generate.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
+@functools.cache  # bytes: each test edits its own copy
 def _generated_raw(launches: int = 300, seed: int = 5) -> bytes:
-    return _generator().raw(launches, kernel_count=25, seed=seed)
+    return benchmark_generator().raw(launches, kernel_count=25, seed=seed)
 
 
+@functools.cache
 def _generated_details(launches: int = 60, grouping: bool = True) -> bytes:
-    return _generator().details(launches, kernel_count=12, seed=7, grouping=grouping)
+    return benchmark_generator().details(launches, kernel_count=12, seed=7, grouping=grouping)
 
 
 def _cell(data: bytes, row: int, metric: str, value: str) -> bytes:
@@ -383,31 +389,7 @@ def test_reader_matches_the_reference_reader(kind, variant, locale, tmp_path):
         path.write_bytes(VARIANTS[variant](_generated_raw()))
     else:
         path.write_bytes(DETAILS[variant](_generated_details()))
-    _assert_same(ncu_csv, ncu_reference, path, path, locale)
-
-
-def _assert_same(reader, reference, path, reference_path, locale=None):
-    from rooflint.core.errors import RooflintError
-
-    def outcome(module, where):
-        try:
-            profile = module.read(where, locale=locale)
-        except RooflintError as exc:
-            return str(exc).replace(str(where), "FILE")
-        profile.launches["source"] = "FILE"
-        return profile
-
-    got, expected = outcome(reader, path), outcome(reference, reference_path)
-    if isinstance(expected, str):
-        assert got == expected
-        return
-    assert not isinstance(got, str), got
-    assert (got.format, got.notes, got.repairs) == (
-        expected.format,
-        expected.notes,
-        expected.repairs,
-    )
-    pd.testing.assert_frame_equal(got.launches, expected.launches, check_exact=True)
+    assert_same_reading(ncu_csv, ncu_reference, path, path, locale)
 
 
 @pytest.mark.parametrize("kind", ["raw", "details"])
@@ -423,7 +405,7 @@ def test_gzip_export_reads_like_the_plain_file(kind, tmp_path):
     plain, packed = tmp_path / "plain.csv", tmp_path / "packed.csv"
     plain.write_bytes(data)
     packed.write_bytes(gzip.compress(data))
-    _assert_same(parsers, ncu_reference, packed, plain)
+    assert_same_reading(parsers, ncu_reference, packed, plain)
 
 
 @pytest.mark.parametrize(
@@ -470,9 +452,10 @@ def test_pieces_cut_inside_the_file_change_nothing(tmp_path, monkeypatch):
     path = tmp_path / "stdout.csv"
     path.write_bytes(_stdout(_cell(_generated_raw(60), 20, DRAM, "n/a")).replace(b"\n", b"\r\n"))
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 333)
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
 
 
+@pytest.mark.e2e  # over a second
 @pytest.mark.parametrize(
     ("kind", "variant"), [("raw", v) for v in VARIANTS] + [("details", v) for v in DETAILS]
 )
@@ -489,10 +472,11 @@ def test_every_variant_read_in_small_pieces_reads_as_the_reference(
     data = _generated_raw() if kind == "raw" else _generated_details()
     path.write_bytes((VARIANTS if kind == "raw" else DETAILS)[variant](data))
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 4000)
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    expected = reading(ncu_reference, path)  # read once: the reference reads no pieces
+    assert_same(reading(ncu_csv, path), expected)
     packed = tmp_path / f"{kind}.csv.gz"  # read as a stream: pieces in buffers of their own
     packed.write_bytes(gzip.compress(path.read_bytes()))
-    _assert_same(ncu_csv, ncu_reference, packed, path)
+    assert_same(reading(ncu_csv, packed), expected)
 
 
 def test_details_page_in_many_pieces_reads_as_the_reference(tmp_path, monkeypatch):
@@ -504,7 +488,7 @@ def test_details_page_in_many_pieces_reads_as_the_reference(tmp_path, monkeypatc
     path = tmp_path / "details.csv"
     path.write_bytes(_generated_details())
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 333)
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
 
 
 @pytest.mark.parametrize(
@@ -535,7 +519,7 @@ def test_values_read_a_piece_at_a_time_as_one_read_of_the_file(tmp_path, monkeyp
     again = []
     read = ncu_csv._read
     monkeypatch.setattr(ncu_csv, "_read", lambda *a, **k: again.append(k) or read(*a, **k))
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
     assert len(again) == (1 if late[1] == "2,000,000.25" else 2)
     if late[0] == "1,5":
         launches = ncu_csv.read(path).launches
@@ -557,6 +541,7 @@ def _json_dumps(res, top=None) -> str:
     return head.replace('"\\u0000"', f"[\n{lines}\n ]" if launches else "[]") + "\n"
 
 
+@pytest.mark.e2e  # over a second
 def test_json_report_is_byte_identical_to_json_dumps(mixed, monkeypatch):
     from rooflint.reporters import json_report
 
@@ -598,6 +583,7 @@ def test_json_chunk_is_let_go_before_the_next_is_encoded(tmp_path, monkeypatch):
     assert (tmp_path / "out.json").read_text(encoding="utf-8") == expected
 
 
+@pytest.mark.e2e  # over a second
 def test_json_report_names_each_source_once_and_leaves_nulls_out(mixed):
     from rooflint.reporters import json_report
 
@@ -666,6 +652,7 @@ def pooled(monkeypatch):
     monkeypatch.setattr(pipeline, "PARALLEL_MIN_FILES", 2)
 
 
+@pytest.mark.e2e  # over a second
 def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
     candidates, hidden = inputs.expand_folder(mixed)
     assert hidden == [(str(mixed / ".DS_Store"), "hidden file")]
@@ -682,6 +669,7 @@ def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
         assert (got.notes, got.repairs) == (want.notes, want.repairs)
 
 
+@pytest.mark.e2e  # over a second
 def test_each_input_holds_its_rows_of_the_result(mixed, pooled):
     # the joined table is the only copy: each profile's launches are its rows of it, analysed
     result = pipeline.build([str(mixed)])
@@ -694,6 +682,7 @@ def test_each_input_holds_its_rows_of_the_result(mixed, pooled):
     assert start == len(result.launches) and len(result.inputs) >= 2
 
 
+@pytest.mark.e2e  # over a second
 def test_pool_keeps_strict_and_progress(mixed, pooled):
     with pytest.raises(Exception) as raised:
         pipeline.build([str(mixed)], pipeline.Options(strict=True))
@@ -723,7 +712,7 @@ def test_en_us_evidence_in_a_piece_read_as_numbers_still_counts(tmp_path, monkey
     path = tmp_path / "late.csv"
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(ncu_lines, "PIECE_BYTES", 40)  # a piece per row
-    _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
     assert ncu_csv.read(path).launches["bytes_dram"].tolist() == [1.0, 84480.0]
 
 
@@ -804,27 +793,23 @@ def _written(path, data: bytes):
     return path
 
 
+@pytest.mark.e2e  # over a second
 @pytest.mark.parametrize("damage", [b'"0","\x1e0","', b'"\n0","'])
-def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path, monkeypatch):
+def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path):
     """A row that leaves a quote open (a line break inside its cell) takes the next row into
     one record when the file is parsed whole; read in pieces, its rest goes with the next
     piece, so every piece size gives what one parse gives (ROOFLINT_FUZZ=long found both:
     a record separator in the real A100 export's first row, a line end after a quote)."""
-    from rooflint.parsers import ncu_csv, ncu_lines
-    from tests import ncu_reference
-    from tests.conftest import FIXTURES
-
     data = (FIXTURES / "ncu" / "a100-gemm-details.csv").read_bytes()
     rows = data.split(b"\n")
     at = next(i for i, line in enumerate(rows) if line.startswith(b'"0","'))
     rows[at + 3] = damage + rows[at + 3][len(b'"0","') :]
     path = tmp_path / "damaged.csv"
     path.write_bytes(b"\n".join(rows))
-    for size in range(150, 1400, 83):
-        monkeypatch.setattr(ncu_lines, "PIECE_BYTES", size)
-        _assert_same(ncu_csv, ncu_reference, path, path)
+    assert_reads_alike_in_pieces(path, range(150, 1400, 83))
 
 
+@pytest.mark.e2e  # over a second
 @pytest.mark.parametrize(
     "inserted",
     [
@@ -836,20 +821,13 @@ def test_a_quote_left_open_reads_alike_wherever_a_piece_ends(damage, tmp_path, m
 def test_lone_quotes_near_the_header_read_alike_wherever_a_piece_ends(inserted, tmp_path):
     """Lines of a lone double quote among the first rows (ROOFLINT_FUZZ=long, 300-byte
     pieces: a TypeError, a csv.Error and a lost launch ID before the fix): every piece size
-    gives what one parse of the file gives."""
-    from rooflint.parsers import ncu_csv, ncu_lines
-    from tests import ncu_reference
-    from tests.conftest import FIXTURES
-
+    gives what one parse of the file gives. Each way the reader can cut the file is read once,
+    from a line a piece to the whole file in one (7 to 12 ways here; the 31 sizes from 150 to
+    2,000 bytes this test used to read all cut it one way, as every row is longer)."""
     lines = (FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv").read_bytes().split(b"\n")
     for at, line in inserted:
         lines.insert(at, line)
     path = tmp_path / "quotes.csv"
-    path.write_bytes(b"\n".join(lines))
-    whole = ncu_lines.PIECE_BYTES
-    try:
-        for size in range(150, 2000, 61):
-            ncu_lines.PIECE_BYTES = size
-            _assert_same(ncu_csv, ncu_reference, path, path)
-    finally:
-        ncu_lines.PIECE_BYTES = whole
+    data = b"\n".join(lines)
+    path.write_bytes(data)
+    assert_reads_alike_in_pieces(path, distinct_piece_sizes(path, range(1, len(data) + 2)))

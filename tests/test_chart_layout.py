@@ -99,6 +99,7 @@ def test_one_device_keeps_the_single_chart():
     assert only == chart.chart_data(res)
 
 
+@pytest.mark.e2e  # over a second
 def test_several_devices_draw_one_panel_each_with_its_own_title():
     figure = chart_draw.draw_all(chart.charts(two_gpus()))
     titles = [t.get_text() for t in figure.texts if t.get_text().startswith("Roofline")]
@@ -107,7 +108,9 @@ def test_several_devices_draw_one_panel_each_with_its_own_title():
     assert len(mains) == 2
 
 
-@pytest.mark.parametrize("case", ["a100", "two-gpus", "crowded"])
+@pytest.mark.parametrize(
+    "case", ["a100", "two-gpus", pytest.param("crowded", marks=pytest.mark.e2e)]
+)  # crowded: 300 groups, over a second
 def test_no_two_labels_overlap(case):
     res = {"a100": lambda: pipeline.build([str(A100)]), "two-gpus": two_gpus, "crowded": crowded}[
         case

@@ -11,19 +11,25 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.conftest import FIXTURES, SHARED, shared
+from tests.helpers import FIXTURES, SHARED_PROFILES, shared
 
+REEXPORT = "ncu/reexport-ncu2024.2/"
 NOT_PROFILES = {  # files in shared/fixtures/ncu that hold no per-launch profile
-    "roofline-analysis-b200-ncu2025.x-failed-run.csv",
-    "roofline-analysis-b200-ncu2025.x-prof-lines-only.csv",
-    "nvtx-details-nocsv.txt",
-    "rtx2080ti-sgemm-details-all-nocsv.txt",
-    "nvtx-session.csv",
-    "rtx2080ti-sgemm-session.csv",
-    "nvtx-summary-per-gpu.csv",
-    "nvtx-summary-per-kernel.csv",
-    "nvtx-summary-per-nvtx.csv",
-    "rtx2080ti-sgemm-summary-per-kernel.csv",
+    "ncu/roofline-analysis-b200-ncu2025.x-failed-run.csv",
+    "ncu/roofline-analysis-b200-ncu2025.x-prof-lines-only.csv",
+    *(
+        REEXPORT + name
+        for name in (
+            "nvtx-details-nocsv.txt",
+            "rtx2080ti-sgemm-details-all-nocsv.txt",
+            "nvtx-session.csv",
+            "rtx2080ti-sgemm-session.csv",
+            "nvtx-summary-per-gpu.csv",
+            "nvtx-summary-per-kernel.csv",
+            "nvtx-summary-per-nvtx.csv",
+            "rtx2080ti-sgemm-summary-per-kernel.csv",
+        )
+    ),
 }
 
 
@@ -38,19 +44,24 @@ def report_json(*args):
     return json.loads(result.output)
 
 
-def ncu_fixtures():
-    if not SHARED.is_dir():
-        return []
-    folder = SHARED / "ncu"
-    return sorted(
-        p for p in list(folder.glob("*.csv")) + list((folder / "reexport-ncu2024.2").iterdir())
-    )
+def ncu_fixtures() -> list[str]:
+    """The shared ncu CSVs and re-exports, listed (tests/helpers.py), profiles or not."""
+    profiles = [
+        p
+        for p in SHARED_PROFILES
+        if p.startswith(REEXPORT)
+        or (p.count("/") == 1 and p.startswith("ncu/") and p.endswith(".csv"))
+    ]
+    return sorted([*profiles, *NOT_PROFILES])
 
 
-@pytest.mark.parametrize("path", ncu_fixtures(), ids=lambda p: p.name)
-def test_every_ncu_fixture_reports_or_is_refused_cleanly(path):
+@pytest.mark.e2e
+@pytest.mark.parametrize("relative", ncu_fixtures())
+def test_every_ncu_fixture_reports_or_is_refused_cleanly(relative):
+    path = shared(relative)
+    assert path.is_file(), f"{relative} is listed but not in shared/fixtures"
     result = run("report", path)
-    if path.name in NOT_PROFILES:
+    if relative in NOT_PROFILES:
         assert result.exit_code == 2
         assert result.output.count("\n") == 1 and str(path) in result.output
         return
@@ -175,18 +186,20 @@ def test_single_missing_path_is_exit_2():
 
 
 def test_shared_fixture_skips_cleanly_when_absent(monkeypatch, tmp_path):
-    import tests.conftest as conftest
+    from tests import helpers
 
-    monkeypatch.setattr(conftest, "SHARED", tmp_path / "absent")
+    monkeypatch.setattr(helpers, "SHARED", tmp_path / "absent")
     with pytest.raises(pytest.skip.Exception, match="shared/fixtures is not present"):
-        conftest.shared("ncu")
+        helpers.shared("ncu")
 
 
 def test_mi200_fp64_benchmark_reaches_its_measured_roof():
     # roofline.csv FP64Flops 20,272.682 GFLOP/s given as measured ceilings; the dispatch does
     # 34,393,292,800 FLOP (counters) in 1.715511 ms: 34.393e9 / 1.715511e-3 / 20.272682e12 = 98.9 %
-    results = shared("rocprof/v1_mi200_rocm513_multipass_results.csv")
-    doc = report_json(results, "--device-file", shared("rocprof/omniperf2_mi200_roofline.csv"))
+    results = FIXTURES / "rocprof" / "v1_mi200_rocm513_multipass_results_fp64_benchmark.csv"
+    doc = report_json(
+        results, "--device-file", FIXTURES / "rocprof" / "omniperf2_mi200_roofline.csv"
+    )
     kernel = next(
         k for k in doc["kernels"] if "benchmark_func<double, 256, 8u, 512u>" in k["kernel"]
     )
@@ -199,13 +212,14 @@ def test_mi200_fp64_benchmark_reaches_its_measured_roof():
 
 
 def test_a_roofline_csv_alone_is_not_a_profile():
-    result = run("report", shared("rocprof/omniperf2_mi200_roofline.csv"))
+    result = run("report", FIXTURES / "rocprof" / "omniperf2_mi200_roofline.csv")
     assert result.exit_code == 2 and "--device-file" in result.output
 
 
 POOL_OF_THE_CLI = "import rooflint.cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
 
 
+@pytest.mark.e2e  # a subprocess
 @pytest.mark.parametrize("chosen", [None, "mimalloc", "system"])
 def test_the_command_line_gives_freed_arrow_memory_back_unless_a_pool_is_chosen(chosen):
     """The CLI takes jemalloc with a short decay (cli/memory.py: 60-270 MB off the peak of the

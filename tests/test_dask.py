@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 
 import numpy as np
 import pandas as pd
@@ -12,21 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 pytest.importorskip("dask.dataframe")
+pytestmark = pytest.mark.e2e  # three 1,500-launch traces through Dask: over a second
 
 from rooflint import distributed, hardware, pipeline  # noqa: E402
 from rooflint.cli import main  # noqa: E402
 from rooflint.core import analysis, families, ranking, schema  # noqa: E402
-from tests.conftest import FIXTURES, ROOT, shared  # noqa: E402
-
-
-def _generator():
-    spec = importlib.util.spec_from_file_location(
-        "rooflint_bench_generate", ROOT / "benchmarks" / "generate.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers import FIXTURES, benchmark_generator  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +24,8 @@ def traces(tmp_path_factory):
     folder = tmp_path_factory.mktemp("traces")
     for name in ("a100-gemm-details.csv", "rtx2080ti-sgemm-raw-base.csv", "rtx3070-nvtx-raw.csv"):
         shutil.copy(FIXTURES / "ncu" / name, folder)
-    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder)
-    generate = _generator()
+    shutil.copy(FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv", folder)
+    generate = benchmark_generator()
     for seed in (1, 2, 3):
         (folder / f"rank{seed}.csv").write_bytes(generate.raw(1500, kernel_count=40, seed=seed))
     return folder

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, with_launches
+from tests.helpers import BUNDLED_PROFILES, FIXTURES
+
+pytestmark = pytest.mark.e2e  # runs the real command in subprocesses
 
 FORMATS = ("json", "table", "csv")
 
@@ -27,9 +29,7 @@ for name, fmt, inputs in cases:
 """
 
 
-BUNDLED = with_launches(
-    sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.parent.name in ("ncu", "rocprof"))
-)
+BUNDLED = [FIXTURES / p for p in BUNDLED_PROFILES if Path(p).parent.name in ("ncu", "rocprof")]
 
 
 def _cases() -> list[tuple[str, str, list[str]]]:

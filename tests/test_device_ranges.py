@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from rooflint import hardware
 from rooflint.cli import main
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 HUGE = "1" + "0" * 400  # a TOML integer: no limit on its size, and no float holds it

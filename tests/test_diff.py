@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -12,22 +10,29 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from markdown_it import MarkdownIt
 from scipy import stats
 
 import rooflint
 from rooflint import hardware, pipeline, reporters, saved
 from rooflint.cli import main
 from rooflint.core import diff, names, schema
-from rooflint.core.profile import Profile
 from rooflint.reporters import diff_markdown
+from tests.helpers import (
+    A100,
+    B200_RAW,
+    FIXTURES,
+    LEAN,
+    RTX,
+    as_dicts,
+    raw_durations,
+    rendered,
+    scaled_raw,
+    shared,
+    synthetic,
+    timed,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-A100 = ROOT / "fixtures" / "ncu" / "a100-gemm-details.csv"
-RTX = ROOT / "fixtures" / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
-SHARED = ROOT.parent / "shared" / "fixtures" / "ncu"
-B200_RAW = "roofline-analysis-b200-ncu2025.x-raw.csv"
-LEAN = "lean_reduction_kernel"  # 8 launches, 3.8 % of the B200 trace
 SDPA = "sdpa_sm100_flash"  # 8 launches, 96 % of it
 LEAN_FULL = (
     "void cudnn::lean_reduction_kernel<0, 0, 0>(void *, float *, float *, float *, float *, "
@@ -36,52 +41,11 @@ LEAN_FULL = (
 INIT_FLOAT = "void InitializeMatrix_kernel<float, (bool)1>(T1 *, int, int, int)"
 
 
-def shared(name: str) -> Path:
-    path = SHARED / name
-    if not path.exists():
-        pytest.skip(f"shared fixture {name} not available")
-    return path
-
-
 def run(*args, env=None):
     return CliRunner().invoke(main, [str(a) for a in args], env=env)
 
 
 # --- building inputs from real exports ---------------------------------------------------------
-
-
-def raw_rows(path: Path) -> tuple[str, list[list[str]]]:
-    """The text before the CSV (==PROF== lines) and the CSV rows of a raw-page export."""
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-    return "".join(lines[:start]), list(csv.reader(lines[start:]))
-
-
-def write_raw(path: Path, prelude: str, rows: list[list[str]]) -> Path:
-    buf = io.StringIO()
-    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
-    path.write_text(prelude + buf.getvalue(), encoding="utf-8")
-    return path
-
-
-def scaled_raw(src: Path, dest: Path, kernel_part: str, factor: float) -> Path:
-    """A copy of a raw export with one kernel's gpu__time_duration.sum multiplied by `factor`."""
-    prelude, rows = raw_rows(src)
-    header = rows[0]
-    t, k = header.index("gpu__time_duration.sum"), header.index("Kernel Name")
-    assert rows[1][t] == "ns"  # the units row: the scaled values stay in nanoseconds
-    for row in rows[2:]:
-        if kernel_part in row[k]:
-            row[t] = repr(float(row[t]) * factor)
-    return write_raw(dest, prelude, rows)
-
-
-def raw_durations(src: Path, kernel_part: str) -> list[float]:
-    """Per-launch durations in seconds, read straight from the CSV (independently of rooflint)."""
-    _, rows = raw_rows(src)
-    header = rows[0]
-    t, k = header.index("gpu__time_duration.sum"), header.index("Kernel Name")
-    return [float(r[t]) * 1e-9 for r in rows[2:] if kernel_part in r[k]]
 
 
 def details_without(src: Path, dest: Path, kernel_part: str) -> Path:
@@ -100,80 +64,6 @@ def saved_report(tmp_path: Path, profile: Path, name: str, *options) -> Path:
     res = run("report", profile, "-f", "json", "-o", out, "-q", *options)
     assert res.exit_code == 0, res.output
     return out
-
-
-# --- hand-built launches on a catalog device ---------------------------------------------------
-
-DEVICE = "a100-sxm4-80gb"
-
-
-def synthetic(launches: list[dict], source: str = "synthetic.csv") -> diff.Side:
-    """A Side analysed on the A100 SXM4 80GB catalog ceilings (no clock, so no scaling)."""
-    rows = [
-        {
-            "source": source,
-            "launch_id": i,
-            "grid": "(1, 1, 1)",
-            "block": "(256, 1, 1)",
-            "ops_vector_fp32": 0.0,
-            **launch,
-        }
-        for i, launch in enumerate(launches)
-    ]
-    profile = Profile(source, "synthetic", schema.conform(pd.DataFrame(rows)))
-    return diff.Side(source, pipeline.assemble([profile], [], pipeline.Options(device_id=DEVICE)))
-
-
-def dram_bytes(seconds: float) -> float:
-    """Bytes that take `seconds` at the device's DRAM bandwidth."""
-    return hardware.get(DEVICE).memory["dram"].value * seconds
-
-
-def timed(kernel: str, durations: list[float], roof: float = 1e-3, **extra) -> list[dict]:
-    """Launches of `kernel` whose DRAM traffic alone takes `roof` seconds."""
-    return [
-        {"kernel": kernel, "duration_s": t, "bytes_dram": dram_bytes(roof), **extra}
-        for t in durations
-    ]
-
-
-# --- Markdown as a reader sees it ----------------------------------------------------------------
-
-
-class Tables(HTMLParser):
-    """Every <table> in rendered HTML as rows of cell text."""
-
-    def __init__(self):
-        super().__init__()
-        self.tables, self._cell = [], None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "tr":
-            self.tables[-1].append([])
-        elif tag in ("td", "th"):
-            self._cell = []
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th"):
-            self.tables[-1][-1].append("".join(self._cell))
-            self._cell = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def rendered(markdown: str) -> tuple[str, list[list[list[str]]]]:
-    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
-    parser = Tables()
-    parser.feed(html)
-    return html, parser.tables
-
-
-def as_dicts(table: list[list[str]]) -> list[dict]:
-    return [dict(zip(table[0], row, strict=True)) for row in table[1:]]
 
 
 # --- a profile against itself ------------------------------------------------------------------
@@ -220,7 +110,7 @@ def test_table_is_the_default_and_says_pass():
 
 
 def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     lean = raw_durations(base, LEAN)
     assert len(lean) == 8
@@ -249,7 +139,7 @@ def test_kernel_thirty_percent_slower_fails_the_gate_and_is_named_first(tmp_path
 
 
 def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tmp_path):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     lean = sum(raw_durations(base, LEAN))
     total = sum(raw_durations(base, ""))
@@ -280,7 +170,7 @@ def test_kernel_thirty_percent_slower_markdown_renders_with_the_right_numbers(tm
 
 
 def test_total_time_gate_restates_the_numbers(tmp_path):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", SDPA, 1.3)
     sdpa, total = sum(raw_durations(base, SDPA)), sum(raw_durations(base, ""))
     res = run("diff", base, head, "--fail-on-regression", "10")
@@ -297,7 +187,7 @@ def test_total_time_gate_restates_the_numbers(tmp_path):
 def test_uniform_change_inside_the_spread_of_launches_is_a_regression(tmp_path):
     # The spread of a group's launches (7.2 % here) says how they differ from each other, not how
     # a launch varies from run to run: +5 % on every launch is a real change, beyond a 2 % gate.
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.05)
     res = run("diff", base, head, "--fail-on-regression", "2", "-f", "json")
     assert res.exit_code == 1, res.stderr
@@ -307,7 +197,7 @@ def test_uniform_change_inside_the_spread_of_launches_is_a_regression(tmp_path):
 
 
 def test_min_time_ignores_small_groups(tmp_path):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     res = run("diff", base, head, "--fail-on-regression", "10", "--min-time", "5%", "-f", "json")
     assert res.exit_code == 0, (
@@ -408,6 +298,7 @@ def test_real_template_kernels_keep_their_exact_partner(tmp_path):
 # --- new latency-bound kernels ----------------------------------------------------------------
 
 
+@pytest.mark.e2e  # over a second
 def test_new_latency_bound_kernel_trips_the_gate(tmp_path):
     base = details_without(A100, tmp_path / "base.csv", "InitializeMatrix_kernel<float")
     ok = run("diff", base, A100, "--fail-on-regression", "50")
@@ -457,6 +348,7 @@ def test_speed_up_above_the_roof_is_a_measurement_problem_not_a_win():
     assert "measurement problem (above roof)" in md
 
 
+@pytest.mark.e2e  # over a second
 def test_other_device_is_shown_at_the_top(tmp_path):
     head = saved_report(tmp_path, A100, "sxm.json", "--device", "a100-sxm4-80gb")
     res = run("diff", A100, head)
@@ -476,7 +368,7 @@ def test_other_device_is_shown_at_the_top(tmp_path):
 
 
 def test_head_above_roof_on_a_real_profile(tmp_path):
-    from tests.test_gates import tiny_roofs
+    from tests.helpers import tiny_roofs
 
     head = saved_report(
         tmp_path, A100, "tiny.json", "--device-file", tiny_roofs(tmp_path)
@@ -490,10 +382,9 @@ def test_head_above_roof_on_a_real_profile(tmp_path):
 # --- saved reports --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("profile", [A100, SHARED / B200_RAW], ids=["a100-details", "b200-raw"])
+@pytest.mark.e2e  # over a second
+@pytest.mark.parametrize("profile", [A100, B200_RAW], ids=["a100-details", "b200-raw"])
 def test_saved_report_diffs_like_the_profile(tmp_path, profile):
-    if not profile.exists():
-        pytest.skip("shared fixtures not available")
     head = tmp_path / "head.csv"
     if "raw" in profile.name:
         scaled_raw(profile, head, LEAN, 1.3)
@@ -527,12 +418,11 @@ def _saved_both_ways(path: Path, monkeypatch) -> tuple[pd.DataFrame, pd.DataFram
     return chunked, whole
 
 
+@pytest.mark.e2e  # over a second
 def test_saved_report_read_in_chunks_is_the_report_read_whole(tmp_path, monkeypatch):
     """A report of ncu and rocprof exports and a PyTorch trace (whose op/module columns are
     present on some launches only): the table read chunk by chunk is the table read whole."""
-    from tests.conftest import shared
-
-    inputs = [A100, RTX, shared("kineto/tracelens-h100-bert-small-uncased.json.gz")]
+    inputs = [A100, RTX, FIXTURES / "kineto" / "tracelens-h100-bert-small-uncased.json.gz"]
     for i, source in enumerate(inputs):
         out = tmp_path / f"r{i}.json"
         assert run("report", source, "-f", "json", "-q", "-o", out).exit_code == 0
@@ -603,6 +493,7 @@ def test_version_1_reports_still_read_back_every_launch(monkeypatch):
         pd.testing.assert_frame_equal(old.launches[columns], expected, check_exact=True)
 
 
+@pytest.mark.e2e  # over a second
 def test_version_1_and_version_2_reports_diff_alike(tmp_path):
     """The same launches and ceilings saved in either version diff alike."""
     new = {}
@@ -661,7 +552,7 @@ def test_other_json_is_not_a_profile(tmp_path):
 
 
 def _two_exports() -> diff.Diff:
-    folder = "reexport-ncu2024.2/"
+    folder = "ncu/reexport-ncu2024.2/"
     sides = [
         diff.Side(p, pipeline.build([str(shared(folder + p))]))
         for p in ("rtx2080ti-sgemm-details-all-names-base.csv", "rtx2080ti-sgemm-raw-base.csv")
@@ -669,6 +560,7 @@ def _two_exports() -> diff.Diff:
     return diff.compare(*sides)
 
 
+@pytest.mark.e2e
 def test_same_report_exported_two_ways_has_zero_kernel_change():
     d = _two_exports()
     assert len(d.groups) == 1
@@ -681,6 +573,7 @@ def test_same_report_exported_two_ways_has_zero_kernel_change():
     assert d.totals["delta_s"] == 0
 
 
+@pytest.mark.e2e
 def test_same_report_exported_two_ways_has_the_same_device_and_ceilings():
     # the details page names the GPU only in its embedded NUMA table ("GPU Name")
     d = _two_exports()
@@ -722,6 +615,7 @@ class Text(HTMLParser):
         self.parts.append(data)
 
 
+@pytest.mark.e2e  # over a second
 def test_markdown_stays_under_the_github_limit_and_says_what_was_cut():
     long = (
         "void very_long_kernel_name_{i}<"
@@ -741,7 +635,7 @@ def test_markdown_stays_under_the_github_limit_and_says_what_was_cut():
 def test_github_format_appends_to_the_step_summary_and_prints(tmp_path):
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     res = run(
         "diff",
@@ -763,6 +657,7 @@ def test_github_format_appends_to_the_step_summary_and_prints(tmp_path):
     assert "+30.0 %25" in res.stdout  # % escaped for the workflow command
 
 
+@pytest.mark.e2e  # over a second
 def test_output_file_is_written_and_format_follows_the_extension(tmp_path):
     out = tmp_path / "diff.md"
     res = run("diff", A100, A100, "-o", out)

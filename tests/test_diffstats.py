@@ -14,8 +14,16 @@ from rooflint import diffruns, pipeline
 from rooflint.cli import config, main
 from rooflint.core import diff, diffstats, gates, names
 from rooflint.reporters import diff_json, diff_markdown, diff_table
-from tests.test_batch import _generator
-from tests.test_diff import A100, as_dicts, raw_rows, rendered, synthetic, timed, write_raw
+from tests.helpers import (
+    A100,
+    as_dicts,
+    benchmark_generator,
+    raw_rows,
+    rendered,
+    synthetic,
+    timed,
+    write_raw,
+)
 
 DURATION = "gpu__time_duration.sum"
 
@@ -43,6 +51,7 @@ def one(base, head, level=0.95) -> dict:
     return est.iloc[0].to_dict()
 
 
+@pytest.mark.e2e  # a subprocess
 def test_diff_uses_the_same_words_and_default_without_importing_the_statistics():
     assert (diff.SLOWER, diff.FASTER, diff.NOISE, diff.UNCHANGED, diff.NOT_COMPARABLE) == (
         diffstats.SLOWER,
@@ -186,7 +195,7 @@ def _rewrite_durations(data: bytes, path, factors: np.ndarray):
 
 
 def test_uniform_thirty_percent_on_a_heterogeneous_group_fails_the_gate_and_is_first(tmp_path):
-    gen = _generator()
+    gen = benchmark_generator()
     n, kernels, seed = 500, 40, 11
     hot, which = _hottest_gemm(gen, n, kernels, seed)
     data = gen.raw(n, kernel_count=kernels, seed=seed)
@@ -214,7 +223,7 @@ N, KERNELS, SEED = 500, 20, 3  # every one of the 20 groups has 5 or more launch
 
 
 def _launches():
-    gen = _generator()
+    gen = benchmark_generator()
     ks, values, which = gen.launches(N, KERNELS, SEED)
     return which, values[DURATION] * 1e-9
 
@@ -237,6 +246,7 @@ def _fires(which, base_s, head_s, threshold=0.10) -> bool:
     )
 
 
+@pytest.mark.e2e  # over a second
 def test_twenty_percent_noise_without_a_change_stays_quiet():
     which, t = _launches()
     assert np.bincount(which).min() >= diffstats.MIN_LAUNCHES  # none judged on the threshold alone
@@ -279,7 +289,7 @@ def test_the_simulation_matches_the_diff_and_its_gate():
 
 
 def test_run_to_run_noise_larger_than_the_change_is_within_noise(tmp_path):
-    gen = _generator()
+    gen = benchmark_generator()
     n, kernels, seed = 60, 4, 5
     ks, values, which = gen.launches(n, kernels, seed)
     counts = np.bincount(which, minlength=kernels)
@@ -352,6 +362,7 @@ def test_runs_from_a_folder_and_errors_are_one_line(tmp_path):
     assert res.exit_code == 2 and "'40%' is not a confidence level" in res.stderr
 
 
+@pytest.mark.e2e  # over a second
 def test_confidence_level_from_the_command_line_and_pyproject(tmp_path, monkeypatch):
     base = synthetic(timed("k", [1.0e-3, 1.1e-3, 0.9e-3, 1.0e-3], roof=1e-4))
     head = synthetic(timed("k", [1.2e-3, 1.2e-3, 1.1e-3, 1.3e-3], roof=1e-4))

@@ -9,8 +9,7 @@ from rooflint import pipeline, reporters
 from rooflint.core import explain, ranking, schema
 from rooflint.core.analysis import Reason
 from rooflint.core.verdicts import LATENCY_BOUND, NOT_ANALYSABLE
-
-from .conftest import FIXTURES, shared
+from tests.helpers import FIXTURES
 
 
 def test_latency_without_vector_counters_does_not_claim_arithmetic_is_fine():
@@ -84,7 +83,9 @@ def test_a100_initialisers_are_not_called_latency_bound_beyond_the_data():
 def test_mi100_has_no_flop_verdict_but_its_dram_bandwidth():
     """MI100 (gfx908) has no typed FLOP counters: no compute verdict. vecCopy's DRAM share is
     the bytes over the time of its 3 dispatches against the MI100 datasheet's 1,228.8 GB/s."""
-    res = pipeline.build([str(shared("rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv"))])
+    res = pipeline.build(
+        [str(FIXTURES / "rocprof" / "omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv")]
+    )
     launches = res.launches
     assert (launches["verdict"] == NOT_ANALYSABLE).all()
     assert (launches["reason"] == Reason.NO_FLOP_COUNTERS).all()

@@ -9,7 +9,7 @@ import pytest
 
 from rooflint.core import families, ranking
 from rooflint.core.analysis import analyze
-from tests.conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 # (fixture file under shared/fixtures, the kernel name or a prefix unique in that file, family).
 # The family is what the kernel does, decided by reading the name, not by running the rules.
@@ -515,6 +515,7 @@ def _kernel_names(path) -> set[str]:
     return names
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("fixture", "name", "family"),
     FIXTURE_NAMES,

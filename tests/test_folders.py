@@ -14,8 +14,7 @@ from click.testing import CliRunner
 from rooflint import pipeline
 from rooflint.cli import main
 from rooflint.parsers import rocprof
-
-from .conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 
 def files_under(folder: Path) -> int:
@@ -29,6 +28,7 @@ def report_json(*args) -> dict:
     return json.loads(run.stdout)
 
 
+@pytest.mark.e2e
 def test_shared_rocprof_folder_accounts_for_every_file():
     folder = shared("rocprof")
     doc = report_json(folder)
@@ -72,7 +72,8 @@ def workload(tmp_path) -> Path:
     folder = tmp_path / "MI300X_A1"
     (folder / "perfmon").mkdir(parents=True)
     shutil.copy(
-        shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder / "pmc_perf.csv"
+        FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
+        folder / "pmc_perf.csv",
     )
     shutil.copy(
         FIXTURES / "rocprof" / "omniperf2_mi300x_rocm620_sysinfo.csv", folder / "sysinfo.csv"
@@ -83,6 +84,7 @@ def workload(tmp_path) -> Path:
     return folder
 
 
+@pytest.mark.e2e  # over a second
 def test_workload_reads_its_three_files_and_lists_the_rest(workload):
     res = pipeline.build([str(workload)])
     (profile,) = res.inputs
@@ -102,6 +104,7 @@ def test_workload_reads_its_three_files_and_lists_the_rest(workload):
     assert len(profile.files) + len(res.skipped) == files_under(workload)
 
 
+@pytest.mark.e2e  # over a second
 def test_roofline_of_another_gpu_is_not_applied(workload):
     """MI200 roofline.csv: HBM 1,388.79 GB/s = 26 % of the MI300X's 5.3 TB/s. On those roofs
     vecCopy (16 MiB in 7.2 us) sat at 167 % ("above roof"); on the MI300X's own it does not."""

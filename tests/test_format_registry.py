@@ -17,7 +17,7 @@ from rooflint import pipeline, reporters
 from rooflint.cli import formats as cli_formats
 from rooflint.cli import main
 from rooflint.core.errors import UsageError
-from tests.conftest import FIXTURES, ROOT
+from tests.helpers import FIXTURES, ROOT
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 REPORTERS = ROOT / "src" / "rooflint" / "reporters"

@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from rooflint import parsers
 from rooflint.core import schema
 from rooflint.core.errors import RooflintError
-from tests.conftest import FIXTURES, SHARED
+from tests.helpers import FIXTURES, NASTY_CELLS, SHARED
+
+pytestmark = pytest.mark.e2e  # fuzzes every reader
 
 TEXT_SUFFIXES = {".csv", ".txt"}
 
@@ -34,49 +36,6 @@ def _profiles() -> list[Path]:
 FILES = _profiles()
 TEXT_FILES = [p for p in FILES if p.suffix in TEXT_SUFFIXES]
 _BYTES: dict[Path, bytes] = {}
-
-# Cells that have broken parsers elsewhere: signs, special floats, separators, quotes, huge
-# numbers, locale-like grouping, units, control characters, non-ASCII.
-NASTY_CELLS = st.one_of(
-    st.sampled_from(
-        [
-            "",
-            " ",
-            "n/a",
-            "nan",
-            "NaN",
-            "inf",
-            "-inf",
-            "-1",
-            "-0",
-            "0",
-            "1e400",
-            "-1e400",
-            "1,234,567.89",
-            "1.234.567,89",
-            "84,480",
-            "12 (3; 4; 5)",
-            "abc",
-            '"',
-            '""',
-            ",",
-            ";",
-            "\t",
-            "\x00",
-            "\u00e9",
-            "\ufeff",
-            "=1+1",
-            "0x10",
-            "1_000",
-            "9" * 400,
-            "(",
-            ")",
-        ]
-    ),
-    st.text(max_size=12),
-    st.floats(allow_nan=True, allow_infinity=True).map(repr),
-    st.integers(min_value=-(10**30), max_value=10**30).map(str),
-)
 
 
 def content(path: Path) -> bytes:

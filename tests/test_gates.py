@@ -12,26 +12,13 @@ from rooflint import pipeline
 from rooflint.cli import config, main
 from rooflint.core import gates, verdicts
 from rooflint.core.errors import UsageError
-from tests.test_diff import B200_RAW, LEAN, scaled_raw, shared
+from tests.helpers import B200_RAW, LEAN, scaled_raw, tiny_roofs
 
 A100 = Path(__file__).resolve().parents[1] / "fixtures" / "ncu" / "a100-gemm-details.csv"
 
 
 def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def tiny_roofs(folder: Path) -> Path:
-    """An A100 PCIe 40GB with roofs far under what the A100 export reached (10 TFLOP/s FP16
-    tensor, 100 GB/s DRAM): every launch of that export sits above them."""
-    path = folder / "tiny.toml"
-    path.write_text(
-        'base = "a100-pcie-40gb"\nid = "tiny-a100"\nsource = "test"\n'
-        "[compute_tflops]\nmatrix_fp16 = 10\n"
-        "[bandwidth_gbps]\ndram = 100\n",
-        encoding="utf-8",
-    )
-    return path
 
 
 def efficiency_of(path: Path) -> float:
@@ -100,7 +87,7 @@ def test_fail_under_passes_above(threshold):
 
 
 def test_fail_under_with_nothing_analysable_fails():
-    res = run("report", shared(B200_RAW), "--fail-under", "0.5", "-q")
+    res = run("report", B200_RAW, "--fail-under", "0.5", "-q")
     assert res.exit_code == 1
     assert "time-weighted efficiency is unknown" in res.stderr
 
@@ -163,8 +150,9 @@ def test_config_latency_threshold(tmp_path, monkeypatch):
     assert cli["kernels"][0]["verdict"] == "compute-bound" and cli["latency_threshold"] == 0.6
 
 
+@pytest.mark.e2e  # over a second
 def test_config_diff_gates(tmp_path, monkeypatch):
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", LEAN, 1.3)
     path = project(tmp_path, monkeypatch, "[tool.rooflint]\nfail-on-regression = 10\n")
     res = run("diff", base, head)

@@ -13,7 +13,7 @@ import pytest
 
 from rooflint import parsers
 from rooflint.core.errors import InputError
-from tests.conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 REAL = [
     "ncu/roofline-analysis-b200-ncu2025.x-raw.csv",  # ==PROF== lines around a raw page
@@ -35,6 +35,7 @@ def _same(plain, packed) -> None:
     assert (b.launches["source"] == str(packed)).all()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", REAL)
 def test_gzipped_real_export_reads_like_the_file(name, tmp_path):
     plain = shared(name)

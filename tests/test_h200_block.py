@@ -13,8 +13,7 @@ import pytest
 
 import rooflint
 from rooflint.core import names
-
-from .conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 TRACE = FIXTURES / "kineto" / "h200-block-trace.json.gz"
 EXPORT = FIXTURES / "ncu" / "h200-block-raw-stdout.csv"

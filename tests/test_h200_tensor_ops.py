@@ -19,8 +19,7 @@ from rooflint.cli import main
 from rooflint.core import schema
 from rooflint.hardware.identify import identify
 from rooflint.parsers import ncu_metrics
-
-from .conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 H200 = FIXTURES / "ncu" / "h200-tensor-ops"
 # file -> (column the counter lands in, expected operations)

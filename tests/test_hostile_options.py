@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import rooflint
 from rooflint.cli import main
 from rooflint.core.errors import UsageError
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 HUGE = "1" + "0" * 400  # an integer no float holds

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 PREVIOUS = b"the report of yesterday\n"

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from rooflint.cli import main, progress
 from rooflint.core import names
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 RAW = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"  # one launch of volta_sgemm_32x128_nn
 # OSC 0 retitles the terminal, ESC [2J clears it, then a green "rooflint: PASS"; U+202E turns

@@ -15,8 +15,7 @@ from rooflint import hardware, parsers
 from rooflint.core.errors import DeviceError, RooflintError
 from rooflint.hardware import catalog
 from rooflint.hardware.identify import Clues, by_evidence, identify
-
-from .conftest import SHARED, shared
+from tests.helpers import SHARED, shared
 
 NOT_A_PROFILE = "not a profile"
 NO_DEVICE = "no device"
@@ -133,15 +132,17 @@ EXPECTED = {
 }
 
 
-def _shared_files() -> list[str]:
-    if not SHARED.is_dir():
-        return sorted(EXPECTED)
-    return sorted(
-        str(p.relative_to(SHARED))
+@pytest.mark.e2e
+def test_every_shared_fixture_is_expected_here():
+    shared("ncu")  # skips on a clean clone
+    found = sorted(
+        p.relative_to(SHARED).as_posix()
         for folder in ("ncu", "rocprof")
         for p in (SHARED / folder).rglob("*")
         if p.is_file()
     )
+    assert [p for p in found if p not in EXPECTED] == [], "new shared fixture: add its device"
+    assert [p for p in EXPECTED if p not in found] == [], "gone from shared/fixtures"
 
 
 def _picked(relative: str):
@@ -160,9 +161,9 @@ def _picked(relative: str):
         return NO_DEVICE
 
 
-@pytest.mark.parametrize("relative", _shared_files())
+@pytest.mark.e2e
+@pytest.mark.parametrize("relative", sorted(EXPECTED))
 def test_every_shared_fixture_picks_its_gpu(relative):
-    assert relative in EXPECTED, f"new shared fixture {relative}: add its expected device here"
     expected, got = EXPECTED[relative], _picked(relative)
     if isinstance(expected, str) and expected in (NOT_A_PROFILE, NO_DEVICE):
         assert got == expected
@@ -179,6 +180,7 @@ def test_every_shared_fixture_picks_its_gpu(relative):
     assert (got.device.id, got.provisional, got.candidates) == (expected, False, []), got.line()
 
 
+@pytest.mark.e2e
 def test_the_four_exports_of_the_issue_with_their_evidence():
     """The four exports that used to get the wrong GPU (A100 SXM4 80GB, V100 SXM2, T4, A10)."""
     a100 = _picked("ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv")
@@ -234,6 +236,7 @@ def test_a_clock_no_sku_has_is_said_and_ignored():
     assert {"a100-pcie-40gb", "a100-sxm4-80gb", "a30"} <= set(found.candidates)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "device_id, needle",
     [
@@ -258,6 +261,7 @@ def test_device_of_another_vendor_or_architecture_is_refused(device_id, needle):
     assert needle in str(err.value)
 
 
+@pytest.mark.e2e
 def test_device_mismatch_exits_2_in_the_cli(tmp_path):
     from click.testing import CliRunner
 
@@ -271,6 +275,7 @@ def test_device_mismatch_exits_2_in_the_cli(tmp_path):
     assert run.exit_code == 2 and "another vendor" in run.output and not out.exists()
 
 
+@pytest.mark.e2e
 def test_provisional_device_reaches_json_markdown_and_terminal():
     from rooflint import pipeline, reporters
 

@@ -12,7 +12,7 @@ import rooflint
 from rooflint import pipeline
 from rooflint.cli import main
 from rooflint.options import NAMES, InputOptions
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 # Every command that reads profiles, as run in these tests, and the API function it calls.

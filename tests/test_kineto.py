@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from rooflint import parsers, pipeline
 from rooflint.cli import main
 from rooflint.core import opmodels
-from tests.conftest import shared
+from tests.helpers import FIXTURES, shared
 
 TRACES = [
     "hta-a100-alexnet",
@@ -31,7 +31,17 @@ GPU = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
 def trace(name: str):
-    return shared(f"kineto/{name}.json.gz")
+    """The trace, from fixtures/kineto when it is bundled (the same bytes: tests/test_fixtures.py),
+    else from the shared folder (skipping when that is absent)."""
+    bundled = FIXTURES / "kineto" / f"{name}.json.gz"
+    return bundled if bundled.is_file() else shared(f"kineto/{name}.json.gz")
+
+
+def traces(*cases: tuple) -> list:
+    """pytest params over (trace name, ...) cases; those on a trace that is not bundled read the
+    shared folder, so they are marked e2e."""
+    bundled = {p.name.removesuffix(".json.gz") for p in (FIXTURES / "kineto").glob("*.json.gz")}
+    return [pytest.param(*c, marks=[] if c[0] in bundled else [pytest.mark.e2e]) for c in cases]
 
 
 def events(path) -> list[dict]:
@@ -44,7 +54,7 @@ def bert_h100():
     return parsers.read(trace("tracelens-h100-bert-small-uncased")).launches
 
 
-@pytest.mark.parametrize("name", TRACES)
+@pytest.mark.parametrize("name", traces(*[(name,) for name in TRACES]))
 def test_one_launch_per_gpu_activity(name):
     """Every kernel/gpu_memcpy/gpu_memset event is one launch, in the trace's order (the CUPTI
     counter trace records kernels only as cuda_profiler_range events: one launch each)."""
@@ -64,12 +74,12 @@ def test_one_launch_per_gpu_activity(name):
 
 @pytest.mark.parametrize(
     ("name", "device"),
-    [
+    traces(
         ("tracelens-h100-bert-small-uncased", "h100-sxm"),  # "NVIDIA H100 80GB HBM3"
         ("tracelens-mi300-bert-small-uncased", "mi300x"),  # "AMD Instinct MI300X VF"
         ("tracelens-b200-eager_trace", "b200"),  # "NVIDIA B200"
         ("tracelens-torch_compile_triton-trace", "mi300x"),  # "AMD Instinct MI300X"
-    ],
+    ),
 )
 def test_catalog_device_from_device_properties(name, device):
     built = pipeline.build([str(trace(name))])
@@ -148,6 +158,7 @@ def test_attention_formula_causal_and_backward():
     assert opmodels.attention_flops(2, 16, 1024, 1024, 64, False, True) == 2.5 * forward
 
 
+@pytest.mark.e2e
 def test_convolution_flops():
     """ViT patch embedding in the H100 nsfw trace: cudnn_convolution x [4,3,224,224], w
     [768,3,16,16], stride 16, pad 0 -> P = Q = (224-16)/16+1 = 14; 2*N*K*C*R*S*P*Q."""
@@ -162,6 +173,7 @@ def test_convolution_flops():
     assert len(others) == 3 and others["missing"].str.contains("auxiliary").all()
 
 
+@pytest.mark.e2e
 def test_cupti_counter_ranges():
     """First range (distribution_elementwise kernel): ffma 38,731,776, hfma 4,866,048, others 0
     -> FP32 = 2*38,731,776, FP16 = 2*4,866,048. Second ("__missing__"): ffma 9,119,334,400 and
@@ -359,6 +371,7 @@ def test_cuda_graph_replays_attributed_to_the_graph_launch(tmp_path):
     assert np.isnan(launches["bytes_model_min"]).all()
 
 
+@pytest.mark.e2e
 def test_diff_of_two_gpus_matches_operators(tmp_path):
     """The same BERT-small step on an H100 (saved as a JSON report) and on an MI300X: the GEMM
     kernels differ (cutlass/sm90_xmma vs hipBLASLt), the operators and shapes do not. The
@@ -427,6 +440,7 @@ def test_op_group_label():
     assert short_label("aten::mm (none) (none)") == "aten::mm"
 
 
+@pytest.mark.e2e
 def test_b200_coverage_lists_unmodelled_operators():
     """B200 eager trace: the kernels of vllm::moe_forward (a custom op, no model) are the largest
     share of GPU time without a verdict. Expected share worked out here from the raw events:

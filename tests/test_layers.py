@@ -6,7 +6,7 @@ import ast
 import tomllib
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 API = {
     "rooflint",

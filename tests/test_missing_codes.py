@@ -12,7 +12,7 @@ from rooflint.core import analysis, ranking, schema
 from rooflint.core.analysis import Reason
 from rooflint.core.schema import Absence, Missing
 from rooflint.reporters import json_report, parquet_report
-from tests.conftest import shared
+from tests.helpers import shared
 
 DEVICE = hardware.get("mi100")  # the catalog's: any device with a DRAM roof would do
 

@@ -6,8 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.conftest import FIXTURES
-from tests.test_diff import B200_RAW, raw_durations, scaled_raw, shared
+from tests.helpers import B200_RAW, FIXTURES, raw_durations, scaled_raw
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 
@@ -64,7 +63,7 @@ def test_a_value_nothing_resembles_gets_the_list_only():
 
 def test_diff_without_gates_says_so_in_its_pass_line(tmp_path):
     # every launch of the B200 raw export 55.63 times longer: total time +5,463 %
-    base = shared(B200_RAW)
+    base = B200_RAW
     head = scaled_raw(base, tmp_path / "head.csv", "", 55.63)
     assert sum(raw_durations(head, "")) == pytest.approx(55.63 * sum(raw_durations(base, "")))
     result = CliRunner().invoke(main, ["diff", str(base), str(head)], env={"COLUMNS": "100"})

@@ -11,7 +11,7 @@ import pytest
 from rooflint import parsers
 from rooflint.core import schema
 from rooflint.core.errors import InputError
-from tests.conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 GEMM_FLOPS = 2 * 20480**3  # the A100/V100 GEMM fixtures multiply 20480 x 20480 matrices
 
@@ -51,6 +51,7 @@ def test_raw_base_units_rtx2080ti_sgemm():
     assert list(schema.missing_map(row["missing"])) == ["ops_matrix"]
 
 
+@pytest.mark.e2e
 def test_raw_auto_units_match_base_units_within_printed_rounding():
     base = load(shared("ncu/reexport-ncu2024.2/rtx2080ti-sgemm-raw-base.csv")).iloc[0]
     auto = load(shared("ncu/reexport-ncu2024.2/rtx2080ti-sgemm-raw.csv")).iloc[0]
@@ -63,7 +64,7 @@ def test_raw_auto_units_match_base_units_within_printed_rounding():
 
 
 def test_raw_b200_ncu2025_with_prof_lines():
-    t = load(shared("ncu/roofline-analysis-b200-ncu2025.x-raw.csv"))
+    t = load(FIXTURES / "ncu" / "roofline-analysis-b200-ncu2025.x-raw.csv")
     assert len(t) == 16
     assert set(t["device_name"]) == {"NVIDIA B200"} and set(t["arch"]) == {"10.0"}
     assert t["kernel"].iloc[0].startswith("void cudnn::lean_reduction_kernel<0, 0, 0>")
@@ -78,6 +79,7 @@ def test_raw_b200_ncu2025_with_prof_lines():
 NVTX_DURATIONS_NS = [84480, 249216, 88512]  # raw base export, gpu__time_duration.sum
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", ["nvtx-raw-base.csv", "nvtx-raw-base-locale-en_US.csv"])
 def test_nvtx_raw_base_exports_are_exact(name):
     t = load(shared(f"ncu/reexport-ncu2024.2/{name}"))
@@ -93,6 +95,7 @@ def test_nvtx_raw_base_exports_are_exact(name):
     assert list(t["range"]) == ["run_test/init_data", "run_test/daxpy", "run_test/check_results"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "name, rounding",
     [
@@ -117,6 +120,7 @@ def test_nvtx_every_export_gives_the_same_durations(name, rounding):
     assert set(t["arch"]) == {"8.6"}
 
 
+@pytest.mark.e2e
 def test_de_DE_grouping_dot_is_thousands():
     # de_DE prints Elapsed Cycles as "124.056" (124056) and the SM clock "1,46" GHz style decimals
     de = load(shared("ncu/reexport-ncu2024.2/nvtx-details-locale-de_DE.csv"))
@@ -125,6 +129,7 @@ def test_de_DE_grouping_dot_is_thousands():
     assert list(de["sm_clock_hz"]) == list(en["sm_clock_hz"])
 
 
+@pytest.mark.e2e
 def test_mangled_kernel_base_keeps_launches():
     t = load(shared("ncu/reexport-ncu2024.2/nvtx-details-kernelbase-mangled.csv"))
     assert t["kernel"].iloc[0].startswith("_Z")
@@ -170,6 +175,7 @@ def test_a100_gemm_tensor_flops_from_instruction_shapes():
     assert t["ops_vector_fp32"].isna().all()
 
 
+@pytest.mark.e2e
 def test_v100_gemm_tensor_flops_volta_hmma884():
     t = load(shared("ncu/cuda-roofline-v100-ncu2022.4-details-metrics-stdout.csv"))
     gemms = t[t["ops_matrix_fp16"] > 0]
@@ -183,6 +189,7 @@ def test_v100_gemm_tensor_flops_volta_hmma884():
     assert gemms["ops_vector_fp32"].iloc[0] == 2_126_643_200 + 419_430_400
 
 
+@pytest.mark.e2e
 def test_learningnote_smsp_variants_and_print_fp():
     t = load(shared("ncu/learningnote-a100-ncu2022.4plus-details-metrics-printfp.csv"))
     gemm = t.iloc[2]
@@ -194,6 +201,7 @@ def test_learningnote_smsp_variants_and_print_fp():
     assert gemm["bytes_dram"] == 4_394_965_922_944
 
 
+@pytest.mark.e2e
 def test_actualparam_2021_ragged_rule_rows_and_en_US_grouping():
     t = load(shared("ncu/actualparam-a100-ncu2021.2-details-rules.csv"))
     assert len(t) == 10
@@ -208,6 +216,7 @@ def test_actualparam_2021_ragged_rule_rows_and_en_US_grouping():
     assert t["kernel"].str.len().max() > 1000  # multi-KB template names survive intact
 
 
+@pytest.mark.e2e
 def test_xplacer_ncu2019_kernel_time_column_nsecond_units():
     t = load(shared("ncu/xplacer-v100-aws-ncu2019.5-details-stdout.csv"))
     assert len(t) == 13
@@ -217,6 +226,7 @@ def test_xplacer_ncu2019_kernel_time_column_nsecond_units():
     assert first["sm_clock_hz"] == pytest.approx(963_802_083.33)  # "SM Frequency","cycle/second"
 
 
+@pytest.mark.e2e
 def test_lassen_2019_dram_bytes_from_throughput_is_flagged():
     t = load(shared("ncu/xplacer-v100-lassen-ncu2019.x-details-stdout.csv"))
     # only "Memory Throughput" in byte/second is printed: bytes = rate x duration, said per launch
@@ -228,7 +238,7 @@ def test_lassen_2019_dram_bytes_from_throughput_is_flagged():
 
 
 def test_nvprof_metrics_are_per_kernel_aggregates():
-    profile = parsers.read(shared("ncu/nvprof-k20c-metrics.csv"))
+    profile = parsers.read(FIXTURES / "ncu" / "nvprof-k20c-metrics.csv")
     t = profile.launches
     kernel = "__kernel___forma_kernel__0__(float*, int, int, int, int, float*)"
     rows = t[t["kernel"] == kernel]
@@ -239,6 +249,7 @@ def test_nvprof_metrics_are_per_kernel_aggregates():
     assert set(t["device_name"]) == {"Tesla K20c"}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "name, words",
     [

@@ -10,8 +10,7 @@ import pytest
 
 import rooflint
 from rooflint.parsers import ncu_metrics
-
-from .conftest import FIXTURES, shared
+from tests.helpers import FIXTURES, shared
 
 REEXPORT = "ncu/reexport-ncu2024.2"
 # The 2080 Ti sgemm report exported twice with ncu 2024.2 and --print-details all: by display

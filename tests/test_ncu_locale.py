@@ -35,3 +35,21 @@ def test_cells_without_the_character_are_returned_or_only_swapped():
 def test_null_cells_take_arrows_own_kernel():
     cells = pa.array(["1,234", None, "5"], pa.string())
     assert _edited(cells, ",").to_pylist() == ["1234", None, "5"]
+
+
+def test_de_DE_details_page_reads_its_grouping_and_decimal_marks():
+    """The de_DE re-export's launch 0 (fixtures/ncu/rtx3070-nvtx-details-locale-de_DE_head.csv),
+    read by hand: "Duration" us "84,48" is 84.48 µs (not 8,448); "SM Frequency" Ghz "1,46" and
+    "DRAM Frequency" Ghz "6,68" are 1.46 and 6.68 GHz; "Elapsed Cycles" "124.056" is 124,056
+    cycles, which at 1.46 GHz is 84.97 µs: the duration and the clock agree (the printed clock
+    is rounded to 10 MHz), as they would not if either mark were read the other way."""
+    from rooflint import parsers
+    from tests.helpers import FIXTURES
+
+    profile = parsers.read(FIXTURES / "ncu" / "rtx3070-nvtx-details-locale-de_DE_head.csv")
+    (launch,) = profile.launches.to_dict("records")
+    assert launch["kernel"] == "init_data_kernel(int, double *)"
+    assert launch["duration_s"] == pytest.approx(84.48e-6, rel=1e-12)
+    assert launch["sm_clock_hz"] == 1.46e9 and launch["dram_clock_hz"] == 6.68e9
+    assert 124_056 / launch["sm_clock_hz"] == pytest.approx(launch["duration_s"], rel=0.01)
+    assert launch["grid"] == "(16384, 1, 1)" and launch["range"] == "run_test/init_data"

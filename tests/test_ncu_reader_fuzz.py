@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rooflint.parsers import ncu_csv
-from tests.conftest import FIXTURES, SHARED
-from tests.test_batch import _assert_same
-from tests.test_fuzz import NASTY_CELLS
+from tests.helpers import FIXTURES, NASTY_CELLS, SHARED, assert_same_reading
+
+pytestmark = pytest.mark.e2e  # fuzzes the ncu reader
 
 NCU = sorted([*(FIXTURES / "ncu").glob("*.csv"), *(SHARED / "ncu").rglob("*.csv")])
 FUZZ = settings(
@@ -47,7 +47,7 @@ def _check(tmp_path, data: bytes, piece: int | None = None) -> None:
     whole = ncu_lines.PIECE_BYTES
     ncu_lines.PIECE_BYTES = piece or whole
     try:
-        _assert_same(ncu_csv, ncu_reference, path, path)
+        assert_same_reading(ncu_csv, ncu_reference, path, path)
     finally:
         ncu_lines.PIECE_BYTES = whole
 

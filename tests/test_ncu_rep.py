@@ -18,14 +18,14 @@ from rooflint import parsers
 from rooflint.core import schema
 from rooflint.core.errors import InputError, UnsupportedFormatError
 from rooflint.parsers import ncu_rep
-from tests.conftest import SHARED, shared
+from tests.helpers import SHARED_PROFILES, shared
 
 NCU = "ncu/"
 REEXPORT = "ncu/reexport-ncu2024.2/"
 SGEMM = NCU + "nsight-compute-files-rtx2080ti-sgemm.ncu-rep"
 NVTX = NCU + "nsight-training-manual_nvtx.ncu-rep"
 VECADD = NCU + "nsight-training-CuVectorAddDrv.ncu-rep"
-REPORTS = sorted(p.name for p in (SHARED / "ncu").glob("*.ncu-rep")) if SHARED.is_dir() else []
+REPORTS = sorted(p.removeprefix(NCU) for p in SHARED_PROFILES if p.endswith(".ncu-rep"))
 # Base-unit exports print clocks and rates to 2 decimals and counts exactly: 1e-6 relative
 # covers them. The auto-unit export prints 6 significant digits ("3.232000" us, "1.417595" Ghz).
 PAIRS = [
@@ -50,6 +50,7 @@ def load(path):
     return profile
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", REPORTS)
 def test_every_report_loads(ncu_report, name):
     profile = load(shared(NCU + name))
@@ -63,6 +64,7 @@ def test_every_report_loads(ncu_report, name):
     assert t["grid"].str.fullmatch(r"\(\d+, \d+, \d+\)").all()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("report", "export", "rel"), PAIRS)
 def test_report_equals_its_csv_export(ncu_report, report, export, rel):
     rep = load(shared(report)).launches
@@ -83,6 +85,7 @@ def test_report_equals_its_csv_export(ncu_report, report, export, rel):
         np.testing.assert_allclose(rep[column], csv[column], rtol=rel, atol=0, err_msg=column)
 
 
+@pytest.mark.e2e
 def test_sgemm_flops_from_rates_agree_within_the_printed_rounding(ncu_report):
     # The base-unit export prints the per-cycle rates rounded to 0.01 (fmul "14.63", ffma
     # "936.30", fadd "0"), so its FLOPs, add + mul + 2 fma rates x elapsed cycles, can be off by
@@ -95,6 +98,7 @@ def test_sgemm_flops_from_rates_agree_within_the_printed_rounding(ncu_report):
     assert rep["ops_vector_fp64"] == csv["ops_vector_fp64"] == 0
 
 
+@pytest.mark.e2e
 def test_sgemm_report_by_hand(ncu_report):
     profile = load(shared(SGEMM))
     row = profile.launches.iloc[0]
@@ -120,6 +124,7 @@ def test_sgemm_report_by_hand(ncu_report):
     assert all("rounded as printed" not in n for n in profile.notes)
 
 
+@pytest.mark.e2e
 def test_nvtx_ranges_and_mangled_names(ncu_report):
     t = load(shared(NVTX)).launches
     assert t["range"].tolist() == ["run_test/init_data", "run_test/daxpy", "run_test/check_results"]
@@ -134,6 +139,7 @@ def test_nvtx_ranges_and_mangled_names(ncu_report):
     assert t["kernel_mangled"].iloc[0] == "_Z16init_data_kerneliPd"
 
 
+@pytest.mark.e2e
 def test_recognised_by_content_not_name(ncu_report, tmp_path):
     renamed = tmp_path / "profile.bin"
     shutil.copyfile(shared(VECADD), renamed)
@@ -143,6 +149,7 @@ def test_recognised_by_content_not_name(ncu_report, tmp_path):
     assert row["duration_s"] == pytest.approx(3232e-9, rel=1e-12)  # gpu__time_duration.sum 3232 ns
 
 
+@pytest.mark.e2e
 def test_process_ids_come_from_the_report_container():
     # ncu_report does not expose the process; the container's block headers do
     assert ncu_rep.result_process_ids(shared(NVTX)) == [129325] * 3
@@ -161,6 +168,7 @@ def test_without_ncu_report_the_install_message_is_given(tmp_path, monkeypatch):
             call(report)
 
 
+@pytest.mark.e2e
 def test_truncated_report_is_refused(ncu_report, tmp_path):
     cut = tmp_path / "cut.ncu-rep"
     cut.write_bytes(shared(VECADD).read_bytes()[:20000])  # ends inside the result block
@@ -172,6 +180,7 @@ def test_truncated_report_is_refused(ncu_report, tmp_path):
         parsers.read(magic_only)
 
 
+@pytest.mark.e2e
 def test_report_without_results_is_refused(ncu_report, tmp_path):
     # The session block and the source block end at byte 8888; the result block follows them.
     head = tmp_path / "no-results.ncu-rep"
@@ -181,6 +190,7 @@ def test_report_without_results_is_refused(ncu_report, tmp_path):
         parsers.read(head)
 
 
+@pytest.mark.e2e
 def test_too_old_ncu_report_is_refused_not_crashed(ncu_report, monkeypatch):
     # ncu-report 2025.3.1 dies with SIGSEGV in IMetric.unit() once pandas is imported
     monkeypatch.setattr(ncu_rep.importlib.metadata, "version", lambda name: "2025.3.1")
@@ -190,6 +200,7 @@ def test_too_old_ncu_report_is_refused_not_crashed(ncu_report, monkeypatch):
         parsers.read(shared(VECADD))
 
 
+@pytest.mark.e2e  # a subprocess
 def test_a_report_that_crashes_the_library_is_one_unreadable_input(tmp_path, monkeypatch):
     """NVIDIA's library aborted the process on a fuzzed copy of a real report (2026-12-01,
     ROOFLINT_FUZZ=long): the report is read in a forked child, whose death is an InputError."""

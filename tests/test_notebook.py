@@ -5,7 +5,7 @@ from __future__ import annotations
 import rooflint
 from rooflint import pipeline, reporters
 from rooflint.core import display
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 A100 = "fixtures/ncu/a100-gemm-details.csv"
 

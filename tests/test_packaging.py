@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 
 def test_every_python_package_is_listed_for_setuptools():

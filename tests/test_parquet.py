@@ -17,7 +17,7 @@ from rooflint import pipeline
 from rooflint.cli import main
 from rooflint.core import analysis, schema
 from rooflint.reporters import parquet_report
-from tests.conftest import FIXTURES, shared
+from tests.helpers import FIXTURES
 
 NCU = FIXTURES / "ncu"
 
@@ -28,7 +28,7 @@ def inputs(tmp_path) -> Path:
     folder.mkdir()
     for name in ("a100-gemm-details.csv", "rtx2080ti-sgemm-raw-base.csv", "rtx3070-nvtx-raw.csv"):
         shutil.copy(NCU / name, folder)
-    shutil.copy(shared("rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"), folder)
+    shutil.copy(FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv", folder)
     return folder
 
 
@@ -41,6 +41,7 @@ def _in_order(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(["source", "launch_id"], kind="mergesort").reset_index(drop=True)
 
 
+@pytest.mark.e2e  # over a second
 def test_dataset_folder_is_partitioned_by_source_and_reads_back_exactly(inputs, tmp_path):
     out = tmp_path / "out"
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
@@ -82,6 +83,7 @@ def test_dataset_folder_is_partitioned_by_source_and_reads_back_exactly(inputs, 
     }
 
 
+@pytest.mark.e2e  # over a second
 def test_schema_metadata_carries_version_units_devices_and_ceilings(inputs, tmp_path):
     out = tmp_path / "out"
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
@@ -109,6 +111,7 @@ def test_missing_quantities_are_null_not_nan(inputs, tmp_path):
     assert table.column("duration_s").null_count == 0
 
 
+@pytest.mark.e2e  # over a second
 def test_duckdb_reads_the_dataset(inputs, tmp_path):
     duckdb = pytest.importorskip("duckdb")
     out = tmp_path / "out"
@@ -127,6 +130,7 @@ def test_duckdb_reads_the_dataset(inputs, tmp_path):
         assert (headroom or 0.0) == pytest.approx(total)
 
 
+@pytest.mark.e2e  # over a second
 def test_single_file_output(inputs, tmp_path):
     out = tmp_path / "launches.parquet"
     _report(inputs, "-o", out)  # format from the extension
@@ -141,6 +145,7 @@ def test_single_file_output(inputs, tmp_path):
     assert json.loads(table.schema.metadata[b"rooflint"])["per"] == "launch"
 
 
+@pytest.mark.e2e  # over a second
 @pytest.mark.parametrize("target", ["launches.parquet", "dataset/"])
 def test_only_text_columns_are_dictionary_encoded(inputs, tmp_path, target):
     """Names and verdicts repeat, measured quantities rarely do: a dictionary per float column
@@ -156,6 +161,7 @@ def test_only_text_columns_are_dictionary_encoded(inputs, tmp_path, target):
     assert "RLE_DICTIONARY" not in encodings["duration_s"] + encodings["headroom_s"]
 
 
+@pytest.mark.e2e  # over a second
 def test_per_kernel_writes_the_ranked_groups(inputs, tmp_path):
     out = tmp_path / "kernels.parquet"
     _report(inputs, "-o", out, "--per", "kernel", "--group-by", "name")
@@ -170,6 +176,7 @@ def test_per_kernel_writes_the_ranked_groups(inputs, tmp_path):
     assert meta["per"] == "kernel" and meta["group_by"] == "name" and meta["partitioning"] is None
 
 
+@pytest.mark.e2e  # over a second
 def test_per_kernel_to_a_folder_is_one_unpartitioned_file(inputs, tmp_path):
     out = tmp_path / "groups"
     _report(inputs, "--format", "parquet", "-o", f"{out}/", "--per", "kernel")
@@ -177,6 +184,7 @@ def test_per_kernel_to_a_folder_is_one_unpartitioned_file(inputs, tmp_path):
     assert len(pd.read_parquet(out)) == len(pipeline.build([str(inputs)]).kernels)
 
 
+@pytest.mark.e2e  # over a second
 def test_writing_again_replaces_the_earlier_dataset(inputs, tmp_path):
     out = tmp_path / "out"
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
@@ -198,6 +206,7 @@ def test_a_folder_holding_other_files_is_refused_and_untouched(inputs, tmp_path)
     assert [p.name for p in out.iterdir()] == ["thesis.tex"]
 
 
+@pytest.mark.e2e  # over a second
 def test_missing_parent_folder_is_a_usage_error(inputs, tmp_path):
     res = CliRunner().invoke(
         main, ["report", str(inputs), "--format", "parquet", "-o", f"{tmp_path}/no/such/"]

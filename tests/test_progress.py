@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main, progress
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 INPUTS = [
     str(FIXTURES / "ncu" / "a100-gemm-details.csv"),

@@ -18,7 +18,7 @@ from rooflint.core.errors import UsageError
 from rooflint.core.profile import InputFormat
 from rooflint.core.reader import Carries
 from rooflint.parsers import kineto, ncu_csv, ncu_rep, nvprof, rocprof
-from tests.conftest import FIXTURES, ROOT, SHARED
+from tests.helpers import FIXTURES, ROOT, SHARED
 
 PACKAGE_SOURCE = [ROOT / "src", ROOT / "parsers", ROOT / "hardware"]
 TRACE = FIXTURES / "kineto" / "h200-train-trace.json.gz"

@@ -1,8 +1,11 @@
-"""Golden files for the text reports (table, Markdown, JSON, CSV) on real profiles; README sample.
+"""Golden files for every text report format (table, Markdown, JSON, CSV, HTML) on real
+profiles; README sample.
 
-Refresh after an intended change, then read the diff before committing it:
+The formats come from the registry (tests/helpers.py: report_formats), so a new text format gets
+goldens here without a test edit; a missing or different golden fails, and the output is left in
+tests/actual/ for review. Refresh after an intended change, then read the diff before committing:
 
-    ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py
+    ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py tests/test_golden_html_diff.py
 
 The goldens are only as good as the numbers in them, so the figures they show are also checked
 here against values worked out by hand from the raw counters (see the spot checks below).
@@ -13,7 +16,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import statistics
 from pathlib import Path
@@ -21,23 +23,25 @@ from pathlib import Path
 import pytest
 
 from rooflint import pipeline, reporters
+from tests.helpers import REFRESH, ROOT, UPDATE, check_golden, report_formats
 
-ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "tests" / "golden"
-UPDATE = os.environ.get("ROOFLINT_UPDATE_GOLDEN") == "1"
 A100 = "fixtures/ncu/a100-gemm-details.csv"
 RTX = "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv"
 README_START, README_END = "<!-- sample-report:start -->", "<!-- sample-report:end -->"
 README_IMAGE = "docs/roofline-a100.png"
 
-# (format, options, golden suffix)
-CASES = [
-    ("table", {}, "table.txt"),
-    ("markdown", {}, "md"),
-    ("json", {}, "json"),
-    ("csv", {"per": "launch"}, "launches.csv"),
-    ("csv", {"per": "kernel"}, "kernels.csv"),
-]
+# Options that give a format more than one golden: label → options (others: the defaults, once).
+VARIANTS = {"csv": {"launches": {"per": "launch"}, "kernels": {"per": "kernel"}}}
+
+
+def golden_cases() -> list:
+    """(format, options, golden suffix) for every text format of the registry."""
+    return [
+        pytest.param(fmt, options, suffix, id=suffix.lstrip("."))
+        for fmt, extension in report_formats().items()
+        for label, options in VARIANTS.get(fmt, {"": {}}).items()
+        for suffix in [f".{label}{extension}" if label else extension]
+    ]
 
 
 @pytest.fixture
@@ -51,20 +55,19 @@ def _build(path: str):
     return pipeline.build([path])
 
 
-def _check_golden(name: str, text: str) -> None:
-    golden = GOLDEN / name
-    if UPDATE:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(text, encoding="utf-8", newline="")
-    assert golden.exists(), f"{golden} is missing; run ROOFLINT_UPDATE_GOLDEN=1 pytest {__file__}"
-    assert text == golden.read_text(encoding="utf-8"), f"{name} differs from its golden file"
-
-
 @pytest.mark.parametrize("path", [A100, RTX], ids=["a100", "rtx2080ti"])
-@pytest.mark.parametrize("fmt,options,suffix", CASES, ids=[c[2] for c in CASES])
+@pytest.mark.parametrize("fmt,options,suffix", golden_cases())
 def test_golden(in_root, path, fmt, options, suffix):
     text = reporters.render(_build(path), fmt, **options)
-    _check_golden(f"{Path(path).stem}.{suffix}", text)
+    check_golden(f"{Path(path).stem}{suffix}", text)
+
+
+def test_every_text_format_has_goldens():
+    """The derivation finds the formats the goldens were first written for, and more only by
+    a registry change (a binary format, or a second text one, added to the registry)."""
+    suffixes = {case.values[2] for case in golden_cases()}
+    assert {".txt", ".md", ".json", ".html", ".launches.csv", ".kernels.csv"} <= suffixes
+    assert not suffixes & {".parquet", ".png", ".svg", ".pdf"}
 
 
 # --- the numbers in the goldens, checked by hand -------------------------------------------
@@ -190,7 +193,5 @@ def test_readme_sample_is_current(in_root):
         (ROOT / README_IMAGE).parent.mkdir(exist_ok=True)
         (ROOT / README_IMAGE).write_bytes(reporters.render(res, "png"))
         start, end = text.index(README_START) + len(README_START), text.index(README_END)
-    assert text[start:end] == expected, (
-        "README sample is stale; run ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py"
-    )
+    assert text[start:end] == expected, f"README sample is stale; run {REFRESH}"
     assert (ROOT / README_IMAGE).read_bytes().startswith(b"\x89PNG")

@@ -128,7 +128,9 @@ def cached(name: str):
 # --- every format on every awkward input ----------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", list(INPUTS))
+@pytest.mark.parametrize(
+    "kind", [pytest.param(k, marks=pytest.mark.e2e) if k == "10k" else k for k in INPUTS]
+)  # 10,000 kernels take seconds in each format
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_on_awkward_input(fmt, kind):
     res = cached(kind)
@@ -534,6 +536,7 @@ def test_chart_top_labels_and_unique_ids():
     assert len(set(labels)) == 3 and all("." in label for label in labels)  # the ranking's .1 .2 .3
 
 
+@pytest.mark.e2e  # over a second
 def test_chart_with_ten_thousand_kernels_is_rasterised():
     data = chart.chart_data(cached("10k"))
     assert len(data.points) + len(data.zero_flop) + len(data.unplaced) == 10_000
@@ -553,6 +556,7 @@ def test_chart_text_from_input_is_literal():
     assert reporters.render(res, "png")[:4] == b"\x89PNG"
 
 
+@pytest.mark.e2e  # over a second
 def test_svg_and_pdf_are_deterministic():
     res = single()
     assert reporters.render(res, "svg") == reporters.render(res, "svg")
@@ -562,6 +566,7 @@ def test_svg_and_pdf_are_deterministic():
 # --- CLI ------------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e  # a subprocess
 def test_report_to_text_formats_does_not_import_matplotlib():
     code = (
         "import sys\n"
@@ -576,6 +581,7 @@ def test_report_to_text_formats_does_not_import_matplotlib():
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.e2e  # over a second
 def test_plot_command_writes_each_chart_format(tmp_path):
     runner = CliRunner()
     for suffix, magic in ((".png", b"\x89PNG"), (".svg", b"<?xml"), (".pdf", b"%PDF")):

@@ -8,6 +8,7 @@ import pytest
 
 import rooflint
 from rooflint.core import schema
+from tests.helpers import profile_params, real_path
 
 
 def test_strings_keeps_only_used_labels_sorted():
@@ -58,24 +59,14 @@ def test_filled_adds_the_category_it_fills_with():
     assert schema.filled(pd.Series(pd.Categorical(["a"])), "(none)").tolist() == ["a"]
 
 
-def _profiles() -> list:
-    from tests.conftest import FIXTURES, SHARED, with_launches
-
-    folders = [FIXTURES / k for k in ("ncu", "rocprof", "kineto")]
-    folders += [SHARED / k for k in ("ncu", "rocprof", "kineto")]
-    return with_launches(
-        sorted(p for f in folders if f.is_dir() for p in f.rglob("*") if p.is_file())
-    )
-
-
 ANALYSIS_TEXT = ["device_id", "limiter", "verdict", "reason", "family"]
 
 
-@pytest.mark.parametrize("path", _profiles(), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", profile_params())
 def test_every_reader_hands_over_categorical_text(path):
     """Every reader's table, analysed, keeps the dtype contract (schema.validate): no reader
     or later step writes a plain string column into the table."""
-    launches = rooflint.report(path).launches
+    launches = rooflint.report(real_path(path)).launches
     schema.validate(launches)
     for column in ANALYSIS_TEXT:
         assert isinstance(launches[column].dtype, pd.CategoricalDtype), column

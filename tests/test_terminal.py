@@ -12,23 +12,30 @@ from click.testing import CliRunner
 from rooflint import pipeline, reporters
 from rooflint.cli import main
 from rooflint.reporters import terminal
-from tests.conftest import FIXTURES, shared, with_launches
+from tests.helpers import BUNDLED_PROFILES, FIXTURES, shared
 
-BUNDLED = with_launches(sorted(p for p in FIXTURES.rglob("*") if p.is_file()))
+BUNDLED = [FIXTURES / p for p in BUNDLED_PROFILES]
 MI200 = "rocprof/v1_mi200_rocm513_multipass_results.csv"
 ROOFLINE = "rocprof/omniperf2_mi200_roofline.csv"
-A100_EXPORT = "ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv"
+A100_EXPORT = FIXTURES / "ncu" / "a100-gemm-details.csv"  # = shared cuda-roofline-a100-…
 
 
 def _cut(tmp_path: Path) -> Path:
     """The first 3,000 bytes of a real export: the reader drops the row it ends in."""
     cut = tmp_path / "cut-short.csv"
-    cut.write_bytes(shared(A100_EXPORT).read_bytes()[:3000])
+    cut.write_bytes(A100_EXPORT.read_bytes()[:3000])
     return cut
 
 
 # (id, inputs, options) -- the shared ones resolve (or skip) inside the test
 CASES = [(p.relative_to(FIXTURES).as_posix(), [p], {}) for p in BUNDLED]
+SHARED_CASES = {
+    "shared rocprof folder",
+    "shared ncu folder",
+    "shared kineto folder",
+    "mi200 above roof",
+}
+E2E_CASES = SHARED_CASES | {"bundled rocprof folder"}  # the folder of every bundled AMD export
 CASES += [
     ("bundled rocprof folder", [FIXTURES / "rocprof"], {}),
     ("shared rocprof folder", ["rocprof"], {}),
@@ -62,7 +69,13 @@ def _squashed(text: str) -> str:
     return "".join(text.split())
 
 
-@pytest.mark.parametrize("name,paths,options", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    "name,paths,options",
+    [
+        pytest.param(*case, id=case[0], marks=[pytest.mark.e2e] if case[0] in E2E_CASES else [])
+        for case in CASES
+    ],
+)
 def test_every_markdown_warning_is_in_the_terminal(tmp_path, name, paths, options):
     inputs, options = _inputs(tmp_path, paths, options)
     result = pipeline.build([str(p) for p in inputs], pipeline.options(**options))
@@ -91,9 +104,9 @@ def _too_long(text: str) -> list[str]:
         ["fixtures/ncu/a100-gemm-details.csv", "--verbose"],
         ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz"],
         ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz", "--group-by", "op"],
-        ["fixtures/rocprof"],
-        ["rocprof"],
-        ["rocprof", "--verbose"],
+        pytest.param(["fixtures/rocprof"], marks=pytest.mark.e2e),  # over a second
+        pytest.param(["rocprof"], marks=pytest.mark.e2e),
+        pytest.param(["rocprof", "--verbose"], marks=pytest.mark.e2e),
         ["cut"],
     ],
     ids=lambda a: " ".join(a),

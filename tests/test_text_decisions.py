@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 PACKAGE = ["src", "parsers", "hardware"]
 COLUMN_SEARCHES = {"contains", "find", "match", "fullmatch"}

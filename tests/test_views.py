@@ -6,7 +6,7 @@ import pytest
 
 from rooflint import pipeline
 from rooflint.core import views
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
 RTX = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
