@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema
+from rooflint.core import schema, timeline
 from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 
@@ -64,7 +64,20 @@ def _read(source: str) -> Profile:
         launches=launches,
         notes=notes,
         device_hints=_hints(devices, notes),
+        steps=_steps(events),
     )
+
+
+def _steps(events: TraceEvents) -> list[timeline.Step]:
+    """The ProfilerStep#N annotations, host-side (user_annotation) and device-side."""
+    c = events.steps
+    start, dur = c.get("ts") * 1e-6, c.get("dur") * 1e-6
+    sides = [timeline.GPU_SIDE if g else timeline.CPU_SIDE for g in c.get("gpu").tolist()]
+    return [
+        timeline.Step(name, float(s), float(s + d), side)
+        for name, s, d, side in zip(c.get("name"), start, dur, sides, strict=True)
+        if np.isfinite(s + d)
+    ]
 
 
 @contextlib.contextmanager
@@ -181,8 +194,51 @@ def _trace_columns(events: TraceEvents, links, device: pd.Series) -> dict[str, o
         ),
         "device_index": pd.array(device, dtype="Int64"),
         "graph_replay": pd.array(links.graph, dtype="boolean"),
+        **_timeline_columns(events, links),
         "_op_index": links.owner,
         "_bytes_arg": gpu.get("bytes"),
+    }
+
+
+ACTIVITY_KINDS = {
+    "kernel": timeline.KERNEL,
+    "gpu_memcpy": timeline.MEMCPY,
+    "gpu_memset": timeline.MEMSET,
+}
+
+
+def _timeline_columns(events: TraceEvents, links) -> dict[str, object]:
+    """Start and issue times (s), kind, and a collective's arguments (from the kernel, else from
+    the record_param_comms operator that launched it)."""
+    gpu = events.gpu
+    issued = np.append(events.runtime.get("ts"), np.nan)[links.runtime] * 1e-6
+    names = np.asarray(gpu.get("name"), dtype=object)
+    activity = pd.Series(gpu.get("cat"), dtype=object).map(ACTIVITY_KINDS).to_numpy()
+    kind = timeline.kinds(activity, names)
+    return {
+        "start_s": gpu.get("ts") * 1e-6,
+        "launch_s": issued,
+        "kind": pd.array(kind, dtype="string"),
+        **_comm_columns(events, links, kind),
+    }
+
+
+def _comm_columns(events: TraceEvents, links, kind: np.ndarray) -> dict[str, object]:
+    """Each communication kernel's collective, message bytes and group size: from its own
+    arguments, else from the record_param_comms operator that launched it (a loop over the
+    communication kernels alone)."""
+    n = len(kind)
+    collective, size, ranks = np.full(n, None, dtype=object), np.full(n, np.nan), np.full(n, None)
+    own = events.gpu.get("comm")
+    for row in np.flatnonzero(kind == timeline.COMMUNICATION).tolist():
+        comm = own[row] or events.comms.get(int(links.owner[row]))
+        if comm is not None:
+            collective[row], ranks[row] = comm.collective, comm.ranks
+            size[row] = np.nan if comm.bytes is None else comm.bytes
+    return {
+        "collective": pd.array(collective, dtype="string"),
+        "comm_bytes": size,
+        "comm_ranks": pd.array(ranks, dtype="Int64"),
     }
 
 

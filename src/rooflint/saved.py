@@ -212,6 +212,10 @@ _TRACE_DTYPES = {
     "stream": "Int64",
     "device_index": "Int64",
     "graph_replay": "boolean",
+    "start_s": "float64",
+    "launch_s": "float64",
+    "comm_bytes": "float64",
+    "comm_ranks": "Int64",
 }
 
 
