@@ -134,7 +134,9 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         columns = LAUNCH_COLUMNS + schema.TRACE_COLUMNS  # the trace's only in a trace report
         frame, columns = launches, [c for c in columns if c in launches.columns]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
-        types = {c: pa.int64() for c in [*schema.INT_COLUMNS, "stream", "device_index", "comm_ranks"]}
+        types = {
+            c: pa.int64() for c in [*schema.INT_COLUMNS, "stream", "device_index", "comm_ranks"]
+        }
         types["graph_replay"] = pa.bool_()
     else:
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
