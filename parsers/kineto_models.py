@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import orjson
 import pandas as pd
@@ -67,6 +69,7 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
     cache: dict = {}
     names, packed = ops.get("name"), ops.get("arguments")
     tf32_note = False
+    assumed = np.zeros(len(launches), dtype=bool)  # FP32 GEMMs whose kernel name leaves it open
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
@@ -83,7 +86,14 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
         )
         klass[row] = opmodels.compute_class(work, vendor, kernels[row], allow_tf32)
         flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
-        tf32_note |= work.unit == "matrix" and work.precision == "fp32"
+        fp32_matrix = work.unit == "matrix" and work.precision == "fp32"
+        tf32_note |= fp32_matrix
+        assumed[row] = (
+            fp32_matrix and vendor != "AMD" and not allow_tf32
+            and opmodels.fp32_path(kernels[row]) is None
+        )  # fmt: skip
+    if assumed.any():
+        schema.add_note(launches, opmodels.FP32_ASSUMED, assumed)
     if tf32_note:
         notes.append(_fp32_note(vendor))
 
@@ -92,24 +102,34 @@ def _fp32_note(vendor: str) -> str:
     if vendor == "AMD":
         return "FP32 GEMMs and convolutions are counted against the FP32 matrix (MFMA) roof"
     return (
-        "FP32 GEMMs are counted against the FP32 vector roof (PyTorch's default, "
-        "torch.backends.cuda.matmul.allow_tf32=False) unless the kernel name says tf32; cuDNN "
-        "convolutions follow their allow_tf32 argument (TF32 roof when True)"
+        "FP32 GEMMs are counted against the TF32 tensor roof when the kernel name says so "
+        "(tf32, CUTLASS tensorop_s1688), against the FP32 vector roof when it names a SIMT "
+        "kernel (sgemm, gemv) and, where it says neither, against the FP32 vector roof "
+        "(PyTorch's default, torch.backends.cuda.matmul.allow_tf32=False; such launches say "
+        "so); cuDNN convolutions follow their allow_tf32 argument (TF32 roof when True)"
     )
 
 
+# cuBLAS's split-K reduction: a GEMM's helper, never its work, however long it runs.
+HELPER_KERNEL = re.compile(r"splitKreduce|splitK_reduce", re.IGNORECASE)
+
+
 def _main_kernels(launches: pd.DataFrame, owner: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """Per operator instance, its longest kernel: the one that does the work (a memset or split-K
-    reduce beside a GEMM stays linked to the operator, with no FLOPs of its own)."""
+    """Per operator instance, its longest kernel that is no GEMM helper: the one that does the
+    work (a memset or split-K reduce beside a GEMM stays linked to the operator, with no FLOPs
+    of its own; measured on HTA's 2-rank trace, a splitKreduce_kernel outlasted its s1688gemm)."""
+    codes, kernels = pd.factorize(schema.filled(launches["kernel"], ""))
+    helper = np.array([bool(HELPER_KERNEL.search(k)) for k in kernels], dtype=bool)[codes]
     frame = pd.DataFrame(
         {
             "owner": owner[kernel],
+            "helper": helper[kernel],
             "t": launches["duration_s"].to_numpy()[kernel],
             "row": np.flatnonzero(kernel),
         }
     )
     frame = frame.sort_values(
-        ["owner", "t", "row"], ascending=[True, False, True], kind="mergesort"
+        ["owner", "helper", "t", "row"], ascending=[True, True, False, True], kind="mergesort"
     )
     main = np.zeros(len(launches), dtype=bool)
     main[frame.drop_duplicates("owner")["row"].to_numpy()] = True

@@ -102,6 +102,11 @@ def _caveats(verdict: str, flags: set[str], vendor: str | None) -> str:
         out.append(
             "packed half math (HFMA2) counts as one FMA: FP16 FLOPs may be under-counted up to 2x"
         )
+    if "fp32_assumed" in flags:
+        out.append(
+            "the kernel name does not say whether FP32 ran on the TF32 tensor path: FP32 vector "
+            "roof assumed (PyTorch's default); if TF32 was allowed, the TF32 roof applies"
+        )
     return "".join(f"; {c}" for c in out)
 
 

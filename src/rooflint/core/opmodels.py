@@ -406,13 +406,35 @@ def model(name: str, dims, types, concrete) -> Work | None:
         return None  # shapes that do not fit the formula: unmodelled, never a guess
 
 
+# FP32 GEMM kernels on NVIDIA's TF32 tensor path, named by cuBLAS, cuBLASLt, CUTLASS and nvjet:
+# "tf32" (sm80_xmma_gemm_f32f32_tf32f32_..., ..._tf32_...), and CUTLASS's FP32 tensor-op GEMMs
+# (tensorop_s1688gemm: the m16n8k8 TF32 MMA, the only tensor path for FP32 inputs).
+TF32_KERNEL = re.compile(r"tf32|tensorop_s1688|s1688gemm", re.IGNORECASE)
+# ... and on the FP32 vector units: SIMT GEMMs and GEMV.
+FP32_VECTOR_KERNEL = re.compile(r"sgemm|simt|gemv|gemmSN|gemmk1", re.IGNORECASE)
+FP32_ASSUMED = (
+    "FP32 GEMM kernel whose name says neither TF32 nor SIMT: counted against the FP32 vector "
+    "roof (PyTorch's default, allow_tf32=False)"
+)
+
+
+def fp32_path(kernel: str) -> str | None:
+    """Which unit an NVIDIA FP32 GEMM kernel runs on by its name: "tf32", "vector", or None
+    when the name does not say."""
+    if TF32_KERNEL.search(kernel):
+        return "tf32"
+    if FP32_VECTOR_KERNEL.search(kernel):
+        return "vector"
+    return None
+
+
 def compute_class(work: Work, vendor: str, kernel: str = "", allow_tf32: bool | None = None) -> str:
     """The roof an operator's FLOPs count against, e.g. "matrix_bf16" or "vector_fp32".
 
-    FP32 matrix work: on AMD it runs on the FP32 matrix cores (MFMA F32). On NVIDIA, PyTorch's
-    default (torch.backends.cuda.matmul.allow_tf32 = False) runs FP32 GEMMs on the FP32 vector
-    units, unless the kernel name says TF32; cuDNN convolutions follow their `allow_tf32`
-    argument (default True).
+    FP32 matrix work: on AMD it runs on the FP32 matrix cores (MFMA F32). On NVIDIA the kernel
+    name decides where it says (TF32 tensor path or SIMT, `fp32_path`); cuDNN convolutions
+    follow their `allow_tf32` argument (default True); otherwise PyTorch's default
+    (torch.backends.cuda.matmul.allow_tf32 = False) puts FP32 GEMMs on the FP32 vector units.
     """
     if work.unit == "vector":
         return (
@@ -424,6 +446,7 @@ def compute_class(work: Work, vendor: str, kernel: str = "", allow_tf32: bool | 
         return f"matrix_{work.precision}"
     if vendor == "AMD":
         return "matrix_fp32"
-    if "tf32" in kernel.lower() or allow_tf32:
+    path = fp32_path(kernel)
+    if path == "tf32" or (path is None and allow_tf32):
         return "matrix_tf32"
     return "vector_fp32"

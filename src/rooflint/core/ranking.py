@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, schema
+from rooflint.core import names, opmodels, schema
 from rooflint.core.analysis import (
     ABOVE_ROOF,
     ABOVE_ROOF_TOLERANCE,
@@ -241,11 +241,15 @@ UNMEASURED = {
 
 def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     """Per group (numbered as by group_codes), the comma-joined flags of what was not measured
-    in any of its launches: `vector`, `matrix` (counters absent) and `half` (FP16 vector
-    FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x)."""
+    in any of its launches: `vector`, `matrix` (counters absent), `half` (FP16 vector
+    FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x) and
+    `fp32_assumed` (an FP32 GEMM whose kernel name leaves its roof open)."""
     missing = schema.filled(analysed["missing"], "")
     flags = {name: missing.str.contains(text, regex=False) for name, text in UNMEASURED.items()}
     flags["half"] = analysed["ops_vector_fp16"].fillna(0) > 0
+    flags["fp32_assumed"] = schema.filled(analysed["notes"], "").str.contains(
+        opmodels.FP32_ASSUMED, regex=False
+    )
     n = int(group.max()) + 1 if len(group) else 0
     text = np.full(n, "", dtype=object)
     for name, mask in flags.items():
