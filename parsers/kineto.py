@@ -105,9 +105,13 @@ def _vendor(devices: dict[int, dict]) -> str:
 
 
 def _hints(devices: dict[int, dict], notes: list[str]) -> dict:
-    """The CU/SM count for device matching, and a note when the GPU's name is ambiguous."""
+    """The CU count (AMD) and device memory (totalGlobalMem) for device matching, and a note
+    when the GPU's name is ambiguous."""
     counts = {d.get("numSms") for d in devices.values()}
+    memory = {d.get("totalGlobalMem") for d in devices.values()}
     hints = {"cu_count": counts.pop()} if len(counts) == 1 and _vendor(devices) == "AMD" else {}
+    if len(memory) == 1:
+        hints["memory_bytes"] = memory.pop()
     for device in devices.values():
         why = AMBIGUOUS_NAMES.get(str(device.get("name", "")).strip())
         if why:
@@ -125,11 +129,17 @@ def _device_columns(index: pd.Series, devices: dict[int, dict]) -> dict[str, pd.
     index not listed falls back to the one GPU model the trace lists, when there is one."""
     names = {k: d.get("name") for k, d in devices.items()}
     arch = {k: _arch(d) for k, d in devices.items()}
-    name, arch_col = index.map(names), index.map(arch)
+    sms = {k: d.get("numSms") if _vendor({0: d}) == "NVIDIA" else None for k, d in devices.items()}
+    name, arch_col, sm = index.map(names), index.map(arch), index.map(sms)
     if len(set(names.values())) == 1 and len(set(arch.values())) == 1:
         name = name.fillna(next(iter(names.values())))
         arch_col = arch_col.fillna(next(iter(arch.values())))
-    return {"device_name": name.astype("string"), "arch": arch_col.astype("string")}
+        sm = sm.fillna(next(iter(sms.values())))
+    return {
+        "device_name": name.astype("string"),
+        "arch": arch_col.astype("string"),
+        "sm_count": pd.to_numeric(sm, errors="coerce"),
+    }
 
 
 def _arch(device: dict):

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from rooflint import parsers, pipeline
 from rooflint.cli import main
-from rooflint.core import opmodels
+from rooflint.core import explain, opmodels
 from tests.conftest import shared
 
 TRACES = [
@@ -450,3 +450,71 @@ def test_b200_coverage_lists_unmodelled_operators():
         assert f"largest without: vllm::moe\\_forward {moe / total * 100:.0f} %" in text.replace(
             "vllm::moe_forward", "vllm::moe\\_forward"
         )
+
+
+@pytest.mark.parametrize("name", ["hta-a100-nccl-rank0", "hta-a100-alexnet"])
+def test_a100_board_name_decided_by_memory(name):
+    """deviceProperties name "NVIDIA A100-PG509-200" (a board name the catalog lists for the
+    SXM4 80GB) with totalGlobalMem 42,297,524,224 bytes and 108 SMs: a 40 GB A100 SXM4 (42.3 GB
+    is 98.5 % of 40 GiB, 49 % of 80 GiB). The PCIe 40GB has the same ceilings: not provisional."""
+    built = pipeline.build([str(trace(name))])
+    (use,) = built.devices
+    assert use.device.id == "a100-sxm4-40gb"
+    assert use.device.memory["dram"].value == 1555e9
+    assert not use.provisional
+    assert "42.3 GB of device memory is a 40 GiB part's, not its 80 GiB" in use.evidence
+    assert "108 SMs" in use.evidence
+
+
+@pytest.mark.parametrize(
+    ("kernel", "roof"),
+    [
+        ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(...)", "tf32"),
+        ("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16_stage4", "tf32"),
+        ("ampere_s16816gemm_tf32_128x128_ldg8_stages_32x3_nn", "tf32"),
+        ("nvjet_tst_tf32_128x64_64x4_2x1_v_bz_TNN", "tf32"),
+        ("ampere_sgemm_32x32_sliced1x4_tn", "vector"),
+        ("cutlass_80_simt_sgemm_128x128_8x5_nn_align1", "vector"),
+        ("void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4>", "vector"),
+        ("triton_tem_fused_mm_0", None),
+    ],
+)
+def test_fp32_gemm_roof_from_the_kernel_name(kernel, roof):
+    """FP32 GEMM work goes to the TF32 tensor roof when the name says TF32 (tensorop_s1688 is
+    CUTLASS's m16n8k8 TF32 MMA), to the FP32 vector roof for SIMT names, and when the name says
+    neither, to the FP32 vector roof (PyTorch's default) with a caveat on the verdict."""
+    work = opmodels.gemm(256, 256, 256, 1, "float")
+    assert opmodels.fp32_path(kernel) == roof
+    expected = "matrix_tf32" if roof == "tf32" else "vector_fp32"
+    assert opmodels.compute_class(work, "NVIDIA", kernel) == expected
+
+
+def test_fp32_roof_left_open_says_so_in_the_verdict(tmp_path):
+    """A one-kernel trace: aten::mm on float [64,64]x[64,64] whose kernel name says neither TF32
+    nor SIMT; the launch notes the assumption and the verdict sentence names the roof assumed."""
+    trace_doc = {
+        "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9,
+                              "computeMinor": 0, "numSms": 132, "totalGlobalMem": 85018279936}],
+        "traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0,
+             "dur": 50, "args": {"External id": 7, "Input Dims": [[64, 64], [64, 64]],
+                                 "Input type": ["float", "float"]}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+             "ts": 10, "dur": 5, "args": {"correlation": 3, "External id": 7}},
+            {"ph": "X", "cat": "kernel", "name": "triton_tem_fused_mm_0", "pid": 0, "tid": 7,
+             "ts": 100, "dur": 4, "args": {"correlation": 3, "External id": 7, "device": 0,
+                                           "stream": 7, "grid": [1, 1, 1], "block": [128, 1, 1]}},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "mm.json"
+    path.write_text(json.dumps(trace_doc))
+    built = pipeline.build([str(path)])
+    (launch,) = built.launches.itertuples()
+    assert launch.ops_vector_fp32 == 2 * 64**3
+    assert opmodels.FP32_ASSUMED in launch.notes
+    (group,) = built.kernels.itertuples()
+    assert "fp32_assumed" in group.unmeasured
+    line = explain.sentence(
+        group.verdict, group.efficiency, group.limiter, "", "nvidia", "fp32_assumed"
+    )
+    assert "FP32 vector roof assumed" in line

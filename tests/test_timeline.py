@@ -278,3 +278,55 @@ def test_nccl_trace_steps():
         assert step.busy_s == pytest.approx(
             plain_union([(e["ts"], e["ts"] + e["dur"]) for e in mine]) * 1e-6, abs=CLOCK
         )
+
+
+def test_reader_timeline_columns_and_communication():
+    """The excerpt's launches carry start and issue times (s) and a kind; its five NCCL kernels
+    are communication with their record_param_comms arguments: allreduce of Float (4 bytes)
+    over a group of 2, message = In msg nelems × 4 (read here from the kernels' args)."""
+    raw = [e for e in events(EXCERPT) if e.get("cat") in GPU]
+    launches = parsers.read(EXCERPT).launches
+    assert launches["start_s"].tolist() == pytest.approx([e["ts"] * 1e-6 for e in raw])
+    nccl = [e["name"].startswith("ncclKernel_") for e in raw]
+    kinds = launches["kind"].tolist()
+    assert [k == "communication" for k in kinds] == nccl
+    expected_kind = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+    assert all(
+        k == expected_kind[e["cat"]] for k, e, n in zip(kinds, raw, nccl, strict=True) if not n
+    )
+    comm = launches[np.array(nccl)]
+    sizes = [4 * e["args"]["In msg nelems"] for e in raw if e["name"].startswith("ncclKernel_")]
+    assert comm["comm_bytes"].tolist() == sizes
+    assert set(comm["collective"]) == {"allreduce"} and set(comm["comm_ranks"]) == {2}
+    assert launches.loc[~np.array(nccl), "comm_bytes"].isna().all()
+    calls = {
+        e["args"]["correlation"]: e["ts"] for e in events(EXCERPT) if e.get("cat") == "cuda_runtime"
+    }
+    issued = [calls.get(e["args"]["correlation"], np.nan) * 1e-6 for e in raw]
+    assert launches["launch_s"].to_numpy() == pytest.approx(np.array(issued), nan_ok=True)
+
+
+def test_communication_bytes_from_the_operator(tmp_path):
+    """An older trace: the NCCL kernel has no collective arguments; its record_param_comms
+    operator (same External id) has them: 1,000 BFloat16 elements in, 8,000 out (an allgather
+    over 8 ranks) -> the larger, 16,000 bytes."""
+    doc = {
+        "traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1,
+             "ts": 0, "dur": 20, "args": {"External id": 5, "In msg nelems": 1000,
+                                         "Out msg nelems": 8000, "dtype": "BFloat16",
+                                         "Group size": 8, "Collective name": "allgather"}},
+            {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0,
+             "tid": 9, "ts": 30, "dur": 10, "args": {"External id": 5, "correlation": 2,
+                                                    "device": 0, "stream": 9}},
+        ]
+    }  # fmt: skip
+    path = tmp_path / "comm.json"
+    path.write_text(json.dumps(doc))
+    (row,) = parsers.read(path).launches.itertuples()
+    assert (row.kind, row.collective, row.comm_bytes, row.comm_ranks) == (
+        "communication",
+        "allgather",
+        16000.0,
+        8,
+    )
