@@ -22,6 +22,7 @@ MODEL_BYTES_NOTE = (
 )
 HOST_COPY = "host transfer (bounded by the host link, not by device roofs)"
 NO_MODEL = "no operator model"
+NO_SHAPES = "no input shapes recorded (profile with record_shapes=True)"
 AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operator's main kernel)"
 
 
@@ -73,13 +74,14 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
-        key = (names[i], packed[i])
+        typed = kernels[row] if names[i] in opmodels.KERNEL_TYPED else ""
+        key = (names[i], packed[i], typed)
         if key not in cache:
             parsed = arguments(packed[i])  # (dims, types, concrete inputs), decoded once per key
-            cache[key] = (opmodels.model(names[i], *parsed), parsed[2])
-        work, concrete = cache[key]
+            cache[key] = (opmodels.model(names[i], *parsed, typed), parsed[2], parsed[0])
+        work, concrete, dims = cache[key]
         if work is None:
-            reason[row] = NO_MODEL
+            reason[row] = NO_SHAPES if dims is None and names[i] in opmodels.MODELS else NO_MODEL
             continue
         allow_tf32 = (
             names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
@@ -92,10 +94,21 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
             fp32_matrix and vendor != "AMD" and not allow_tf32
             and opmodels.fp32_path(kernels[row]) is None
         )  # fmt: skip
+    _unmodelled_helpers(owner, kernel, main, reason)
     if assumed.any():
         schema.add_note(launches, opmodels.FP32_ASSUMED, assumed)
     if tf32_note:
         notes.append(_fp32_note(vendor))
+
+
+def _unmodelled_helpers(owner, kernel, main, reason) -> None:
+    """The other kernels of an operator without a model (or shapes) say so, as its main one does:
+    "auxiliary" would claim the work was counted elsewhere."""
+    rows = np.flatnonzero(main)
+    by_owner = pd.Series(reason[rows], index=owner[rows])
+    unmodelled = by_owner[by_owner != ""]
+    helpers = kernel & ~main & np.isin(owner, unmodelled.index.to_numpy())
+    reason[helpers] = unmodelled.reindex(owner[helpers]).to_numpy()
 
 
 def _fp32_note(vendor: str) -> str:
@@ -180,6 +193,11 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
     return out.drop(columns=[c for c in out.columns if c.startswith("_")])
 
 
+def _why_text(op: str) -> str:
+    why = opmodels.no_model_why(op)
+    return f" ({why})" if why else ""
+
+
 def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
     """`missing` says why a launch has no FLOPs/bytes: no model for its operator, auxiliary,
     host."""
@@ -189,9 +207,10 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
         if "op" in out
         else np.full(len(out), "")
     )
+    why = pd.Series(op).map(_why_text).to_numpy(dtype=object)  # once per distinct operator
     text = np.where(
         reason == NO_MODEL,
-        "ops: no operator model for " + op.astype(str),
+        "ops: no operator model for " + op.astype(str) + why,
         "ops: " + reason.astype(str),
     )
     text = text + np.where(

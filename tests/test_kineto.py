@@ -518,3 +518,103 @@ def test_fp32_roof_left_open_says_so_in_the_verdict(tmp_path):
         group.verdict, group.efficiency, group.limiter, "", "nvidia", "fp32_assumed"
     )
     assert "FP32 vector roof assumed" in line
+
+
+def test_cat_model_from_the_trace():
+    """timesformer's aten::cat([[128,1,768],[128,196,768]], 1) on CatArrayBatchedCopy<OpaqueType<
+    2u>> (2-byte elements): no FLOPs; bytes = inputs read + output written = 2 x 128 x 197 x 768
+    x 2 = 77,463,552 (in the trace: 25 such launches of the contiguous kernel)."""
+    path = trace("tracelens-h100-timesformer")
+    raw = [
+        e
+        for e in events(path)
+        if e.get("cat") == "cpu_op"
+        and e["name"] == "aten::cat"
+        and e["args"]["Input Dims"] == [[[128, 1, 768], [128, 196, 768]], []]
+    ]
+    launches = parsers.read(path).launches
+    cat = launches[
+        (launches["op"] == "aten::cat")
+        & (launches["op_input_dims"] == "[[[128,1,768],[128,196,768]],[]]")
+        & launches["flops_source"].notna()
+    ]
+    assert len(cat) == len(raw) > 0
+    assert set(cat["bytes_dram"]) == {2 * 128 * 197 * 768 * 2}
+    assert set(cat["ops_vector_fp32"]) == {0.0}
+    assert opmodels.element_bytes("CatArrayBatchedCopy<float, unsigned int, 2, 128, 1>") == 4
+    assert opmodels.model("aten::cat", [[[2, 3], [2, 5]], []], ["TensorList", "Scalar"], []) is None
+
+
+def test_models_of_the_step_operators():
+    """Operators holding >= 1 % of a step in the shared traces (benchmarks/step_operators.py),
+    shapes from those traces, worked by hand:
+    - mse_loss([5,128] f32 x2, mean): 3 x 640 FLOPs; 640 x 4 x 2 + 4 bytes;
+    - fused_add_rms_norm([888,2880] x2 bf16, [2880]): 5 x 2,557,440 FLOPs; 4 x 2,557,440 x 2 +
+      2,880 x 2 bytes;
+    - rotary_embedding(pos [888] long, q [888,512], k [888,64], head 64, cache [131072,64] bf16):
+      rotated = 888 x (8 + 1) x 64, 3 FLOPs each; bytes 2 x (888 x 576 x 2) + 888 x 8 + 888 x 64
+      x 2;
+    - reshape_and_cache_flash(k, v [888,1,64] bf16, caches uint8, slots [888] long): 0 FLOPs;
+      2 x 888 x 64 x 2 + 888 x 8 + 2 x 888 x 64 x 1 bytes;
+    - all([1,141] bool): 0 FLOPs, 141 bytes; batch norm forward 8 FLOPs per element."""
+    mse = opmodels.model(
+        "aten::mse_loss", [[5, 128], [5, 128], []], ["float", "float", "Scalar"], ["", "", "1"]
+    )
+    assert (mse.flops, mse.bytes_min) == (3 * 640, 640 * 4 * 2 + 4)
+    n = 888 * 2880
+    norm = opmodels.model(
+        "_C::fused_add_rms_norm",
+        [[888, 2880], [888, 2880], [2880], []],
+        ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar"],
+        ["", "", "", "1e-05"],
+    )
+    assert (norm.flops, norm.bytes_min) == (5 * n, 4 * n * 2 + 2880 * 2)
+    rope = opmodels.model(
+        "_C::rotary_embedding",
+        [[888], [888, 512], [888, 64], [], [131072, 64], []],
+        ["long int", "c10::BFloat16", "c10::BFloat16", "Scalar", "c10::BFloat16", "Scalar"],
+        ["", "", "", "64", "", "True"],
+    )
+    assert rope.flops == 3 * 888 * 9 * 64
+    assert rope.bytes_min == 2 * 888 * 576 * 2 + 888 * 8 + 888 * 64 * 2
+    cache = opmodels.model(
+        "_C_cache_ops::reshape_and_cache_flash",
+        [[888, 1, 64], [888, 1, 64], [4213816, 16, 1, 64], [4213816, 16, 1, 64], [888], [], [], []],
+        [
+            "c10::BFloat16",
+            "c10::BFloat16",
+            "unsigned char",
+            "unsigned char",
+            "long int",
+            "",
+            "float",
+            "float",
+        ],
+        [""] * 8,
+    )
+    assert (cache.flops, cache.bytes_min) == (0, 2 * 888 * 64 * 2 + 888 * 8 + 2 * 888 * 64)
+    flag = opmodels.model("aten::all", [[1, 141]], ["bool"], [""])
+    assert (flag.flops, flag.bytes_min) == (0, 141)
+    bn = opmodels.model(
+        "aten::cudnn_batch_norm",
+        [[32, 64, 56, 56], [64], [64], [64], [64], [], [], []],
+        ["float"] * 5 + ["Scalar"] * 3,
+        [""] * 8,
+    )
+    x = 32 * 64 * 56 * 56
+    assert (bn.flops, bn.bytes_min) == (8 * x, 2 * x * 4 + 4 * 64 * 4)
+
+
+def test_unmodelled_operators_say_why():
+    """vLLM's moe_forward (52 % of the B200 trace's busy time) has no model; its launches say
+    why. A trace recorded without shapes (HTA's NCCL trace) says so instead of "no model"."""
+    b200 = parsers.read(trace("tracelens-b200-eager_trace")).launches
+    moe = b200.loc[b200["op"] == "vllm::moe_forward", "missing"].astype(str)
+    assert moe.str.contains(
+        "no operator model for vllm::moe_forward (which experts", regex=False
+    ).all()
+    nccl = parsers.read(trace("hta-a100-nccl-rank0")).launches
+    conv = nccl.loc[nccl["op"] == "aten::cudnn_convolution", "missing"].astype(str)
+    assert conv.str.contains(
+        "no input shapes recorded (profile with record_shapes=True)", regex=False
+    ).any()

@@ -24,8 +24,12 @@ KINDS = (KERNEL, MEMCPY, MEMSET, COMMUNICATION)
 GPU_SIDE, CPU_SIDE = "gpu", "cpu"
 STEPS, TRACE = "steps", "trace"  # what a window covers
 STEP_NAME = re.compile(r"ProfilerStep#(\d+)$")
-# NCCL's and RCCL's kernels: collectives and point-to-point transfers, not computation.
-COMMUNICATION_NAME = re.compile(r"^(ncclDevKernel_|ncclKernel_|rccl)")
+# NCCL's and RCCL's kernels (collectives and point-to-point transfers), and PyTorch's
+# symmetric-memory collectives (symm_mem: multimem / one-shot / two-shot all-reduce over NVLink).
+COMMUNICATION_NAME = re.compile(
+    r"^(ncclDevKernel_|ncclKernel_|rccl)"
+    r"|\b(multimem_all_reduce|multimem_all_gather|one_shot_all_reduce|two_shot_all_reduce)_kernel"
+)
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,7 @@ def kinds(activity: np.ndarray, names: np.ndarray) -> np.ndarray:
     name: a kernel of NCCL or RCCL is communication."""
     out = np.asarray(activity, dtype=object).copy()
     kernel = out == KERNEL
-    comm = np.array([bool(COMMUNICATION_NAME.match(str(n))) for n in pd.unique(names[kernel])])
+    comm = np.array([bool(COMMUNICATION_NAME.search(str(n))) for n in pd.unique(names[kernel])])
     if comm.any():
         named = pd.unique(names[kernel])[comm]
         out[kernel & np.isin(names, named)] = COMMUNICATION
