@@ -47,9 +47,11 @@ def report(
     strict=False,
     progress=None,
     device_id=None,
+    steps=None,
 ):
     """The full analysis Result of profile files or folders, with the options of `rooflint report`.
 
+    `steps` chooses a trace's profiler steps ("all", "6", "4-6" or "none" for the whole trace).
     `device_id` is the former name of `device`, still accepted.
     """
     from rooflint import pipeline
@@ -57,7 +59,7 @@ def report(
     return pipeline.build(
         paths,
         pipeline.options(
-            device or device_id, device_file, locale, group_by, latency_threshold, strict
+            device or device_id, device_file, locale, group_by, latency_threshold, strict, steps
         ),
         progress,
     )
@@ -75,6 +77,7 @@ def diff(
     locale=None,
     latency_threshold=None,
     strict=False,
+    steps=None,
 ):
     """What HEAD changed against BASE: a core.diff.Diff.
 
@@ -86,7 +89,9 @@ def diff(
     from rooflint import pipeline
     from rooflint.core import diff as diffs
 
-    options = pipeline.options(device, device_file, locale, "kernel", latency_threshold, strict)
+    options = pipeline.options(
+        device, device_file, locale, "kernel", latency_threshold, strict, steps
+    )
     return diffs.compare(
         pipeline.side(base, options),
         pipeline.side(head, options),

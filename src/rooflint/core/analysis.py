@@ -23,7 +23,11 @@ COMPUTE_BOUND = "compute-bound"
 LATENCY_BOUND = "latency-bound"
 ABOVE_ROOF = "above-roof"
 NOT_ANALYSABLE = "not-analysable"
-VERDICTS = (COMPUTE_BOUND, MEMORY_BOUND, LATENCY_BOUND, ABOVE_ROOF, NOT_ANALYSABLE)
+# NCCL/RCCL collectives (a timeline's kind "communication"): data moved between GPUs, bounded by
+# the links, not by this GPU's roofs; no FLOPs, no roofline placement, never "not analysable".
+COMMUNICATION = "communication"
+VERDICTS = (COMPUTE_BOUND, MEMORY_BOUND, LATENCY_BOUND, ABOVE_ROOF, NOT_ANALYSABLE, COMMUNICATION)
+UNPLACED = (NOT_ANALYSABLE, COMMUNICATION)  # verdicts without a roofline placement
 
 RESULT_COLUMNS = [
     "device_id",
@@ -91,7 +95,9 @@ def analyze_each(
     t_compute, compute_limiter, uncovered = _compute_time(launches, ceilings.compute)
     t_memory, memory_limiter = _memory_time(launches, ceilings.memory)
     reason = _reasons(launches, duration, bytes_dram, ceilings, uncovered)
-    ok = reason[0] == 0
+    comm = _communication(launches)
+    reason = (np.where(comm, 0, reason[0]), reason[1])
+    ok = (reason[0] == 0) & ~comm
     with np.errstate(divide="ignore", invalid="ignore"):
         timed = np.where(duration > 0, duration, np.nan)
         t_bound = np.where(ok, np.fmax(t_compute, t_memory), np.nan)
@@ -109,7 +115,11 @@ def analyze_each(
             "limiter": _limiters(t_memory >= t_compute, compute_limiter, memory_limiter, ok),
             "headroom_s": np.where(ok, np.maximum(duration - t_bound, 0.0), np.nan),
             "verdict": schema.strings(
-                _verdicts(efficiency, t_memory >= t_compute, ok, latency_threshold),
+                np.where(
+                    comm,
+                    VERDICTS.index(COMMUNICATION),
+                    _verdicts(efficiency, t_memory >= t_compute, ok, latency_threshold),
+                ),
                 list(VERDICTS),
             ),
             "reason": schema.strings(*reason),
@@ -117,6 +127,13 @@ def analyze_each(
     kept = launches[[c for c in launches.columns if c not in RESULT_COLUMNS]]
     results = pd.DataFrame(columns, index=launches.index, copy=False)
     return pd.concat([kept, results], axis=1)
+
+
+def _communication(launches: pd.DataFrame) -> np.ndarray:
+    """Launches a timeline reader marked as communication (kind column)."""
+    if "kind" not in launches:
+        return np.zeros(len(launches), dtype=bool)
+    return (launches["kind"].astype(object) == COMMUNICATION).to_numpy(dtype=bool)
 
 
 class _Ceilings:
@@ -240,7 +257,7 @@ def _verdicts(
     eff: np.ndarray, memory_wins: np.ndarray, ok: np.ndarray, threshold: float
 ) -> np.ndarray:
     """Codes into VERDICTS."""
-    compute, memory, latency, above, not_analysable = range(len(VERDICTS))
+    compute, memory, latency, above, not_analysable, _ = range(len(VERDICTS))
     verdict = np.where(eff >= threshold, np.where(memory_wins, memory, compute), latency)
     verdict = np.where(eff > 1 + ABOVE_ROOF_TOLERANCE, above, verdict)
     return np.where(ok, verdict, not_analysable)

@@ -11,6 +11,7 @@ from rooflint.core import names, opmodels, schema
 from rooflint.core.analysis import (
     ABOVE_ROOF,
     ABOVE_ROOF_TOLERANCE,
+    COMMUNICATION,
     COMPUTE_BOUND,
     LATENCY_BOUND,
     LATENCY_THRESHOLD,
@@ -97,7 +98,8 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     """Per group (numbered as by group_codes): sums, counts, extremes, first device and reason,
     limiter, what was not measured."""
     verdict = analysed["verdict"]  # compared as Arrow strings: no Python string per launch
-    ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True)
+    comm = (verdict == COMMUNICATION).to_numpy(dtype=bool, na_value=False)
+    ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True) & ~comm
     duration = analysed["duration_s"].to_numpy(dtype=float)
     t_ok = np.where(ok, duration, np.nan)
     columns = {c: analysed[c] for c in _SUMS} | {"_t_ok": t_ok}
@@ -111,6 +113,7 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     out["duration_min_s"], out["duration_max_s"] = _extremes(duration, group, n)
     above = np.bincount(group, (verdict == ABOVE_ROOF).to_numpy(bool, na_value=False), minlength=n)
     out["above_roof_launches"] = above.astype(np.int64)
+    out["_comm"] = np.bincount(group, comm, minlength=n)
     out["device_id"] = _first_present(analysed["device_id"], group, n).array
     reason = analysed["reason"]
     out["reason"] = (
@@ -284,4 +287,6 @@ def _group_verdicts(out: dict, threshold: float) -> pd.array:
     verdict = np.where(
         (eff > 1 + ABOVE_ROOF_TOLERANCE) | (out["above_roof_launches"] > 0), ABOVE_ROOF, verdict
     )
-    return pd.array(np.where(np.isnan(eff), NOT_ANALYSABLE, verdict), dtype="string")
+    verdict = np.where(np.isnan(eff), NOT_ANALYSABLE, verdict)
+    communication = out["_comm"] == out["launches"]  # a group of collectives
+    return pd.array(np.where(communication, COMMUNICATION, verdict), dtype="string")

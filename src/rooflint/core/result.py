@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rooflint.core import analysis, coverage, schema
+from rooflint.core import analysis, coverage, schema, windows
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
@@ -45,14 +45,30 @@ class Result:
     inputs: list[Profile]  # as read; each one's `launches` are its rows of `launches` (a view)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     latency_threshold: float = analysis.LATENCY_THRESHOLD
+    # Traces: each one's timeline over its window, and the analysed launches outside every
+    # window (the warm-up before the profiled steps), counted apart, never in the headline.
+    timelines: list[windows.Windowed] = field(default_factory=list)
+    outside: pd.DataFrame | None = None
     _accounted: tuple = field(default=(), repr=False, compare=False)
+
+    @property
+    def timeline(self) -> dict | None:
+        """The JSON-ready timeline block (core.windows.block); None without a timeline."""
+        return windows.block(self.timelines, self.outside_launches)
+
+    @property
+    def outside_launches(self) -> pd.DataFrame:
+        return self.outside if self.outside is not None else self.launches.iloc[:0]
 
     @property
     def accounting(self) -> dict:
         """Computed once per set of launches, inputs and skipped files (every format asks)."""
         key = (id(self.launches), len(self.launches), id(self.inputs), id(self.skipped))
         if not self._accounted or self._accounted[0] != key:
-            self._accounted = (key, accounting(self.launches, self.inputs, self.skipped))
+            self._accounted = (
+                key,
+                accounting(self.launches, self.inputs, self.skipped, self.outside_launches),
+            )
         return self._accounted[1]
 
     def per_source(self) -> pd.DataFrame:
@@ -69,16 +85,20 @@ class Result:
         return notebook.html(self)
 
 
-def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
-    """launches read = analysed + not analysable, with the reasons counted."""
+def accounting(
+    launches: pd.DataFrame, inputs: list[Profile], skipped, outside: pd.DataFrame | None = None
+) -> dict:
+    """launches read = analysed + not analysable (+ outside the window, for traces), with the
+    reasons counted."""
+    outside = launches.iloc[:0] if outside is None else outside
     not_ok = launches["verdict"] == analysis.NOT_ANALYSABLE
     reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
     reasons = reasons[reasons > 0]  # a Categorical counts each of its categories
     reasons = dict(
         sorted(((str(k), int(v)) for k, v in reasons.items()), key=lambda kv: (-kv[1], kv[0]))
     )
-    return {
-        "launches_read": int(len(launches)),
+    out = {
+        "launches_read": int(len(launches) + len(outside)),
         "analysed": int((~not_ok).sum()),
         "not_analysable": int(not_ok.sum()),
         "not_analysable_reasons": reasons,
@@ -88,6 +108,9 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
         "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
         **coverage.accounting(launches),
     }
+    if len(outside):
+        out["outside_window"] = windows.outside(outside)
+    return out
 
 
 def per_source(launches: pd.DataFrame) -> pd.DataFrame:
@@ -104,15 +127,17 @@ def per_source(launches: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_numbers(result: Result) -> dict:
-    """The headline figures every format and gate shows (JSON-safe: NaN becomes None)."""
+    """The headline figures every format and gate shows (JSON-safe: NaN becomes None). The
+    efficiency is Σ t_bound over the time the analysed launches occupy: their summed durations,
+    or on a timeline the union of their intervals (kernels that share the GPU share its roofs)."""
     launches = result.launches
-    ok = launches["verdict"] != analysis.NOT_ANALYSABLE
-    t_ok = launches.loc[ok, "duration_s"].sum()
+    ok = ~launches["verdict"].isin(analysis.UNPLACED).to_numpy()
+    t_ok = windows.occupied_s(launches, ok) if ok.any() else 0.0
     by_verdict = {
         v: plain(launches.loc[launches["verdict"] == v, "duration_s"].sum())
         for v in analysis.VERDICTS
     }
-    return {
+    out = {
         "total_time_s": plain(launches["duration_s"].sum(min_count=1)),
         "total_headroom_s": plain(launches["headroom_s"].sum(min_count=1)),
         "time_weighted_efficiency": plain(launches.loc[ok, "t_bound_s"].sum() / t_ok)
@@ -121,6 +146,17 @@ def summary_numbers(result: Result) -> dict:
         "verdict_time_s": by_verdict,
         "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
     }
+    if result.timelines:
+        block = result.timeline
+        times = windows.totals(block)
+        overlapped = windows.overlapped(launches)
+        out.update(
+            busy_time_s=times["busy_s"],
+            window_s=times["window_s"],
+            idle_s=times["idle_s"],
+            overlapped_headroom_s=plain(launches.loc[overlapped, "headroom_s"].sum()),
+        )
+    return out
 
 
 def device_description(result: Result) -> str:

@@ -306,9 +306,8 @@ def _hull(start, end, mask) -> tuple[float, float]:
 
 def _timeline(launches, window: Window, chosen, owner, start, duration) -> Timeline:
     inside = owner >= 0
-    end = start + duration
     lo, hi = window.start_s, window.end_s
-    s, e = np.clip(start, lo, hi), np.clip(end, lo, hi)  # only time inside the window counts
+    s, e = _relative(start, duration, lo, hi)
     device = _devices(launches)
     kind = _kinds(launches)
     devices = []
@@ -326,7 +325,7 @@ def _timeline(launches, window: Window, chosen, owner, start, duration) -> Timel
             )
         )
     devices.sort(key=lambda t: (t.device is None, t.device or 0))
-    steps = [_step_time(step, owner == i, start, end, device) for i, step in enumerate(chosen)]
+    steps = [_step_time(step, owner == i, start, duration, device) for i, step in enumerate(chosen)]
     outside = ~inside
     return Timeline(
         window,
@@ -338,9 +337,18 @@ def _timeline(launches, window: Window, chosen, owner, start, duration) -> Timel
     )
 
 
-def _step_time(step: Step, rows, start, end, device) -> StepTime:
+def _relative(start, duration, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals as offsets from `lo`, clipped to the window [lo, hi]: only time inside counts.
+    Offsets keep the lengths exact: a trace's absolute times (~1e6 s) round each end to ~1e-9 s,
+    and a kernel that overlaps nothing must add its own duration, not that plus rounding."""
+    s = start - lo
+    return np.clip(s, 0.0, hi - lo), np.clip(s + duration, 0.0, hi - lo)
+
+
+def _step_time(step: Step, rows, start, duration, device) -> StepTime:
+    end = start + duration
     lo, hi = _hull(start, end, rows) if step.side == CPU_SIDE else (step.start_s, step.end_s)
-    s, e = np.clip(start, lo, hi), np.clip(end, lo, hi)
+    s, e = _relative(start, duration, lo, hi)
     busy = sum(
         union_s(s[rows & (device == d)], e[rows & (device == d)])
         for d in pd.unique(device[rows]).tolist()

@@ -23,6 +23,7 @@ VERDICT_COLOURS = {
     analysis.LATENCY_BOUND: "#CC79A7",
     analysis.ABOVE_ROOF: "#000000",  # a data error: the one colour nothing else uses
     analysis.NOT_ANALYSABLE: "#7F7F7F",
+    analysis.COMMUNICATION: "#009E73",
 }
 # Integer ops are not FLOPs, so the FLOP/s axis has no roof for them.
 FLOP_CLASSES = [c for c in schema.COMPUTE_CLASSES if c != "matrix_int8"]

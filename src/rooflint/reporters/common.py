@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from rooflint.core import explain, names, opgroups
+from rooflint.core import explain, names, opgroups, windows
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.result import summary_numbers  # noqa: F401
@@ -129,7 +129,30 @@ def accounting_line(result) -> str:
     if acc["not_analysable_reasons"]:
         reasons = ", ".join(f"{n} {r}" for r, n in acc["not_analysable_reasons"].items())
         line += f" ({reasons})"
+    if acc.get("outside_window"):
+        line += f" + outside the window {acc['outside_window']['launches']}"
     return line
+
+
+def accounting_lines(result) -> list[str]:
+    """The accounting line, then the launches outside the window named apart."""
+    return [accounting_line(result), *filter(None, [windows.outside_line(result.accounting)])]
+
+
+def total_text(result, summary: dict) -> str:
+    """The headline's time: a timeline's busy time in its window, else the summed launch time."""
+    if result.timelines:
+        return windows.headline(summary, result.timeline)
+    return f"total {si(summary['total_time_s'], 's')}"
+
+
+def timeline_lines(result) -> list[str]:
+    """The breakdown of the busy time, per-step time, and the launches outside the window."""
+    if not result.timelines:
+        return []
+    block = result.timeline
+    lines = [windows.breakdown_line(block), windows.steps_line(block)]
+    return [line for line in lines if line]
 
 
 def notes(result) -> list[str]:

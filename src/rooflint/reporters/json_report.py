@@ -28,7 +28,7 @@ def launch_fields(launches: pd.DataFrame) -> list[str]:
 
 # The report's own version (docs/json-format.md). 2: launches one object a line with null fields
 # left out, and each source named once in "sources" (a launch gives its "source_index").
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: the timeline block, communication verdict, accounting.outside_window
 CHUNK_ROWS = 10_000  # launches encoded at a time: bounds the writer's memory on any input size
 
 
@@ -114,6 +114,7 @@ def _head(result, top: int | None) -> dict:
         "accounting": result.accounting,
         "notes": sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}),
         "summary": summary_numbers(result),
+        "timeline": result.timeline,
         "kernels": [_kernel(result, row) for row in _records(kernels)],
         "per_source": _records(result.per_source()),
     }

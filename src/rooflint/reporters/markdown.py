@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from rooflint.core import coverage, explain
+from rooflint.core import coverage, explain, windows
 from rooflint.reporters import common
 
 DEFAULT_TOP = 10
@@ -156,12 +156,15 @@ def _head(result) -> list[str]:
         summary = "No kernel launches in the input."
     else:
         summary = (
-            f"**{common.si(s['total_time_s'], 's')}** total · "
-            f"**{common.si(s['total_headroom_s'], 's')}** headroom · "
+            f"**{escape(common.total_text(result, s))}** · "
+            f"**{common.si(s['total_headroom_s'], 's')}** headroom"
+            f"{escape(windows.overlap_text(s))} · "
             f"**{common.pct(s['time_weighted_efficiency'])}** time-weighted efficiency · "
             f"device: {escape(common.device_line(result))}"
         )
-    lines = ["### rooflint report", "", summary, "", escape(common.accounting_line(result))]
+    lines = ["### rooflint report", "", summary]
+    lines += [x for line in common.timeline_lines(result) for x in ("", escape(line))]
+    lines += [x for line in common.accounting_lines(result) for x in ("", escape(line))]
     lines += ["", escape(text)] if (text := coverage.line(result)) else []
     lines += [f"\n**Warning: {escape(w)}**" for w in common.warnings(result)]
     return lines

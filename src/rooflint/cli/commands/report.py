@@ -48,13 +48,19 @@ def input_options(f):
                 is_flag=True,
                 help="Fail on any input that is not a profile instead of skipping it.",
             ),
+            click.option(
+                "--steps",
+                metavar="all|N|A-B|none",
+                help="Which ProfilerStep#N of a trace to report (default: every complete step; "
+                "none: the whole trace).",
+            ),
         ]
     ):
         f = option(f)
     return f
 
 
-INPUT_OPTIONS = ("device", "device_file", "locale", "latency_threshold", "strict")
+INPUT_OPTIONS = ("device", "device_file", "locale", "latency_threshold", "strict", "steps")
 
 
 def api_options(kwargs: dict) -> dict:
