@@ -599,7 +599,7 @@ def test_version_1_reports_still_read_back_every_launch(monkeypatch):
 
 def test_version_1_and_version_2_reports_diff_alike(tmp_path):
     new = saved_report(tmp_path, A100, "new.json", "--device", V1_DEVICE["a100"])
-    assert json.loads(new.read_text())["format_version"] == 2
+    assert json.loads(new.read_text())["format_version"] == 3
     from_v1 = run("diff", V1["a100"], V1["rtx"], "-f", "json")
     from_v2 = run("diff", new, saved_report(tmp_path, RTX, "rtx.json"), "-f", "json")
     assert from_v1.exit_code == from_v2.exit_code
@@ -628,7 +628,7 @@ def test_newer_format_version_is_a_clear_error(tmp_path):
         f"rooflint: error: {newer}: written by a newer rooflint (rooflint "
     )
     assert (
-        "format_version 99); this rooflint reads format_version 2 and older: upgrade rooflint"
+        "format_version 99); this rooflint reads format_version 3 and older: upgrade rooflint"
         in res.stderr
     )
 

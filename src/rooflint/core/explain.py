@@ -6,6 +6,7 @@ import math
 
 from rooflint.core.analysis import (
     ABOVE_ROOF,
+    COMMUNICATION,
     COMPUTE_BOUND,
     LATENCY_BOUND,
     MEMORY_BOUND,
@@ -80,6 +81,12 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
         )
     if verdict == ABOVE_ROOF:
         return f"above the roof ({pct} of the {roof} roof): check device, clocks and units"
+    if verdict == COMMUNICATION:
+        return (
+            "communication: a collective between GPUs (NCCL/RCCL), bounded by the links, not by "
+            "this GPU's roofs (the catalog has no link roof, so it is not placed); what costs the "
+            "step is its exposed part, not hidden behind computation (the timeline's breakdown)"
+        )
     if reason == NO_FLOP_COUNTERS:
         return (
             "no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so "

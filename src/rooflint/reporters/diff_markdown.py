@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from rooflint.core import diff as diffs
-from rooflint.core import names
 from rooflint.reporters import diff_common as dc
 
 LIMIT = 65_536  # GitHub rejects comments and job summaries longer than this many characters
@@ -125,7 +124,7 @@ def _details(d) -> list[list[str]]:
         blocks.append(
             ["", title, "", "| id | kernel | base | head |", "| --- | --- | --- | --- |"]
             + [
-                f"| {names.short_id(r['kernel'])} | {escape(dc.display(r))} "
+                f"| {r['id']} | {escape(dc.display(r))} "
                 f"| {escape(dc.spread_text(r, 'base'))} | {escape(dc.spread_text(r, 'head'))} |"
                 for r in noisy
             ]
@@ -135,7 +134,7 @@ def _details(d) -> list[list[str]]:
         blocks.append(
             ["", "**Fuzzy matches** (check these are the same kernel)", ""]
             + [
-                f"- `{names.short_id(r['kernel'])}` {escape(_cut(r['kernel_base']))} → "
+                f"- `{r['id']}` {escape(_cut(r['kernel_base']))} → "
                 f"{escape(_cut(r['kernel_head']))} ({escape(dc.match_text(r))})"
                 for r in fuzzy
             ]
@@ -154,7 +153,7 @@ def _details(d) -> list[list[str]]:
         blocks.append(["", "**Notes**", ""] + [f"- {escape(n)}" for n in d.notes])
     blocks.append(
         ["", "**Full kernel names**", ""]
-        + [f"- `{names.short_id(r['kernel'])}` {escape(_cut(r['kernel']))}" for r in rows]
+        + [f"- `{r['id']}` {escape(_cut(r['kernel']))}" for r in rows]
     )
     return blocks
 

@@ -57,7 +57,7 @@ def _device(side) -> str:
 def _cells(rank: int, r: dict) -> list[str]:
     return [
         str(rank),
-        dc.names.short_id(r["kernel"]),
+        r["id"],
         dc.display(r),
         dc.signed_si(r["delta_s"]),
         dc.interval_text(r),
