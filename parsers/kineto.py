@@ -68,10 +68,19 @@ def _read(source: str) -> Profile:
     )
 
 
+def origin_us(events: TraceEvents) -> float:
+    """The trace's time origin: its first GPU activity (µs). Times are kept from it: as seconds
+    since the epoch (~1.7e9 s) a float64 resolves only 0.24 µs, and kernels last a few µs."""
+    ts = events.gpu.get("ts")
+    finite = ts[np.isfinite(ts)]
+    return float(finite.min()) if len(finite) else 0.0
+
+
 def _steps(events: TraceEvents) -> list[timeline.Step]:
-    """The ProfilerStep#N annotations, host-side (user_annotation) and device-side."""
+    """The ProfilerStep#N annotations, host-side (user_annotation) and device-side, in seconds
+    from the trace's origin."""
     c = events.steps
-    start, dur = c.get("ts") * 1e-6, c.get("dur") * 1e-6
+    start, dur = (c.get("ts") - origin_us(events)) * 1e-6, c.get("dur") * 1e-6
     sides = [timeline.GPU_SIDE if g else timeline.CPU_SIDE for g in c.get("gpu").tolist()]
     return [
         timeline.Step(name, float(s), float(s + d), side)
@@ -221,12 +230,13 @@ def _timeline_columns(events: TraceEvents, links) -> dict[str, object]:
     """Start and issue times (s), kind, and a collective's arguments (from the kernel, else from
     the record_param_comms operator that launched it)."""
     gpu = events.gpu
-    issued = np.append(events.runtime.get("ts"), np.nan)[links.runtime] * 1e-6
+    origin = origin_us(events)
+    issued = (np.append(events.runtime.get("ts"), np.nan)[links.runtime] - origin) * 1e-6
     names = np.asarray(gpu.get("name"), dtype=object)
     activity = pd.Series(gpu.get("cat"), dtype=object).map(ACTIVITY_KINDS).to_numpy()
     kind = timeline.kinds(activity, names)
     return {
-        "start_s": gpu.get("ts") * 1e-6,
+        "start_s": (gpu.get("ts") - origin) * 1e-6,
         "launch_s": issued,
         "kind": pd.array(kind, dtype="string"),
         **_comm_columns(events, links, kind),

@@ -21,9 +21,10 @@ from rooflint.core.errors import UsageError
 from rooflint.core.timeline import Step
 from tests.conftest import FIXTURES, shared
 
-# Trace time stamps are absolute (~1.4e12 µs): as float64 each is rounded to ~2e-10 s, and each
-# run of a union adds two such roundings; over up to a thousand runs two ways of adding agree
-# to 1e-7 s (the xdit memset TraceLens leaves out is 1.9e-6 s).
+# Trace time stamps are absolute (~1.4e12 µs): the plain unions below round each to ~2e-4 µs,
+# and each run adds two such roundings; over up to a thousand runs they agree with rooflint's
+# (kept from the trace's first GPU activity) to 1e-7 s (the xdit memset TraceLens leaves out
+# is 1.9e-6 s).
 CLOCK = 1e-7
 
 GPU = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -286,7 +287,8 @@ def test_reader_timeline_columns_and_communication():
     over a group of 2, message = In msg nelems × 4 (read here from the kernels' args)."""
     raw = [e for e in events(EXCERPT) if e.get("cat") in GPU]
     launches = parsers.read(EXCERPT).launches
-    assert launches["start_s"].tolist() == pytest.approx([e["ts"] * 1e-6 for e in raw])
+    origin = min(e["ts"] for e in raw)  # times are kept from the first GPU activity
+    assert launches["start_s"].tolist() == pytest.approx([(e["ts"] - origin) * 1e-6 for e in raw])
     nccl = [e["name"].startswith("ncclKernel_") for e in raw]
     kinds = launches["kind"].tolist()
     assert [k == "communication" for k in kinds] == nccl
@@ -302,7 +304,7 @@ def test_reader_timeline_columns_and_communication():
     calls = {
         e["args"]["correlation"]: e["ts"] for e in events(EXCERPT) if e.get("cat") == "cuda_runtime"
     }
-    issued = [calls.get(e["args"]["correlation"], np.nan) * 1e-6 for e in raw]
+    issued = [(calls.get(e["args"]["correlation"], np.nan) - origin) * 1e-6 for e in raw]
     assert launches["launch_s"].to_numpy() == pytest.approx(np.array(issued), nan_ok=True)
 
 

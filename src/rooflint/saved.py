@@ -151,7 +151,20 @@ def from_document(doc: dict, path, latency_threshold: float | None = None) -> Re
         (s.get("path", ""), s.get("reason", ""))
         for s in (doc.get("accounting") or {}).get("inputs_skipped", [])
     ]
-    return Result(launches, kernels, "kernel", devices, inputs, skipped, threshold)
+    result = Result(launches, kernels, "kernel", devices, inputs, skipped, threshold)
+    result.saved_timeline = _timeline(doc)
+    return result
+
+
+def _timeline(doc: dict) -> dict | None:
+    """The saved timeline block (format 3 on), checked for what the headline and a diff read."""
+    block = doc.get("timeline")
+    if not isinstance(block, dict):
+        return None
+    devices, steps = block.get("devices"), block.get("steps")
+    if not isinstance(devices, list) or not isinstance(steps, dict) or "window" not in block:
+        return None
+    return block
 
 
 def check_version(doc: dict, path) -> None:

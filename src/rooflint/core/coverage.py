@@ -70,7 +70,7 @@ def line(result) -> str | None:
     total, analysed = acc["time_s"], acc["time_analysed_s"]
     if total is None or analysed is None or not total > 0 or (analysed >= total and not traced):
         return None
-    busy = "of the window's busy time" if getattr(result, "timelines", None) else "of GPU time"
+    busy = "of the window's busy time" if result.timeline is not None else "of GPU time"
     text = f"coverage: {analysed / total * 100:.0f} % {busy} has a verdict"
     if acc["unanalysed_top"]:
         text += "; largest without: " + ", ".join(

@@ -49,11 +49,14 @@ class Result:
     # window (the warm-up before the profiled steps), counted apart, never in the headline.
     timelines: list[windows.Windowed] = field(default_factory=list)
     outside: pd.DataFrame | None = None
+    saved_timeline: dict | None = None  # the block of a saved report, as it was written
     _accounted: tuple = field(default=(), repr=False, compare=False)
 
     @property
     def timeline(self) -> dict | None:
         """The JSON-ready timeline block (core.windows.block); None without a timeline."""
+        if not self.timelines:
+            return self.saved_timeline
         return windows.block(self.timelines, self.outside_launches)
 
     @property
@@ -146,8 +149,8 @@ def summary_numbers(result: Result) -> dict:
         "verdict_time_s": by_verdict,
         "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
     }
-    if result.timelines:
-        block = result.timeline
+    block = result.timeline
+    if block is not None:
         times = windows.totals(block)
         overlapped = windows.overlapped(launches)
         out.update(

@@ -62,8 +62,8 @@ TRACE_COLUMNS = [
 ]
 # Columns of a timeline (a trace reader's): what `core.timeline` works from, in SI units.
 TIMELINE_COLUMNS = [
-    "start_s",  # when the launch started on the GPU, on the trace's clock
-    "launch_s",  # when the host issued it (the runtime call), on the same clock; NA if unrecorded
+    "start_s",  # when the launch started on the GPU, from the trace's first GPU activity
+    "launch_s",  # when the host issued it (the runtime call), from the same origin; NA if none
     "kind",  # kernel, memcpy, memset or communication
     "stream",
     "device_index",

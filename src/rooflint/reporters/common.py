@@ -141,16 +141,16 @@ def accounting_lines(result) -> list[str]:
 
 def total_text(result, summary: dict) -> str:
     """The headline's time: a timeline's busy time in its window, else the summed launch time."""
-    if result.timelines:
+    if result.timeline is not None:
         return windows.headline(summary, result.timeline)
     return f"total {si(summary['total_time_s'], 's')}"
 
 
 def timeline_lines(result) -> list[str]:
     """The breakdown of the busy time, per-step time, and the launches outside the window."""
-    if not result.timelines:
-        return []
     block = result.timeline
+    if block is None:
+        return []
     lines = [windows.breakdown_line(block), windows.steps_line(block)]
     return [line for line in lines if line]
 
