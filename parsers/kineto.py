@@ -71,6 +71,8 @@ def _read(source: str) -> Profile:
 def origin_us(events: TraceEvents) -> float:
     """The trace's time origin: its first GPU activity (µs). Times are kept from it: as seconds
     since the epoch (~1.7e9 s) a float64 resolves only 0.24 µs, and kernels last a few µs."""
+    if "ts" not in events.gpu.columns:  # a counter-range trace: its ranges carry no GPU time
+        return 0.0
     ts = events.gpu.get("ts")
     finite = ts[np.isfinite(ts)]
     return float(finite.min()) if len(finite) else 0.0

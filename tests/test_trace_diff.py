@@ -124,3 +124,48 @@ def test_two_gpus_compare_per_step_busy_time():
     assert t["time_head_s"] == pytest.approx(390.7485e-6, rel=1e-5)
     assert t["change"] == pytest.approx(390.7485 / 309.4377 - 1, rel=1e-4)
     assert doc["device_changed"]
+
+
+def test_folder_of_a_trace_and_exports_of_other_runs(tmp_path):
+    """One PyTorch trace (BERT on an H100) beside ncu exports of other programs on other GPUs
+    (an A100 GEMM, an RTX 2080 Ti SGEMM, an H200 transformer block): none is the trace's run, so
+    none is joined to it; every export's launches are reported with their own file and
+    `launches read` is the sum of what each file holds alone."""
+    import shutil
+
+    from rooflint import parsers, pipeline
+    from tests.conftest import FIXTURES
+
+    files = [
+        FIXTURES / "kineto/tracelens-h100-bert-small-uncased.json.gz",
+        FIXTURES / "ncu/a100-gemm-details.csv",
+        FIXTURES / "ncu/rtx2080ti-sgemm-raw-base.csv",
+        FIXTURES / "ncu/h200-block-raw-stdout.csv",
+    ]
+    for f in files:
+        shutil.copy(f, tmp_path / f.name)
+    alone = {f.name: len(parsers.read(f).launches) for f in files}
+    built = pipeline.build([str(tmp_path)])
+    by_file = (
+        built.launches["source"].astype(str).map(lambda s: s.rsplit("/", 1)[-1]).value_counts()
+    )
+    assert by_file.to_dict() == alone
+    acc = built.accounting
+    assert acc["launches_read"] == sum(alone.values()) == acc["analysed"] + acc["not_analysable"]
+    assert not acc["repairs"]
+    assert not any("filled" in n for p in built.inputs for n in p.notes)
+
+
+def test_trace_and_export_of_the_same_run_are_joined(tmp_path):
+    """The H200 block's trace and its ncu export (one run, fixtures/README.md): the export's 20
+    kernels fill the trace's, and the accounting counts the trace's launches (each launch once)."""
+    from rooflint import parsers, pipeline
+    from tests.conftest import FIXTURES
+
+    trace_path = FIXTURES / "kineto/h200-block-trace.json.gz"
+    export = FIXTURES / "ncu/h200-block-raw-stdout.csv"
+    built = pipeline.build([str(trace_path), str(export)])
+    assert built.accounting["launches_read"] == len(parsers.read(trace_path).launches)
+    assert (built.launches["flops_source"] == "counters").sum() == len(
+        parsers.read(export).launches
+    )
