@@ -102,7 +102,7 @@ def render(result, top: int | None = None, level: str = "dram", **_options) -> s
 def _summary(result) -> str:
     s = common.summary_numbers(result)
     parts = [
-        f'<p class="summary"><b>{esc(common.total_text(result, s))}</b> · '
+        f'<p class="summary">{_total(result, s)} · '
         f"<b>{esc(common.si(s['total_headroom_s'], 's'))}</b> headroom"
         f"{esc(windows.overlap_text(s))} · "
         f"<b>{esc(common.pct(s['time_weighted_efficiency']))}</b> time-weighted efficiency</p>",
@@ -113,6 +113,12 @@ def _summary(result) -> str:
     parts += [f"<p>{esc(text)}</p>"] if (text := coverage.line(result)) else []
     parts += [f'<p class="warn">{esc(w)}</p>' for w in common.warnings(result)]
     return "\n".join(parts)
+
+
+def _total(result, s: dict) -> str:
+    if result.timeline is None:
+        return f"<b>{esc(common.si(s['total_time_s'], 's'))}</b> total"
+    return f"<b>{esc(common.total_text(result, s))}</b>"
 
 
 def _num(value) -> str:

@@ -156,7 +156,7 @@ def _head(result) -> list[str]:
         summary = "No kernel launches in the input."
     else:
         summary = (
-            f"**{escape(common.total_text(result, s))}** · "
+            f"{_total(result, s)} · "
             f"**{common.si(s['total_headroom_s'], 's')}** headroom"
             f"{escape(windows.overlap_text(s))} · "
             f"**{common.pct(s['time_weighted_efficiency'])}** time-weighted efficiency · "
@@ -168,6 +168,13 @@ def _head(result) -> list[str]:
     lines += ["", escape(text)] if (text := coverage.line(result)) else []
     lines += [f"\n**Warning: {escape(w)}**" for w in common.warnings(result)]
     return lines
+
+
+def _total(result, s: dict) -> str:
+    """ "**906 ms** total", or on a timeline "**busy 31.9 ms of the 34.9 ms window ...**"."""
+    if result.timeline is None:
+        return f"**{common.si(s['total_time_s'], 's')}** total"
+    return f"**{escape(common.total_text(result, s))}**"
 
 
 def _text(value) -> str:
