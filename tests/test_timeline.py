@@ -332,3 +332,37 @@ def test_communication_bytes_from_the_operator(tmp_path):
         16000.0,
         8,
     )
+
+
+def test_hta_temporal_breakdown_is_steps_4_to_5():
+    """HTA's get_temporal_breakdown on its A100 NCCL trace, worked here by its own rules: with
+    several ProfilerSteps it drops the last (ProfilerStep#6) and keeps the GPU activities whose
+    runtime call came before that step began; kernel_time = last end - first start of those,
+    idle = kernel_time - their union, compute = the union of the non-NCCL kernels. rooflint's
+    --steps 4-5 has the same window, idle and computation."""
+    path = shared("kineto/hta-a100-nccl-rank0.json.gz")
+    raw = events(path)
+    calls = {e["args"].get("correlation"): e["ts"] for e in raw if e.get("cat") == "cuda_runtime"}
+    last = max(
+        e["ts"] for e in raw if e.get("cat") == "user_annotation" and e["name"].startswith("Prof")
+    )
+    kept = [
+        e
+        for e in raw
+        if e.get("cat") in GPU and calls.get(e["args"]["correlation"], float("inf")) < last
+    ]
+    spans = [(e["ts"], e["ts"] + e["dur"]) for e in kept]
+    kernel_time = max(b for _, b in spans) - min(a for a, _ in spans)
+    idle = kernel_time - plain_union(spans)
+    compute = plain_union(
+        [
+            (e["ts"], e["ts"] + e["dur"])
+            for e in kept
+            if e["cat"] == "kernel" and "nccl" not in e["name"]
+        ]
+    )
+    profile = parsers.read(path)
+    (device,) = timeline.build(profile.launches, profile.steps, "4-5").devices
+    assert device.window_s == pytest.approx(kernel_time * 1e-6, abs=CLOCK)
+    assert device.idle_s == pytest.approx(idle * 1e-6, abs=CLOCK)
+    assert device.computation_s == pytest.approx(compute * 1e-6, abs=CLOCK)

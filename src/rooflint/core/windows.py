@@ -194,24 +194,24 @@ def step_time_s(block_: dict | None) -> float | None:
 
 
 def window_text(block_: dict) -> str:
-    """ "ProfilerStep#6 (GPU-side annotation)", "ProfilerStep#4 to #6 (3 steps, host-side
-    annotations)" or "the whole trace (no complete profiler step)"."""
+    """ "window ProfilerStep#6 (GPU-side annotation)", "window ProfilerStep#4 to #6 (3 steps,
+    host-side annotations)" or "trace (its first GPU activity to its last; no step chosen)"."""
     window = block_["window"]
     if window["kind"] == timeline.TRACE:
-        return "the whole trace (no profiler step chosen or complete)"
+        return "trace (its first GPU activity to its last; no profiler step chosen)"
     steps = window["steps"]
     side = "GPU-side" if window["annotation"] == timeline.GPU_SIDE else "host-side"
     if len(steps) == 1:
-        return f"{steps[0]} ({side} annotation)"
+        return f"window {steps[0]} ({side} annotation)"
     last = steps[-1].rsplit("#", 1)[-1]
-    return f"{steps[0]} to #{last} ({len(steps)} steps, {side} annotations)"
+    return f"window {steps[0]} to #{last} ({len(steps)} steps, {side} annotations)"
 
 
 def headline(summary: dict, block_: dict) -> str:
     """ "busy 31.9 ms of the 34.9 ms window ProfilerStep#6 (GPU-side annotation), idle 8.6 %"."""
     idle = summary["idle_s"] / summary["window_s"] if summary["window_s"] else float("nan")
     return (
-        f"busy {si(summary['busy_time_s'], 's')} of the {si(summary['window_s'], 's')} window "
+        f"busy {si(summary['busy_time_s'], 's')} of the {si(summary['window_s'], 's')} "
         f"{window_text(block_)}, idle {pct(idle, 1)}"
     )
 
