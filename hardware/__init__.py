@@ -1,8 +1,9 @@
 """The device catalog: ceilings per device, user device files, matching and ceiling precedence."""
 
+from rooflint.core.device import Ceiling, Device
+
 from .catalog import catalog, get, load_device_file
 from .ceilings import profile_ceilings, resolve, resolve_identified, scale_to_clock
-from .device import Ceiling, Device
 from .identify import Identification, identify
 from .matching import match
 

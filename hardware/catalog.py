@@ -9,10 +9,10 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
+from rooflint.core.device import Ceiling, Device
 from rooflint.core.errors import DeviceError
 from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
 
-from .device import Ceiling, Device
 from .names import token_key, tokens
 
 # table key -> (allowed entries, factor to SI, what an entry is called in messages)

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rooflint.core.device import Ceiling, Device
 from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
 
 from .catalog import get, read_user_file
-from .device import Ceiling, Device
 from .identify import Identification, check_choice, identify, positive_values, text_counts
 
 

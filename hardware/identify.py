@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from rooflint.core.device import Device
 from rooflint.core.errors import DeviceError
 
 from .catalog import catalog
-from .device import Device
 from .matching import CC_DEFAULT, GFX_RULES, match
 from .names import arch_key
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 
+from rooflint.core.device import Device
 from rooflint.core.errors import DeviceError
 
 from .catalog import catalog, unknown_device
-from .device import Device
 from .names import arch_key, spaced, token_key, tokens
 
 # With no device name, an NVIDIA compute capability is mapped to the part most often profiled

@@ -1,4 +1,4 @@
-"""Input formats: each module sniffs its format from a file's content and reads it to a Profile."""
+"""Input formats: the registry of readers, each recognising its files by content, and `read`."""
 
 from __future__ import annotations
 
@@ -8,19 +8,20 @@ from pathlib import Path
 
 from rooflint.core.errors import InputError, UnsupportedFormatError, UsageError
 from rooflint.core.profile import Profile
+from rooflint.core.reader import Reader
 
 from . import kineto, ncu_csv, ncu_rep, nvprof, rocprof
 from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
-# Each reader module offers `sniff(path, head) -> bool` and `read(path, **options) -> Profile`.
-# Order matters only where two formats could both claim a file: most specific first.
-READERS = [
-    ncu_rep,
-    kineto,
-    ncu_csv,
-    nvprof,
-    rocprof,
-]  # ncu_rep claims a report only with ncu_report
+# One Reader (rooflint.core.reader) per module. Order matters only where two formats could both
+# claim a file: most specific first (ncu_rep claims a report only where ncu_report imports).
+READERS: list[Reader] = [
+    ncu_rep.READER,
+    kineto.READER,
+    ncu_csv.READER,
+    nvprof.READER,
+    rocprof.READER,
+]
 
 
 def is_roofline_csv(path: str | os.PathLike) -> bool:
@@ -71,21 +72,22 @@ def _check_size(path: Path) -> None:
         )
 
 
-def read(path: str | os.PathLike, **options) -> Profile:
-    """Read one profile file (or a profile folder) into a Profile, detecting its format."""
-    reader = detect(path)
-    return reader.read(path, **options)
+def read(path: str | os.PathLike, progress=None, **options) -> Profile:
+    """Read one profile file (or a profile folder) into a Profile, detecting its format.
+
+    An option its reader does not take is a UsageError (see `Reader.read`)."""
+    return detect(path).read(path, progress, **options)
 
 
-def detect(path: str | os.PathLike):
-    """The reader module for `path`, chosen from its content, never from its name."""
+def detect(path: str | os.PathLike) -> Reader:
+    """The reader for `path`, chosen from its content, never from its name."""
     p = Path(path)
     if not p.exists():
         raise InputError("no such file or folder; check the path", path=str(path))
     if p.is_dir():
-        for reader in READERS:
-            if getattr(reader, "sniff_folder", None) and reader.sniff_folder(p):
-                return reader
+        reader = folder_reader(p)
+        if reader is not None:
+            return reader
         raise UnsupportedFormatError(
             "folder is not a profile (expected a rocprof-compute workload or a rocprofv3 output "
             "folder); pass the profile files inside it instead",
@@ -97,6 +99,11 @@ def detect(path: str | os.PathLike):
         if reader.sniff(p, head):
             return reader
     raise UnsupportedFormatError(_unrecognised_hint(head), path=str(path))
+
+
+def folder_reader(path: Path) -> Reader | None:
+    """The reader that reads the folder `path` as one profile, if any claims it."""
+    return next((r for r in READERS if r.sniff_folder and r.sniff_folder(path)), None)
 
 
 def _unrecognised_hint(head: str) -> str:

@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema, timeline
+from rooflint.core import provenance, schema, timeline
 from rooflint.core.errors import InputError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
+from rooflint.core.reader import Carries, Reader
 
 from . import kineto_models, ncu_metrics
 from .kineto_events import NO_ID, TraceEvents
 from .kineto_link import link
 from .kineto_stream import TraceStream
 
-FORMAT = "pytorch-trace"
 _TRACE_HEAD = re.compile(r'"traceEvents"|"ph"\s*:\s*"[XBEisfM]"')
 AMBIGUOUS_NAMES = {"AMD Radeon Graphics": "ROCm names the GPU only 'AMD Radeon Graphics'"}
 RANGE_NO_TIME = (
@@ -38,9 +38,18 @@ def sniff(path: Path, head: str) -> bool:
     return text[:1] in ("{", "[") and bool(_TRACE_HEAD.search(text))
 
 
-def read(path, **_options) -> Profile:
+def read(path) -> Profile:
     with _no_gc():
         return _read(str(path))
+
+
+READER = Reader(
+    "PyTorch profiler trace",
+    (InputFormat.PYTORCH_TRACE,),
+    sniff,
+    read,
+    carries=Carries.COUNTERS | Carries.TIMELINE | Carries.OPERATORS,
+)
 
 
 def _read(source: str) -> Profile:
@@ -60,7 +69,7 @@ def _read(source: str) -> Profile:
     launches = kineto_models.apply(launches, _vendor(devices), notes, events.ops)
     return Profile(
         source=source,
-        format=FORMAT,
+        format=InputFormat.PYTORCH_TRACE,
         launches=launches,
         notes=notes,
         device_hints=_hints(devices, notes),
@@ -319,9 +328,8 @@ def _counter_ranges(events: TraceEvents, devices, source: str, notes: list[str])
     )
     notes.append(RANGE_NO_TIME)
     _link_ranges(events, frame, notes)
-    frame["flops_source"] = pd.array(
-        np.where(schema.flops(frame).notna(), "counters", None), dtype="string"
-    )
+    counted = schema.flops(frame).notna().to_numpy()
+    frame["flops_source"] = provenance.column(len(frame), (counted, provenance.Provenance.COUNTERS))
     return frame
 
 

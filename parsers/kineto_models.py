@@ -8,7 +8,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from rooflint.core import opmodels, schema
+from rooflint.core import opmodels, provenance, schema
+from rooflint.core.provenance import Provenance
 
 from .kineto_events import Columns, arguments
 
@@ -50,13 +51,15 @@ def apply(
     bytes_min = np.full(n, np.nan)
     klass = np.full(n, None, dtype=object)
     reason = np.full(n, NO_MODEL, dtype=object)
+    assumed = np.zeros(n, dtype=bool)  # FP32 GEMMs whose kernel name leaves the roof open
     if ops is not None and "activity" in launches:
-        _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes)
+        _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed)
         _copies(launches, flops, bytes_min, klass, reason)
+        launches["roof_assumed"] = pd.array(assumed, dtype="boolean")
     return _store(launches, flops, bytes_min, klass, reason, notes)
 
 
-def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) -> None:
+def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed) -> None:
     owner = launches["_op_index"].to_numpy()
     kernel = (
         (launches["activity"] == "kernel").to_numpy()
@@ -70,7 +73,6 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
     cache: dict = {}
     names, packed = ops.get("name"), ops.get("arguments")
     tf32_note = False
-    assumed = np.zeros(len(launches), dtype=bool)  # FP32 GEMMs whose kernel name leaves it open
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
@@ -179,15 +181,15 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
     use_model = ~np.isnan(bytes_min) & ~measured_bytes
     out["bytes_dram"] = np.where(use_model, bytes_min, out["bytes_dram"].to_numpy())
     out["bytes_model_min"] = bytes_min
-    out["flops_source"] = pd.array(
-        np.where(measured_ops, "counters", np.where(modelled, "model", None)), dtype="string"
+    n = len(out)
+    out["flops_source"] = provenance.column(
+        n, (measured_ops, Provenance.COUNTERS), (modelled, Provenance.MODEL)
     )
-    out["bytes_source"] = pd.array(
-        np.where(measured_bytes, "counters", np.where(use_model, "model", None)), dtype="string"
+    out["bytes_source"] = provenance.column(
+        n, (measured_bytes, Provenance.COUNTERS), (use_model, Provenance.MODEL)
     )
-    out["excess_traffic"] = np.full(len(out), np.nan)
-    if use_model.any():
-        schema.add_note(out, "DRAM bytes = operator minimum from shapes", use_model)
+    out["excess_traffic"] = np.full(n, np.nan)
+    if use_model.any():  # each launch's note follows from bytes_source (provenance.note_bytes)
         notes.append(MODEL_BYTES_NOTE)
     _mark_unmodelled(out, reason)
     return out.drop(columns=[c for c in out.columns if c.startswith("_")])
@@ -208,14 +210,7 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
         else np.full(len(out), "")
     )
     why = pd.Series(op).map(_why_text).to_numpy(dtype=object)  # once per distinct operator
-    text = np.where(
-        reason == NO_MODEL,
-        "ops: no operator model for " + op.astype(str) + why,
-        "ops: " + reason.astype(str),
-    )
-    text = text + np.where(
-        out["bytes_dram"].isna().to_numpy(), "; bytes_dram: no counters and no model", ""
-    )
-    missing = schema.filled(out["missing"], "").to_numpy(dtype=object)
-    merged = np.where(missing == "", text, missing + "; " + text)
-    out["missing"] = schema.text(pd.array(np.where(need, merged, missing), dtype="string"))
+    words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str) + why, reason)
+    schema.add_missing(out, "ops", words.astype(object), need)
+    no_bytes = need & out["bytes_dram"].isna().to_numpy()
+    schema.add_missing(out, "bytes_dram", "no counters and no model", no_bytes)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from rooflint.core import schema
 from rooflint.core.errors import InputError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
+from rooflint.core.reader import Carries, Reader
 
 from .ncu_lines import NotUtf8, Rows, header_index, no_profile_message, prof_only
 from .ncu_pages import NotPiecewise, RawPage, from_details
@@ -35,7 +36,7 @@ def _is_nvprof(lines) -> bool:
     return any(line.startswith("==") and "NVPROF" in line for line in lines[:20])
 
 
-def read(path, locale: str | None = None, progress=None, **_options) -> Profile:
+def read(path, locale: str | None = None, progress=None) -> Profile:
     """Read an ncu CSV export into a Profile (one canonical row per launch).
 
     `progress`, when given, is called with the number of bytes read as the file streams in.
@@ -44,6 +45,17 @@ def read(path, locale: str | None = None, progress=None, **_options) -> Profile:
         return _read(path, "utf-8", locale, progress)
     except NotUtf8:  # a kernel name with stray bytes must not lose the file
         return _read(path, "latin-1", locale, progress)
+
+
+READER = Reader(
+    "Nsight Compute CSV",
+    (InputFormat.NCU_RAW, InputFormat.NCU_DETAILS),
+    sniff,
+    read,
+    options=("locale",),
+    progress=True,
+    carries=Carries.COUNTERS,
+)
 
 
 def _read(path, encoding: str, locale: str | None, progress, whole: bool = False) -> Profile:
@@ -78,7 +90,7 @@ def _read(path, encoding: str, locale: str | None, progress, whole: bool = False
         )
     return Profile(
         source=source,
-        format="ncu-details" if details else "ncu-raw",
+        format=InputFormat.NCU_DETAILS if details else InputFormat.NCU_RAW,
         launches=launches,
         notes=notes,
         repairs=repairs,

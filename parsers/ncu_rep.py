@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core.errors import InputError, UnsupportedFormatError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
+from rooflint.core.reader import Carries, Reader
 
 from . import ncu_metrics as metrics
 from .sniff import NCU_REP, NCU_REP_MAGIC
@@ -48,7 +49,7 @@ def sniff(path: Path, head: str) -> bool:
     return head == NCU_REP and available()
 
 
-def read(path, **_options) -> Profile:
+def read(path) -> Profile:
     """Read every result of every range of an .ncu-rep into a Profile (one row per launch).
 
     Where processes fork, the report is read in a child: NVIDIA's library aborts the whole
@@ -71,6 +72,11 @@ def read(path, **_options) -> Profile:
             ) from None
 
 
+READER = Reader(
+    "Nsight Compute report", (InputFormat.NCU_REP,), sniff, read, carries=Carries.COUNTERS
+)
+
+
 def _read(path) -> Profile:
     source = str(path)
     context = _load(path, source)
@@ -91,7 +97,7 @@ def _read(path) -> Profile:
         identity["process_id"] = pd.NA
         notes.append("process IDs not found in the report's blocks; process_id left empty")
     launches = _table(wide, identity, source, notes)
-    return Profile(source=source, format="ncu-rep", launches=launches, notes=notes)
+    return Profile(source=source, format=InputFormat.NCU_REP, launches=launches, notes=notes)
 
 
 def _load(path, source: str):

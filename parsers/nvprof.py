@@ -10,7 +10,8 @@ import pandas as pd
 
 from rooflint.core import schema
 from rooflint.core.errors import InputError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
+from rooflint.core.reader import Carries, Reader
 
 from .compressed import read_all
 from .values import to_float
@@ -39,7 +40,7 @@ def sniff(path: Path, head: str) -> bool:
     return _HEADER in head
 
 
-def read(path, **_options) -> Profile:
+def read(path) -> Profile:
     source = str(path)
     lines = read_all(path).decode("utf-8", errors="replace").splitlines()  # gzip too
     body = [line for line in lines if line.startswith('"')]
@@ -78,8 +79,13 @@ def read(path, **_options) -> Profile:
         },
     )
     return Profile(
-        source=source, format="nvprof-metrics", launches=launches, notes=[AGGREGATE_NOTE]
+        source=source, format=InputFormat.NVPROF_METRICS, launches=launches, notes=[AGGREGATE_NOTE]
     )
+
+
+READER = Reader(
+    "nvprof metrics", (InputFormat.NVPROF_METRICS,), sniff, read, carries=Carries.COUNTERS
+)
 
 
 def _per_kernel(rows: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:

@@ -15,7 +15,8 @@ import pandas as pd
 
 from rooflint.core import schema
 from rooflint.core.errors import InputError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import HIDDEN, InputFormat, Profile, is_hidden
+from rooflint.core.reader import Carries, Reader
 
 from . import rocprof_columns as cols
 from . import rocprof_sqlite as db
@@ -80,7 +81,7 @@ def _v3_runs(files: list[tuple[Path, str]]) -> list[Path]:
     return runs
 
 
-def read(path, arch: str | None = None, **_options) -> Profile:
+def read(path, arch: str | None = None) -> Profile:
     """Read an AMD profile file or folder into a Profile (one canonical row per launch).
 
     `arch` (e.g. "gfx942") overrides the architecture found in or inferred from the input.
@@ -108,6 +109,28 @@ def read(path, arch: str | None = None, **_options) -> Profile:
     device, notes = _siblings(p, kind)
     table, fmt = _dispatch_table(p, kind, source)
     return _profile(table, source, fmt, device, notes, arch, kind)
+
+
+READER = Reader(
+    "rocprof",
+    (
+        InputFormat.ROCPROF_V1_RESULTS,
+        InputFormat.ROCPROF_V1_DB,
+        InputFormat.ROCPROF_COMPUTE_PMC,
+        InputFormat.ROCPROF_COMPUTE_WORKLOAD,
+        InputFormat.ROCPROF_COMPUTE_ROOFLINE,
+        InputFormat.ROCPROFV3_COUNTER_COLLECTION,
+        InputFormat.ROCPROFV3_KERNEL_TRACE,
+        InputFormat.ROCPROFV3_FOLDER,
+        InputFormat.ROCPD,
+        InputFormat.ROCPD_FOLDER,
+    ),
+    sniff,
+    read,
+    options=("arch",),
+    carries=Carries.COUNTERS,
+    sniff_folder=sniff_folder,
+)
 
 
 def _stats_message(head: str) -> str:
@@ -153,7 +176,7 @@ def _decode(value: bytes) -> str:
         return value.decode("latin-1")
 
 
-def _dispatch_table(path: Path, kind: str, source: str) -> tuple[tables.Table, str]:
+def _dispatch_table(path: Path, kind: str, source: str) -> tuple[tables.Table, InputFormat]:
     frame = _read_csv(path, source)
     if frame.empty:
         raise InputError(
@@ -161,13 +184,17 @@ def _dispatch_table(path: Path, kind: str, source: str) -> tuple[tables.Table, s
         )
     if kind == cols.PMC_LONG:
         table = tables.long(frame, path.name)
-        fmt = "rocprofv3-counter-collection"
+        fmt = InputFormat.ROCPROFV3_COUNTER_COLLECTION
         if table.duration_s.isna().all():
             _durations_from_trace(table, path)
         return table, fmt
     if kind == cols.KERNEL_TRACE:
-        return tables.trace(frame), "rocprofv3-kernel-trace"
-    fmt = "rocprof-v1-results" if kind == cols.V1_RESULTS else "rocprof-compute-pmc"
+        return tables.trace(frame), InputFormat.ROCPROFV3_KERNEL_TRACE
+    fmt = (
+        InputFormat.ROCPROF_V1_RESULTS
+        if kind == cols.V1_RESULTS
+        else InputFormat.ROCPROF_COMPUTE_PMC
+    )
     table = tables.wide(frame, path.name)
     if kind == cols.V1_RESULTS and table.duration_s.isna().all():
         table.duration_reason = "no timestamps in this file (rocprof v1 run without --timestamp on)"
@@ -220,7 +247,7 @@ def _siblings(path: Path, kind: str) -> tuple[DeviceInfo, list[str]]:
 def _profile(
     table: tables.Table,
     source: str,
-    fmt: str,
+    fmt: InputFormat,
     device: DeviceInfo,
     notes: list[str],
     arch: str | None,
@@ -252,7 +279,7 @@ def _attach_ceilings(profile: Profile, roofline: Path) -> None:
 def _ceilings_only(path: Path, source: str) -> Profile:
     profile = Profile(
         source=source,
-        format="rocprof-compute-roofline",
+        format=InputFormat.ROCPROF_COMPUTE_ROOFLINE,
         launches=schema.empty(),
         notes=[f"{path.name} holds measured ceilings only, no kernel launches"],
     )
@@ -270,11 +297,15 @@ def _read_sqlite(path: Path, source: str, arch: str | None) -> Profile:
                 path=source,
             )
         table = tables.wide(frame, path.name)
-        return _profile(table, source, "rocprof-v1-db", DeviceInfo(), [], arch, cols.V1_RESULTS)
+        return _profile(
+            table, source, InputFormat.ROCPROF_V1_DB, DeviceInfo(), [], arch, cols.V1_RESULTS
+        )
     if kind == db.ROCPD:
         kernels, counters, device = db.read_rocpd(path)
         table = _rocpd_table(kernels, counters, path.name)
-        return _profile(table, source, "rocpd", device, list(device.notes), arch, cols.PMC_LONG)
+        return _profile(
+            table, source, InputFormat.ROCPD, device, list(device.notes), arch, cols.PMC_LONG
+        )
     raise InputError(
         f"an SQLite database but not a rocprof one (no KERN table, no rocpd views); {FOLDER_HINT}",
         path=source,
@@ -319,11 +350,11 @@ def _read_folder(folder: Path, source: str, arch: str | None) -> Profile:
     runs = _v3_runs(files)
     long = [p for p in runs if _kind(p) == cols.PMC_LONG]
     if long:  # a kernel trace beside a counter collection only supplies its durations
-        chosen, fmt = long, "rocprofv3-folder"
+        chosen, fmt = long, InputFormat.ROCPROFV3_FOLDER
     elif runs:
-        chosen, fmt = runs, "rocprofv3-folder"
+        chosen, fmt = runs, InputFormat.ROCPROFV3_FOLDER
     elif by_kind.get(db.ROCPD):
-        chosen, fmt = by_kind[db.ROCPD], "rocpd-folder"
+        chosen, fmt = by_kind[db.ROCPD], InputFormat.ROCPD_FOLDER
     else:
         raise InputError(
             "folder holds no kernel dispatches (no pmc_perf.csv, counter collection, "
@@ -353,7 +384,7 @@ def _read_workload(folder: Path, pmc: Path, source: str, arch: str | None) -> Pr
         device = read_sysinfo(sysinfo)
         notes = list(device.notes)
         used.append(sysinfo)
-    profile = _merged([pmc], device, notes, arch, source, "rocprof-compute-workload")
+    profile = _merged([pmc], device, notes, arch, source, InputFormat.ROCPROF_COMPUTE_WORKLOAD)
     if roofline.is_file() and _kind(roofline) == cols.ROOFLINE:
         _attach_ceilings(profile, roofline)
         used.append(roofline)
@@ -402,7 +433,7 @@ def _unread(folder: Path, used: set[Path], reason: str) -> list[tuple[str, str]]
         for name in sorted(names):
             path = Path(root) / name
             if path not in used:
-                out.append((str(path), "hidden file" if name.startswith(".") else reason))
+                out.append((str(path), HIDDEN if is_hidden(path) else reason))
     return out
 
 

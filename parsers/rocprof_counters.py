@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from rooflint.core import schema
+
 from .rocprof_device import NO_TYPED_FLOPS, RDNA_PREFIXES
 
 # --- constants, each with what it means -------------------------------------------------------
@@ -180,7 +182,7 @@ class Derived:
     """Quantities derived for a set of launches, and what could not be derived, and why."""
 
     columns: dict[str, pd.Series] = field(default_factory=dict)
-    reasons: dict[str, str] = field(default_factory=dict)  # quantity -> why it is NA
+    reasons: dict[str, str | schema.Missing] = field(default_factory=dict)  # quantity -> why NA
     notes: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (note, rows)
 
 
@@ -246,9 +248,9 @@ def derive(
     return out
 
 
-def _no_flops_reason(arch: str | None) -> str:
+def _no_flops_reason(arch: str | None) -> str | schema.Missing:
     if arch and arch.startswith(NO_TYPED_FLOPS):
-        return f"{arch} has no typed FLOP counters"
+        return schema.no_flop_counters(arch)
     return (
         "no FLOP counters in this file (collect SQ_INSTS_VALU_{ADD,MUL,FMA,TRANS}_F{16,32,64} "
         "and SQ_INSTS_VALU_MFMA_MOPS_*)"

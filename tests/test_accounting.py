@@ -130,7 +130,7 @@ def test_largest_kernels_without_a_verdict_worked_by_hand():
     import pandas as pd
 
     from rooflint.core import coverage
-    from rooflint.core.analysis import MEMORY_BOUND, NOT_ANALYSABLE
+    from rooflint.core.verdicts import MEMORY_BOUND, NOT_ANALYSABLE
 
     launches = pd.DataFrame(
         {

@@ -7,7 +7,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from rooflint.core import analysis, ranking, schema
+from rooflint.core import analysis, ranking, schema, verdicts
 from rooflint.hardware import Ceiling, Device
 
 # A round device: 10 TFLOP/s FP32 vector, 100 TFLOP/s FP16 tensor, 1 TB/s DRAM, 4 TB/s L2.
@@ -40,7 +40,7 @@ def test_memory_bound_copy():
     r = one(duration_s=10e-3, bytes_dram=8e9, ops_vector_fp32=0.0)
     assert r["t_bound_s"] == pytest.approx(8e-3)
     assert r["efficiency"] == pytest.approx(0.8)
-    assert r["limiter"] == "dram" and r["verdict"] == analysis.MEMORY_BOUND
+    assert r["limiter"] == "dram" and r["verdict"] == verdicts.MEMORY_BOUND
     assert r["headroom_s"] == pytest.approx(2e-3)
 
 
@@ -48,7 +48,7 @@ def test_compute_bound_vector_gemm():
     # 9e10 FP32 FLOP at 10 TFLOP/s = 9 ms; 1e9 B at 1 TB/s = 1 ms; ran 10 ms -> 90 %
     r = one(duration_s=10e-3, bytes_dram=1e9, ops_vector_fp32=9e10)
     assert r["efficiency"] == pytest.approx(0.9)
-    assert r["limiter"] == "vector_fp32" and r["verdict"] == analysis.COMPUTE_BOUND
+    assert r["limiter"] == "vector_fp32" and r["verdict"] == verdicts.COMPUTE_BOUND
     assert r["intensity_dram"] == pytest.approx(90.0)
 
 
@@ -58,7 +58,7 @@ def test_compute_bound_tensor_gemm():
     r = one(duration_s=1.6e-3, bytes_dram=3 * 4096**2 * 2, ops_matrix_fp16=float(flops))
     assert r["t_bound_s"] == pytest.approx(flops / 100e12)
     assert r["efficiency"] == pytest.approx(flops / 100e12 / 1.6e-3)
-    assert r["limiter"] == "matrix_fp16" and r["verdict"] == analysis.COMPUTE_BOUND
+    assert r["limiter"] == "matrix_fp16" and r["verdict"] == verdicts.COMPUTE_BOUND
 
 
 def test_mixed_precision_adds_compute_times():
@@ -71,7 +71,7 @@ def test_mixed_precision_adds_compute_times():
 
 def test_zero_flop_memset_is_on_the_memory_roof():
     r = one(duration_s=2e-3, bytes_dram=1.5e9, ops_vector_fp32=0.0, ops_matrix_fp16=0.0)
-    assert r["efficiency"] == pytest.approx(0.75) and r["verdict"] == analysis.MEMORY_BOUND
+    assert r["efficiency"] == pytest.approx(0.75) and r["verdict"] == verdicts.MEMORY_BOUND
     assert pd.isna(r["intensity_dram"]) or r["intensity_dram"] == 0
 
 
@@ -85,7 +85,7 @@ def test_latency_bound_tiny_kernel():
     # 4 KB in 5 us: t_bound = 4 ns -> 0.08 % of the nearest (DRAM) roof
     r = one(duration_s=5e-6, bytes_dram=4096.0, ops_vector_fp32=1024.0)
     assert r["efficiency"] == pytest.approx(4096 / 1e12 / 5e-6 + 0.0, rel=0.03)
-    assert r["verdict"] == analysis.LATENCY_BOUND and r["limiter"] == "dram"
+    assert r["verdict"] == verdicts.LATENCY_BOUND and r["limiter"] == "dram"
 
 
 def test_threshold_is_configurable():
@@ -98,25 +98,25 @@ def test_threshold_is_configurable():
             "ops_vector_fp32": 0.0,
         }
     )
-    assert analysis.analyze(row, DEVICE).iloc[0]["verdict"] == analysis.LATENCY_BOUND  # 50 % < 60 %
-    assert analysis.analyze(row, DEVICE, 0.4).iloc[0]["verdict"] == analysis.MEMORY_BOUND
+    assert analysis.analyze(row, DEVICE).iloc[0]["verdict"] == verdicts.LATENCY_BOUND  # 50 % < 60 %
+    assert analysis.analyze(row, DEVICE, 0.4).iloc[0]["verdict"] == verdicts.MEMORY_BOUND
 
 
 def test_above_roof_is_flagged_not_hidden():
     # 2e9 B in 1 ms would need 2 TB/s on a 1 TB/s device: 200 %
     r = one(duration_s=1e-3, bytes_dram=2e9, ops_vector_fp32=0.0)
-    assert r["efficiency"] == pytest.approx(2.0) and r["verdict"] == analysis.ABOVE_ROOF
+    assert r["efficiency"] == pytest.approx(2.0) and r["verdict"] == verdicts.ABOVE_ROOF
     assert r["headroom_s"] == 0
 
 
 def test_just_above_one_within_tolerance_is_not_above_roof():
     r = one(duration_s=1e-3, bytes_dram=1.04e9, ops_vector_fp32=0.0)
-    assert r["verdict"] == analysis.MEMORY_BOUND
+    assert r["verdict"] == verdicts.MEMORY_BOUND
 
 
 def test_precision_without_a_ceiling_is_not_analysable():
     r = one(duration_s=1e-3, bytes_dram=1e6, ops_matrix_bf16=1e9)
-    assert r["verdict"] == analysis.NOT_ANALYSABLE
+    assert r["verdict"] == verdicts.NOT_ANALYSABLE
     assert r["reason"] == "no ceiling for matrix_bf16 on this device"
     assert pd.isna(r["efficiency"])
 
@@ -132,7 +132,7 @@ def test_precision_without_a_ceiling_is_not_analysable():
 )
 def test_not_analysable_reasons(row, reason):
     r = one(**row)
-    assert r["verdict"] == analysis.NOT_ANALYSABLE and r["reason"] == reason
+    assert r["verdict"] == verdicts.NOT_ANALYSABLE and r["reason"] == reason
 
 
 def test_no_device_means_not_analysable_with_the_fix():
@@ -146,7 +146,7 @@ def test_no_device_means_not_analysable_with_the_fix():
         }
     )
     r = analysis.analyze(frame, None).iloc[0]
-    assert r["verdict"] == analysis.NOT_ANALYSABLE and "--device" in r["reason"]
+    assert r["verdict"] == verdicts.NOT_ANALYSABLE and "--device" in r["reason"]
 
 
 # The round device at half its clock (a profile locked low): half of every compute ceiling.
@@ -166,15 +166,15 @@ def test_each_launch_is_analysed_with_its_own_profiles_device():
     copy = {"kernel": "c", "duration_s": 2e-3, "bytes_dram": 1e9, "ops_vector_fp32": 0.0}
     devices = [DEVICE, HALF_CLOCK, None, NO_TENSOR, NO_DRAM]
     frame = launches(*({**row, "launch_id": i} for i in range(5) for row in (gemm, copy)))
-    out = analysis.analyze_each(frame, [(d, 2) for d in devices], analysis.LATENCY_THRESHOLD)
+    out = analysis.analyze_each(frame, [(d, 2) for d in devices], verdicts.LATENCY_THRESHOLD)
     # the gemm: 1e11 FLOP at 100 TFLOP/s = 1 ms against 1e9 B at 1 TB/s = 1 ms: 1 ms of 2 ms;
     # at half clock 2 ms of compute: on the roof, compute-bound
     assert list(out["t_bound_s"][:4]) == pytest.approx([1e-3, 1e-3, 2e-3, 1e-3])
     assert list(out["verdict"][:4]) == [
-        analysis.LATENCY_BOUND,
-        analysis.LATENCY_BOUND,
-        analysis.COMPUTE_BOUND,
-        analysis.LATENCY_BOUND,
+        verdicts.LATENCY_BOUND,
+        verdicts.LATENCY_BOUND,
+        verdicts.COMPUTE_BOUND,
+        verdicts.LATENCY_BOUND,
     ]
     assert [None if pd.isna(d) else d for d in out["device_id"]] == ["round"] * 4 + [None] * 2 + [
         "vector-only"
@@ -198,7 +198,7 @@ def test_each_launch_is_analysed_with_its_own_profiles_device():
 def test_devices_must_cover_every_launch():
     frame = launches({"kernel": "k", "launch_id": 0, "duration_s": 1e-3})
     with pytest.raises(ValueError, match="cover 2 rows of 1"):
-        analysis.analyze_each(frame, [(DEVICE, 2)], analysis.LATENCY_THRESHOLD)
+        analysis.analyze_each(frame, [(DEVICE, 2)], verdicts.LATENCY_THRESHOLD)
 
 
 def test_ranking_by_headroom_not_by_efficiency():
@@ -286,7 +286,7 @@ def test_group_aggregates_worked_by_hand():
     assert (k["duration_min_s"], k["duration_max_s"]) == (1e-3, 2e-3)
     assert k["duration_s"] == pytest.approx(3e-3)
     assert k["efficiency"] == pytest.approx(1.5e-3 / 3e-3)  # bound time over analysed time
-    assert k["verdict"] == analysis.LATENCY_BOUND and k["reason"] == "missing duration"
+    assert k["verdict"] == verdicts.LATENCY_BOUND and k["reason"] == "missing duration"
     assert k["headroom_s"] == pytest.approx(1.5e-3) and k["above_roof_launches"] == 0
     assert t["limiter"] == "dram" and t["efficiency"] == pytest.approx(0.5)
     assert (u["analysed"], u["reason"], u["verdict"]) == (0, "missing DRAM bytes", "not-analysable")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -14,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import rooflint
-from rooflint import pipeline
+from rooflint import inputs, pipeline
 from rooflint.cli import main
 from tests.conftest import FIXTURES, shared
 
@@ -641,7 +642,7 @@ def test_json_report_byte_identical_on_awkward_values(tmp_path):
     codes = np.zeros(len(launches), dtype="int64")
     assert json_report.launch_lines(launches[columns], codes) is not None
     assert json_report.render(res) == _json_dumps(res)
-    res.launches = launches.iloc[:0]
+    res = dataclasses.replace(res, launches=launches.iloc[:0])  # a Result is frozen
     assert json_report.render(res) == _json_dumps(res)
 
 
@@ -651,7 +652,7 @@ def test_json_lines_of_identical_launches(tmp_path):
     from rooflint.reporters import json_report
 
     res = pipeline.build([str(FIXTURES / "ncu" / "a100-gemm-details.csv")])
-    res.launches = res.launches.iloc[[0, 0, 0]].reset_index(drop=True)
+    res = dataclasses.replace(res, launches=res.launches.iloc[[0, 0, 0]].reset_index(drop=True))
     assert json_report.render(res) == _json_dumps(res)
 
 
@@ -666,7 +667,7 @@ def pooled(monkeypatch):
 
 
 def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
-    candidates, hidden = pipeline.expand_folder(mixed)
+    candidates, hidden = inputs.expand_folder(mixed)
     assert hidden == [(str(mixed / ".DS_Store"), "hidden file")]
     assert pipeline._workers(candidates) >= 2 or os.cpu_count() == 1
     pooled, skipped = pipeline.read_all([str(mixed)], pipeline.Options())
@@ -701,7 +702,7 @@ def test_pool_keeps_strict_and_progress(mixed, pooled):
     )
     seen = []
     pipeline.build([str(mixed)], progress=lambda path, n: seen.append(path))
-    assert seen == [str(c) for c in pipeline.expand_folder(mixed)[0] if c.name != "notes.txt"]
+    assert seen == [str(c) for c in inputs.expand_folder(mixed)[0] if c.name != "notes.txt"]
 
 
 def test_en_us_evidence_in_a_piece_read_as_numbers_still_counts(tmp_path, monkeypatch):

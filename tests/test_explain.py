@@ -7,7 +7,8 @@ import pytest
 
 from rooflint import pipeline, reporters
 from rooflint.core import explain, ranking, schema
-from rooflint.core.analysis import LATENCY_BOUND, NO_FLOP_COUNTERS, NOT_ANALYSABLE
+from rooflint.core.analysis import Reason
+from rooflint.core.verdicts import LATENCY_BOUND, NOT_ANALYSABLE
 
 from .conftest import FIXTURES, shared
 
@@ -86,7 +87,7 @@ def test_mi100_has_no_flop_verdict_but_its_dram_bandwidth():
     res = pipeline.build([str(shared("rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv"))])
     launches = res.launches
     assert (launches["verdict"] == NOT_ANALYSABLE).all()
-    assert (launches["reason"] == NO_FLOP_COUNTERS).all()
+    assert (launches["reason"] == Reason.NO_FLOP_COUNTERS).all()
     share = launches["bytes_dram"].sum() / launches["duration_s"].sum() / 1228.8e9
     assert share == pytest.approx(0.58, abs=0.005)
     md = reporters.render(res, "markdown")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from rooflint import pipeline
 from rooflint.cli import config, main
-from rooflint.core import analysis, gates
+from rooflint.core import gates, verdicts
 from rooflint.core.errors import UsageError
 from tests.test_diff import B200_RAW, LEAN, scaled_raw, shared
 
@@ -37,7 +37,7 @@ def tiny_roofs(folder: Path) -> Path:
 def efficiency_of(path: Path) -> float:
     """Time-weighted efficiency: Σ bound time / Σ measured time over the analysed launches."""
     launches = pipeline.build([str(path)]).launches
-    ok = launches["verdict"] != analysis.NOT_ANALYSABLE
+    ok = launches["verdict"] != verdicts.NOT_ANALYSABLE
     return launches.loc[ok, "t_bound_s"].sum() / launches.loc[ok, "duration_s"].sum()
 
 
@@ -111,7 +111,7 @@ def test_fail_if_above_roof(tmp_path):
     res = run("report", A100, "--device-file", tiny, "--fail-if-above-roof", "-q", "-o", out)
     assert res.exit_code == 1
     launches = pipeline.build([str(A100)], pipeline.Options(device_file=str(tiny))).launches
-    above = launches[launches["verdict"] == analysis.ABOVE_ROOF]
+    above = launches[launches["verdict"] == verdicts.ABOVE_ROOF]
     worst = above["efficiency"].max()
     assert len(above) == 11 and worst > 5
     assert res.stderr.startswith("rooflint: gate failed: 11 launch(es) above the roof (worst: ")

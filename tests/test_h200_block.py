@@ -52,7 +52,7 @@ def test_every_export_launch_finds_its_trace_kernel():
     launches = result.launches
     assert len(launches) == 30  # 20 kernels + 10 memsets, from the trace
     assert (launches["flops_source"] == "counters").sum() == 20
-    assert result.accounting["repairs"] == []
+    assert result.summary.accounting["repairs"] == []
     assert launches["verdict"].ne("not-analysable").all()
     assert _sum(launches, "nvjet") == GEMM_OPS
 
@@ -102,7 +102,7 @@ def test_a_training_step_joins_launch_for_launch():
     launches = result.launches
     assert len(launches) == 1680
     assert (launches["flops_source"] == "counters").sum() == 1280
-    assert result.accounting["repairs"] == []
+    assert result.summary.accounting["repairs"] == []
     assert not launches["verdict"].eq("above-roof").any()
 
 

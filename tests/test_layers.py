@@ -1,4 +1,4 @@
-"""Imports run one way: core < parsers, hardware < reporters < API < cli (docs/architecture.md)."""
+"""Imports run one way, core < parsers, hardware < reporters < API < cli, and never in a cycle."""
 
 from __future__ import annotations
 
@@ -125,3 +125,84 @@ def test_the_rule_catches_an_upward_import(tmp_path):
         "rooflint.parsers.bad (parsers) imports rooflint.reporters.common",
         "rooflint.reporters.bad (reporters) imports rooflint",
     }
+
+
+# --- no import cycles; the API reaches reporters only through the registry ------------------
+
+
+def graph(known: dict[str, Path]) -> dict[str, set[str]]:
+    """Module → the package modules it imports (lazy imports included)."""
+    return {
+        name: {t for t in (_is_module(t, known) for t in imports(name, path)) if t in known}
+        - {name}
+        for name, path in known.items()
+    }
+
+
+def cycles(known: dict[str, Path]) -> set[tuple[str, ...]]:
+    """Every group of modules that import one another, directly or through others."""
+    edges = graph(known)
+    reach = {name: _reachable(edges, name) for name in edges}
+    return {
+        tuple(sorted(m for m in reach[name] if name in reach[m]))
+        for name in edges
+        if name in reach[name]
+    }
+
+
+def _reachable(edges: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for target in edges[todo.pop()] - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+def api_reporter_imports(known: dict[str, Path]) -> list[str]:
+    """API modules importing a reporter module instead of the registry, rooflint.reporters."""
+    return [
+        f"{name} imports {target}"
+        for name, path in sorted(known.items())
+        if layer(name) == "API"
+        for target in (_is_module(t, known) for t in imports(name, path))
+        if target.startswith("rooflint.reporters.")
+    ]
+
+
+def test_no_import_cycles():
+    assert cycles(modules()) == set()
+
+
+def test_the_cycle_check_finds_lazy_and_indirect_cycles(tmp_path):
+    planted = {
+        "a": "from rooflint.core import b\n",
+        "b": "def later():\n    from rooflint.core import c\n",  # lazy
+        "c": "def later():\n    import rooflint.core.a\n",
+        "d": "from rooflint.core import a\n",  # imports into the cycle, is not in it
+    }
+    for stem, text in planted.items():
+        (tmp_path / f"{stem}.py").write_text(text)
+    known = {**modules(), **{f"rooflint.core.{s}": tmp_path / f"{s}.py" for s in planted}}
+    assert cycles(known) - cycles(modules()) == {
+        ("rooflint.core.a", "rooflint.core.b", "rooflint.core.c")
+    }
+
+
+def test_the_api_imports_no_reporter_module():
+    assert api_reporter_imports(modules()) == []
+
+
+def test_the_api_reporter_check_finds_a_reporter_import(tmp_path):
+    api = tmp_path / "bad_api.py"
+    api.write_text(
+        "from rooflint import reporters\n"  # the registry: allowed
+        "from rooflint.reporters import render\n"  # a name of the registry: allowed
+        "from rooflint.reporters import json_report\n"
+        "def later():\n    import rooflint.reporters.chart\n"
+    )
+    known = {**modules(), "rooflint.bad_api": api}
+    assert api_reporter_imports(known) == [
+        "rooflint.bad_api imports rooflint.reporters.json_report",
+        "rooflint.bad_api imports rooflint.reporters.chart",
+    ]

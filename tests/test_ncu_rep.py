@@ -137,7 +137,7 @@ def test_nvtx_ranges_and_mangled_names(ncu_report):
 def test_recognised_by_content_not_name(ncu_report, tmp_path):
     renamed = tmp_path / "profile.bin"
     shutil.copyfile(shared(VECADD), renamed)
-    assert parsers.detect(renamed) is ncu_rep
+    assert parsers.detect(renamed) is ncu_rep.READER
     row = load(renamed).launches.iloc[0]
     assert row["kernel"] == "VecAdd_kernel" and row["process_id"] == 198250
     assert row["duration_s"] == pytest.approx(3232e-9, rel=1e-12)  # gpu__time_duration.sum 3232 ns

@@ -3,8 +3,8 @@ names), plus the Markdown, HTML, CSV and chart specifics and the `rooflint plot`
 
 from __future__ import annotations
 
-import copy
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -158,7 +158,7 @@ def test_every_format_on_awkward_input(fmt, kind):
 
 def test_nan_laden_input_keeps_every_launch_and_reason():
     res = cached("nan")
-    acc = res.accounting
+    acc = res.summary.accounting
     assert acc["launches_read"] == 8 and acc["analysed"] + acc["not_analysable"] == 8
     text = reporters.render(res, "markdown")
     for reason in (
@@ -421,8 +421,7 @@ def _awkward(res):
     flops = launches["flops"].astype("Float64")  # nullable floats, as a trace's columns are
     flops.iloc[:3] = [pd.NA, -0.0, 1e-5][: len(flops.iloc[:3])]
     launches["flops"] = flops
-    res.launches = launches
-    return res
+    return dataclasses.replace(res, launches=launches)
 
 
 @pytest.mark.parametrize("per", ["launch", "kernel"])
@@ -430,7 +429,7 @@ def _awkward(res):
 def test_csv_is_what_pandas_to_csv_writes(per, excel_safe, monkeypatch):
     """The CSV is built column by column with Arrow, a chunk at a time; expected: pandas'
     to_csv of the same rows (the writer before, which formats every cell in Python)."""
-    res = _awkward(copy.copy(cached("nan")))
+    res = _awkward(cached("nan"))
     assert len(res.launches) >= 6
     assert all(csv_report._cells(res.launches[c]) is not None for c in res.launches)  # no to_csv
     expected = csv_report.table(res, per)
@@ -443,10 +442,10 @@ def test_csv_is_what_pandas_to_csv_writes(per, excel_safe, monkeypatch):
 
 
 def test_csv_of_identical_launches_and_of_none():
-    res = copy.copy(cached("nan"))
-    res.launches = res.launches.iloc[[0, 0, 0]].reset_index(drop=True)  # every column one value
+    res = cached("nan")
+    res = dataclasses.replace(res, launches=res.launches.iloc[[0, 0, 0]].reset_index(drop=True))
     assert csv_report.render(res) == csv_report.table(res).to_csv(index=False, lineterminator="\n")
-    res.launches = res.launches.iloc[:0]
+    res = dataclasses.replace(res, launches=res.launches.iloc[:0])
     assert csv_report.render(res) == ",".join(csv_report.table(res).columns) + "\n"
 
 

@@ -73,10 +73,15 @@ LAUNCHES = {
 }
 
 
+# Shared rocprof files that are not rocprof CSV/SQLite output: another reader's (or none yet).
+OTHER_FORMATS = {"v3_mi350x_rocm_json_results.json.gz": "rocprofv3 --output-format json"}
+
+
 def test_every_shared_file_is_known_here():
     if not SHARED.exists():
         pytest.skip("shared fixtures not available")
-    assert sorted(p.name for p in SHARED.iterdir()) == sorted({**REFUSED, **LAUNCHES})
+    known = {**REFUSED, **LAUNCHES, **OTHER_FORMATS}
+    assert sorted(p.name for p in SHARED.iterdir()) == sorted(known)
 
 
 @pytest.mark.parametrize("name", sorted(LAUNCHES))
@@ -86,7 +91,7 @@ def test_shared_file_reads_into_a_valid_table(name):
     profile = read(path)
     launches = profile.launches
     assert len(launches) == LAUNCHES[name]
-    assert list(launches.columns) == schema.COLUMNS
+    assert list(launches.columns) == schema.COLUMNS + schema.CODES
     assert (launches["source"] == str(path)).all()
     assert launches["launch_id"].is_unique
     assert not launches["kernel"].str.contains(r"\.kd\b|\[clone", regex=True).any()

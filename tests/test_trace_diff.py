@@ -150,7 +150,7 @@ def test_folder_of_a_trace_and_exports_of_other_runs(tmp_path):
         built.launches["source"].astype(str).map(lambda s: s.rsplit("/", 1)[-1]).value_counts()
     )
     assert by_file.to_dict() == alone
-    acc = built.accounting
+    acc = built.summary.accounting
     assert acc["launches_read"] == sum(alone.values()) == acc["analysed"] + acc["not_analysable"]
     assert not acc["repairs"]
     assert not any("filled" in n for p in built.inputs for n in p.notes)
@@ -165,7 +165,7 @@ def test_trace_and_export_of_the_same_run_are_joined(tmp_path):
     trace_path = FIXTURES / "kineto/h200-block-trace.json.gz"
     export = FIXTURES / "ncu/h200-block-raw-stdout.csv"
     built = pipeline.build([str(trace_path), str(export)])
-    assert built.accounting["launches_read"] == len(parsers.read(trace_path).launches)
+    assert built.summary.accounting["launches_read"] == len(parsers.read(trace_path).launches)
     assert (built.launches["flops_source"] == "counters").sum() == len(
         parsers.read(export).launches
     )

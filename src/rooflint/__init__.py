@@ -6,16 +6,29 @@ The API is the one layer that knows parsers (reading files), hardware (picking c
 
 from __future__ import annotations
 
+from rooflint.core import display
 from rooflint.core.version import __version__
+from rooflint.options import takes_inputs
 
 __all__ = ["__version__", "load", "read_profile", "analyze", "report", "diff"]
 
 
+def _show(result, how: str) -> str:
+    """repr(result) and result._repr_html_(): the registry's notebook reporter (core imports no
+    reporter; the registry is imported on first use, so `import rooflint` loads no pandas)."""
+    from rooflint import reporters
+
+    return reporters.show(result, how)
+
+
+display.show = _show
+
+
 def read_profile(path, locale=None):
     """Read one profile (file or folder) into a `rooflint.core.profile.Profile`."""
-    from rooflint import parsers
+    from rooflint import join, parsers
 
-    return parsers.read(path, locale=locale)
+    return join.pair([parsers.read(path, locale=locale)])[0]  # a trace's notes settled
 
 
 def load(path, locale=None):
@@ -31,67 +44,40 @@ def analyze(launches, device=None, latency_threshold=None):
     SM clock), or None (no ceilings: every launch is not analysable).
     """
     from rooflint import pipeline
-    from rooflint.core import analysis
+    from rooflint.core import analysis, verdicts
 
-    threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
+    threshold = verdicts.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
     return analysis.analyze(launches, pipeline.device_of(launches, device), threshold)
 
 
-def report(
-    *paths,
-    device=None,
-    device_file=None,
-    locale=None,
-    group_by="kernel",
-    latency_threshold=None,
-    strict=False,
-    progress=None,
-    device_id=None,
-    steps=None,
-):
-    """The full analysis Result of profile files or folders, with the options of `rooflint report`.
+@takes_inputs
+def report(*paths, group_by="kernel", progress=None, device_id=None, inputs):
+    """The full analysis Result of profile files or folders, with the options of `rooflint report`
+    (the input options: rooflint.options.InputOptions).
 
-    `steps` chooses a trace's profiler steps ("all", "6", "4-6" or "none" for the whole trace).
     `device_id` is the former name of `device`, still accepted.
     """
     from rooflint import pipeline
 
     return pipeline.build(
-        paths,
-        pipeline.options(
-            device or device_id, device_file, locale, group_by, latency_threshold, strict, steps
-        ),
-        progress,
+        paths, pipeline.Options(**vars(inputs), group_by=group_by, device_id=device_id), progress
     )
 
 
-def diff(
-    base,
-    head,
-    *,
-    threshold=None,
-    min_time=0.0,
-    level=None,
-    device=None,
-    device_file=None,
-    locale=None,
-    latency_threshold=None,
-    strict=False,
-    steps=None,
-):
+@takes_inputs
+def diff(base, head, *, threshold=None, min_time=0.0, level=None, inputs):
     """What HEAD changed against BASE: a core.diff.Diff.
 
     Each side is a profile or a saved JSON report, or a list of them (repeated runs of the same
     program: run-to-run noise is then measured per group). `threshold` is the regression fraction
     (`--fail-on-regression`), `min_time` the share of total time under which groups are ignored
-    (`--min-time`), `level` the confidence level of the intervals (`--confidence`, default 0.95).
+    (`--min-time`), `level` the confidence level of the intervals (`--confidence`, default 0.95);
+    the input options are those of rooflint.options.InputOptions.
     """
     from rooflint import pipeline
     from rooflint.core import diff as diffs
 
-    options = pipeline.options(
-        device, device_file, locale, "kernel", latency_threshold, strict, steps
-    )
+    options = pipeline.Options(**vars(inputs))
     return diffs.compare(
         pipeline.side(base, options),
         pipeline.side(head, options),

@@ -9,7 +9,7 @@ from pathlib import Path
 from rooflint.core import ranking, schema
 from rooflint.core.errors import UsageError
 from rooflint.core.result import DeviceUse, Result
-from rooflint.pipeline import expand_folder
+from rooflint.inputs import expand_folder
 
 GLOB_CHARS = set("*?[")
 

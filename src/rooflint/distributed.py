@@ -22,10 +22,9 @@ import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
 
-from rooflint import hardware
-from rooflint.core import analysis, families, ranking, schema
-from rooflint.hardware import Ceiling, Device
-from rooflint.reporters.parquet_report import METADATA_KEY
+from rooflint import hardware, saved
+from rooflint.core import analysis, families, ranking, report_schema, schema, verdicts
+from rooflint.hardware import Device
 
 # What ranking.rank reads, besides the grouping keys.
 RANK_INPUTS = [
@@ -38,7 +37,7 @@ RANK_INPUTS = [
     "verdict",
     "device_id",
     "reason",
-    "missing",
+    "missing_codes",
     "ops_vector_fp16",
 ]
 
@@ -47,7 +46,7 @@ def rank_dataset(
     path: str | Path,
     group_by: str = "kernel",
     device: str | Device | None = None,
-    latency_threshold: float = analysis.LATENCY_THRESHOLD,
+    latency_threshold: float = verdicts.LATENCY_THRESHOLD,
     scheduler: str | None = None,
     **read_options,
 ) -> pd.DataFrame:
@@ -118,26 +117,14 @@ def resolve_devices(meta: dict, device: str | Device | None = None) -> dict:
 def dataset_metadata(path: str | Path) -> dict:
     """The `rooflint` key of a Parquet dataset's schema metadata ({} when absent)."""
     schema_meta = ds.dataset(str(path), format="parquet", partitioning="hive").schema.metadata or {}
-    return json.loads(schema_meta[METADATA_KEY]) if METADATA_KEY in schema_meta else {}
+    key = report_schema.METADATA_KEY
+    return json.loads(schema_meta[key]) if key in schema_meta else {}
 
 
 def device_from_metadata(entry: dict | None) -> Device | None:
     """A Device with exactly the ceilings a report used for one source (None when it had none)."""
     if entry is None:
         return None
-    ceilings = {
-        kind: {k: Ceiling(float(c["value"]), c["source"]) for k, c in entry[kind].items()}
-        for kind in ("compute", "memory")
-    }
-    return Device(
-        id=entry["id"],
-        name=entry.get("name") or entry["id"],
-        vendor=entry.get("vendor") or "",
-        arch=entry.get("arch") or "",
-        profiler_names=(),
-        sm_count=0,
-        boost_clock_hz=0.0,
-        compute=ceilings["compute"],
-        memory=ceilings["memory"],
-        source="rooflint Parquet metadata",
+    return saved.saved_device(
+        report_schema.read_source_ceilings(entry), "rooflint Parquet metadata"
     )

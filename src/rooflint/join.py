@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, schema
-from rooflint.core.profile import Profile
+from rooflint.core import names, provenance, schema
+from rooflint.core.profile import InputFormat, Profile
+from rooflint.core.provenance import Provenance
 
-TRACE_FORMAT = "pytorch-trace"
+TRACE_FORMAT = InputFormat.PYTORCH_TRACE
 COUNTERS = schema.OPS + schema.BYTES
 _KEY = ["_name", "grid", "block"]
-MODEL_BYTES = "DRAM bytes = operator minimum from shapes"  # the trace reader's per-launch note
 
 
 # An export is joined to a trace only when most of its launches find their kernel in it: then
@@ -25,10 +25,15 @@ def pair(profiles: list[Profile]) -> list[Profile]:
     trace's matching launches (same kernel name, grid and block, n-th with n-th). An export is of
     the same run when it comes from the same GPU and more than half of its launches match the
     trace's; it goes to the trace it matches best. Its launches that matched nothing are reported
-    with their own file, and an export of another run is reported as it is: no launch is lost."""
+    with their own file, and an export of another run is reported as it is: no launch is lost.
+    Either way each trace's sources are then settled and its launches get their notes: call it
+    once on the profiles as read."""
     traces = [p for p in profiles if p.format == TRACE_FORMAT]
     if not traces:
         return profiles
+    modelled = {
+        id(t): provenance.has(t.launches["bytes_source"], Provenance.MODEL) for t in traces
+    }  # as read
     out = []
     for profile in profiles:
         if profile.format == TRACE_FORMAT:
@@ -41,6 +46,8 @@ def pair(profiles: list[Profile]) -> list[Profile]:
         rest = lend(trace, profile, matched)
         if rest is not None:
             out.append(rest)
+    for trace in traces:
+        provenance.note_bytes(trace.launches, modelled[id(trace)])
     return out
 
 
@@ -132,27 +139,24 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _mark_counters(launches: pd.DataFrame, rows: np.ndarray, source: pd.DataFrame) -> None:
-    flops = schema.flops(source).notna().to_numpy()
-    dram = source["bytes_dram"].notna().to_numpy()
-    for column, has in (("flops_source", flops), ("bytes_source", dram)):
-        values = launches[column].astype(object).to_numpy(copy=True)
-        values[rows[has]] = "counters"
-        launches[column] = pd.array(values, dtype="string")
-    measured = (launches["bytes_source"] == "counters").fillna(False).to_numpy()
+    """The lent launches' sources, excess traffic and what they still miss."""
+    lent = {
+        "flops_source": schema.flops(source).notna().to_numpy(),
+        "bytes_source": source["bytes_dram"].notna().to_numpy(),
+    }
+    for column, has in lent.items():
+        launches[column] = provenance.changed(launches[column], rows[has], Provenance.COUNTERS)
+    measured = provenance.has(launches["bytes_source"], Provenance.COUNTERS)
     minimum = launches["bytes_model_min"].to_numpy(dtype=float)
     ratio = launches["bytes_dram"].to_numpy(dtype=float) / np.where(minimum > 0, minimum, np.nan)
     launches["excess_traffic"] = np.where(measured, ratio, np.nan)
-    launches["missing"] = schema.filled(launches["missing"].where(~_now_counted(launches)), "")
-    notes = launches["notes"].to_numpy(dtype=object, na_value="")
-    fixed = [n.replace(MODEL_BYTES, "measured DRAM bytes from counters") for n in notes[measured]]
-    notes[measured] = fixed
-    launches["notes"] = schema.text(pd.array(notes, dtype="string"))
+    schema.clear_missing(launches, _now_counted(launches))
 
 
 def _now_counted(launches: pd.DataFrame) -> np.ndarray:
     """Launches whose quantities now all come from counters: their "no model" entries are moot."""
-    counted = schema.flops(launches).notna() & launches["bytes_dram"].notna()
-    return (counted & (launches["flops_source"] == "counters").fillna(False)).to_numpy()
+    counted = (schema.flops(launches).notna() & launches["bytes_dram"].notna()).to_numpy()
+    return counted & provenance.has(launches["flops_source"], Provenance.COUNTERS)
 
 
 def _account(trace: Profile, counters: Profile, matched: int) -> None:

@@ -8,56 +8,37 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rooflint import hardware, join, parsers, saved
+from rooflint import diffruns, hardware, inputs, join, parsers, saved
 from rooflint.core import analysis, families, ranking, schema, timeline, windows
 from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError, UsageError
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
+from rooflint.options import InputOptions
 from rooflint.parsers import values
 
 
-@dataclass
-class Options:
-    device_id: str | None = None
-    device_file: str | None = None
-    locale: str | None = None
+@dataclass(frozen=True)
+class Options(InputOptions):
+    """One analysis: the input options, how launches are grouped."""
+
     group_by: str = "kernel"
-    latency_threshold: float = analysis.LATENCY_THRESHOLD
-    strict: bool = False
-    steps: str = "all"  # which steps of a trace to report (--steps all|N|A-B|none)
+    device_id: InitVar[str | None] = None  # the former name of `device`, still accepted
+
+    def __post_init__(self, device_id):
+        super().__post_init__()
+        if device_id is not None and self.device is None:
+            object.__setattr__(self, "device", device_id)
 
 
+options = Options  # the former spelling: pipeline.options(device=..., ...)
 LOCALES = values.LOCALES  # the number formats --locale accepts
-
-
-def options(
-    device=None,
-    device_file=None,
-    locale=None,
-    group_by="kernel",
-    latency_threshold=None,
-    strict=False,
-    steps=None,
-) -> Options:
-    """Options from the API's (and the command line's) option names; None means the default."""
-    threshold = analysis.LATENCY_THRESHOLD if latency_threshold is None else latency_threshold
-    timeline.parse_steps(steps)  # a bad --steps is refused before any file is read
-    return Options(
-        device_id=device,
-        device_file=device_file,
-        locale=locale,
-        group_by=group_by,
-        latency_threshold=threshold,
-        strict=bool(strict),
-        steps=steps or "all",
-    )
 
 
 def device_of(launches: pd.DataFrame, device):
@@ -78,8 +59,6 @@ def side(paths, options: Options) -> diffs.Side:
     if len(paths) == 1:
         result, tool = _side_run(paths[0], options)
         return diffs.Side(paths[0], result, saved=tool)
-    from rooflint import diffruns
-
     combined, tool = diffruns.load_runs(paths, lambda p: _side_run(p, options))
     label = f"{len(paths)} runs: {', '.join(paths)}"
     return diffs.Side(label, combined, saved=tool, runs=len(paths), inputs=paths)
@@ -228,7 +207,7 @@ def _device_for(profile: Profile, options: Options, user: _UserCeilings):
     try:
         device, provenance, ident = hardware.resolve_identified(
             profile.launches,
-            device_id=options.device_id,
+            device_id=options.device,
             device_file=user.device_file,
             measured=measured or None,
             measured_source=source,
@@ -237,7 +216,7 @@ def _device_for(profile: Profile, options: Options, user: _UserCeilings):
         )
         return device, provenance + user.notes, ident
     except RooflintError as exc:
-        if options.device_id or options.device_file or options.strict:
+        if options.device or options.device_file or options.strict:
             raise
         return None, [f"{profile.source}: no ceilings: {exc.problem}"], None
 
@@ -256,15 +235,12 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
 
     Under --strict any skipped file is an error that lists them all."""
     paths = list(paths)
-    expanded = [expand_folder(Path(p)) for p in paths]
-    candidates = [c for found, _ in expanded for c in found]
-    skipped = [item for _, hidden in expanded for item in hidden]
+    candidates, skipped = inputs.expand(paths)
     single = len(paths) == 1 and len(candidates) == 1 and not skipped
+    given = _reader_options(options, candidates, paths)
     profiles = []
     reading = getattr(progress, "reading", None)  # bytes read within a file, where readers say
-    for candidate, profile in zip(
-        candidates, _read_each(candidates, options.locale, reading), strict=False
-    ):
+    for candidate, profile in zip(candidates, _read_each(candidates, given, reading), strict=False):
         if isinstance(profile, RooflintError):
             if single:
                 raise profile
@@ -309,16 +285,39 @@ PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 32 << 20
 
 
-def _read_each(candidates: list[Path], locale: str | None, reading=None):
+def _reader_options(options: Options, candidates: list[Path], paths: list[str]) -> dict:
+    """The reader options the run was given. Each input's reader gets those it takes (--locale is
+    for ncu CSV exports, not for a trace read with them); one that no input takes is an error."""
+    given = {"locale": options.locale} if options.locale is not None else {}
+    readers = [_reader_or_none(c) for c in candidates] if given else []
+    taken = {option for reader in readers if reader for option in reader.options}
+    for name in sorted(given.keys() - taken):
+        takers = " and ".join(r.name for r in parsers.READERS if name in r.options)
+        raise UsageError(
+            f"option {name}={given[name]!r} applies only to {takers} input, and none of the "
+            "inputs is; drop it",
+            path=", ".join(paths),
+        )
+    return given
+
+
+def _reader_or_none(candidate: Path):
+    try:
+        return parsers.detect(candidate)
+    except InputError:  # the file is skipped with its reason when it is read
+        return None
+
+
+def _read_each(candidates: list[Path], given: dict, reading=None):
     """parsers.read of each candidate, in order; a RooflintError is yielded, not raised."""
     workers = _workers(candidates)
     if workers < 2:
         for candidate in candidates:
-            yield _read_one(candidate, locale, _bytes_progress(candidate, reading))
+            yield _read_one(candidate, given, _bytes_progress(candidate, reading))
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
     try:
-        yield from pool.map(_read_one, candidates, [locale] * len(candidates))
+        yield from pool.map(_read_one, candidates, [given] * len(candidates))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -350,10 +349,12 @@ def _bytes_progress(candidate: Path, reading):
     return advance
 
 
-def _read_one(candidate: Path, locale: str | None, progress=None):
+def _read_one(candidate: Path, given: dict | None, progress=None):
+    """The profile in `candidate`, read with those of the `given` options its reader takes."""
     try:
-        options = {"progress": progress} if progress else {}
-        return _with_launches(parsers.read(candidate, locale=locale, **options))
+        reader = parsers.detect(candidate)
+        taken = {k: v for k, v in (given or {}).items() if k in reader.options}
+        return _with_launches(reader.read(candidate, progress, **taken))
     except RooflintError as exc:  # returned, not raised: the other files are still read
         return exc
 
@@ -371,27 +372,3 @@ def _with_launches(profile: Profile) -> Profile:
     raise InputError(
         "holds no kernel launches; pass a profile with per-launch rows", path=profile.source
     )
-
-
-def expand_folder(path: Path) -> tuple[list[Path], list[tuple[str, str]]]:
-    """The files and profile folders to read under `path`, and the hidden files passed over."""
-    if not path.is_dir() or _is_profile_folder(path):
-        return [path], []
-    found, hidden = [], []
-    for root, dirs, files in os.walk(path):
-        dirs.sort()
-        here = Path(root)
-        if here != path and _is_profile_folder(here):
-            found.append(here)
-            dirs.clear()
-            continue
-        for name in sorted(files):
-            if name.startswith("."):
-                hidden.append((str(here / name), "hidden file"))
-            else:
-                found.append(here / name)
-    return found, hidden
-
-
-def _is_profile_folder(path: Path) -> bool:
-    return any(getattr(r, "sniff_folder", None) and r.sniff_folder(path) for r in parsers.READERS)

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import codecs
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, ranking, schema
+from rooflint.core import analysis, provenance, ranking, report_schema, schema, verdicts
 from rooflint.core.errors import InputError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
 from rooflint.hardware import Ceiling, Device
-from rooflint.reporters import json_report
 
-FORMAT = "rooflint-json"
-READS = json_report.FORMAT_VERSION  # the newest report version read; every older one is read too
-_RESULT_FILLS = {"reason": "", "verdict": analysis.NOT_ANALYSABLE}
+FORMAT = InputFormat.SAVED_REPORT
+READS = report_schema.FORMAT_VERSION  # the newest version read; every older one is read too
+_RESULT_FILLS = {"reason": "", "verdict": verdicts.NOT_ANALYSABLE}
 _FLOAT_RESULTS = [
     "flops",
     "intensity_dram",
@@ -72,22 +70,18 @@ def read_document(path: str | Path) -> dict | None:
     return doc
 
 
-# The writer's layout (json_report.chunks): "launches" is the document's last key, one launch a
-# line, lines joined by ",\n". JSON text holds no raw line break inside a string, so these
-# markers cannot occur within a value.
-_LAUNCHES_OPEN = b'\n "launches": [\n'
-_LAUNCHES_CLOSE = b"\n ]\n}\n"
 CHUNK_BYTES = 8 << 20
 
 
 def _as_written(data: bytes) -> tuple[bytes, int, int] | None:
     """(the document with an empty launch list, where the launch lines start and stop) of a
-    report in the writer's layout; None for any other layout (read whole)."""
-    start = data.rfind(_LAUNCHES_OPEN)
-    if start < 0 or not data.endswith(_LAUNCHES_CLOSE):
+    report in the writer's layout (core.report_schema); None for any other (read whole)."""
+    start = data.rfind(report_schema.LAUNCHES_OPEN)
+    if start < 0 or not data.endswith(report_schema.LAUNCHES_CLOSE):
         return None
-    head = data[:start] + b'\n "launches": []\n}'
-    return head, start + len(_LAUNCHES_OPEN), len(data) - len(_LAUNCHES_CLOSE)
+    head = data[:start] + report_schema.NO_LAUNCHES
+    opened, closed = len(report_schema.LAUNCHES_OPEN), len(report_schema.LAUNCHES_CLOSE)
+    return head, start + opened, len(data) - closed
 
 
 def _chunked_table(data: bytes, start: int, stop: int, path, sources: list | None) -> pd.DataFrame:
@@ -142,7 +136,7 @@ def from_document(doc: dict, path, latency_threshold: float | None = None) -> Re
             "`rooflint report --format json`",
             path=str(path),
         )
-    saved_threshold = _number(doc.get("latency_threshold"), analysis.LATENCY_THRESHOLD)
+    saved_threshold = report_schema.number(doc.get("latency_threshold"), verdicts.LATENCY_THRESHOLD)
     threshold = saved_threshold if latency_threshold is None else latency_threshold
     kernels = ranking.rank(launches, "kernel", threshold)
     devices = [device_use(entry) for entry in doc.get("devices") or []]
@@ -151,9 +145,10 @@ def from_document(doc: dict, path, latency_threshold: float | None = None) -> Re
         (s.get("path", ""), s.get("reason", ""))
         for s in (doc.get("accounting") or {}).get("inputs_skipped", [])
     ]
-    result = Result(launches, kernels, "kernel", devices, inputs, skipped, threshold)
-    result.saved_timeline = _timeline(doc)
-    return result
+    return Result(
+        launches, kernels, "kernel", devices, inputs, skipped, threshold,
+        saved_timeline=_timeline(doc),
+    )  # fmt: skip
 
 
 def _timeline(doc: dict) -> dict | None:
@@ -220,11 +215,13 @@ def launch_table(records: list, path, sources: list | None = None) -> pd.DataFra
 
 
 _TRACE_DTYPES = {
+    **dict.fromkeys(provenance.COLUMNS, provenance.DTYPE),
     "bytes_model_min": "Float64",
     "excess_traffic": "Float64",
     "stream": "Int64",
     "device_index": "Int64",
     "graph_replay": "boolean",
+    "roof_assumed": "boolean",
     "start_s": "float64",
     "launch_s": "float64",
     "comm_bytes": "float64",
@@ -254,37 +251,40 @@ def _missing_text(value) -> str:
 
 
 def device_use(entry: dict) -> DeviceUse:
-    """A saved device entry as a DeviceUse whose device carries the saved ceilings."""
-    sources = list(entry.get("sources") or [])
-    provenance = list(entry.get("provenance") or [])
-    if not entry.get("id"):
-        return DeviceUse(None, provenance, sources)
-    compute, memory = {}, {}
-    for c in entry.get("ceilings") or []:
-        value = _number(c.get("value"), None)
-        if value is None:
-            continue
-        table = compute if c.get("kind") == "compute" else memory
-        table[c.get("name")] = Ceiling(value, c.get("source") or "saved report")
-    device = Device(
-        id=entry["id"],
-        name=entry.get("name") or entry["id"],
-        vendor=entry.get("vendor") or "",
-        arch=entry.get("arch") or "",
+    """A saved device entry (core.report_schema) as a DeviceUse whose device carries the saved
+    ceilings."""
+    saved = report_schema.read_device_entry(entry)
+    if saved["id"] is None:
+        return DeviceUse(None, saved["provenance"], saved["sources"])
+    device = saved_device(saved, "saved rooflint report")
+    return DeviceUse(
+        device,
+        saved["provenance"],
+        saved["sources"],
+        evidence=saved["evidence"],
+        candidates=saved["candidates"],
+        provisional=saved["provisional"],
+    )
+
+
+def saved_device(saved: dict, source: str) -> Device:
+    """A Device with exactly the ceilings a report saved (`saved`: read by core.report_schema);
+    what only the catalog knows (profiler names, SM count, boost clock) is not saved."""
+    compute, memory = (
+        {name: Ceiling(value, origin) for name, (value, origin) in saved[kind].items()}
+        for kind in ("compute", "memory")
+    )
+    return Device(
+        id=saved["id"],
+        name=saved["name"],
+        vendor=saved["vendor"],
+        arch=saved["arch"],
         profiler_names=(),
         sm_count=0,
         boost_clock_hz=float("nan"),
         compute=compute,
         memory=memory,
-        source="saved rooflint report",
-    )
-    return DeviceUse(
-        device,
-        provenance,
-        sources,
-        evidence=str(entry.get("evidence") or ""),
-        candidates=[str(c) for c in entry.get("candidates") or []],
-        provisional=bool(entry.get("provisional")),
+        source=source,
     )
 
 
@@ -306,9 +306,3 @@ def _inputs(doc: dict, launches: pd.DataFrame) -> list[Profile]:
             )
         )
     return profiles
-
-
-def _number(value, default):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return default
-    return default if math.isnan(float(value)) else float(value)

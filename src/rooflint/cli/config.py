@@ -99,14 +99,22 @@ def _table(path: Path) -> dict:
 def settle(ctx: click.Context, values: dict[str, object], config: Config | None = None):
     """Final settings: a flag on the command line wins, else the config file, else the default.
 
+    The file is read once per command (the input options and a command's gates both ask).
     Returns (settings by parameter name, {parameter name: config path} for those from the file).
     """
-    config = load() if config is None else config
+    if config is None:
+        if __name__ not in ctx.meta:
+            ctx.meta[__name__] = load()
+        config = ctx.meta[__name__]
     settled, origins = dict(values), {}
     for name in values:
-        source = ctx.get_parameter_source(name)
-        given = source not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
-        if not given and name in config.values:
+        if not given(ctx, name) and name in config.values:
             settled[name] = config.values[name]
             origins[name] = str(config.path)
     return settled, origins
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    """Whether the command line gave parameter `name` (a default does not count)."""
+    source = ctx.get_parameter_source(name)
+    return source not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)

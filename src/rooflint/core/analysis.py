@@ -7,27 +7,14 @@ unchanged on one partition of a distributed dataframe.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema
-
-# NVIDIA's guidance: latency-bound when both compute and memory throughput are under 60 % of peak.
-LATENCY_THRESHOLD = 0.60
-# Counters and clocks jitter by a few percent; beyond this a launch is above its roof: a data error.
-ABOVE_ROOF_TOLERANCE = 0.05
-
-MEMORY_BOUND = "memory-bound"
-COMPUTE_BOUND = "compute-bound"
-LATENCY_BOUND = "latency-bound"
-ABOVE_ROOF = "above-roof"
-NOT_ANALYSABLE = "not-analysable"
-# NCCL/RCCL collectives (a timeline's kind "communication"): data moved between GPUs, bounded by
-# the links, not by this GPU's roofs; no FLOPs, no roofline placement, never "not analysable".
-COMMUNICATION = "communication"
-VERDICTS = (COMPUTE_BOUND, MEMORY_BOUND, LATENCY_BOUND, ABOVE_ROOF, NOT_ANALYSABLE, COMMUNICATION)
-UNPLACED = (NOT_ANALYSABLE, COMMUNICATION)  # verdicts without a roofline placement
+from rooflint.core import schema, verdicts
+from rooflint.core.device import Device
+from rooflint.core.verdicts import LATENCY_THRESHOLD, VERDICTS
 
 RESULT_COLUMNS = [
     "device_id",
@@ -44,13 +31,33 @@ RESULT_COLUMNS = [
     "verdict",
     "reason",
 ]
-# The GPU has no FLOP counters at all (MI100, RDNA): not a collection mistake. Such a launch has
-# no compute verdict: it may be compute-bound, and calling it memory- or latency-bound would
-# claim more than its counters say. It stays not analysable, and reporters show its achieved
-# DRAM bandwidth against the DRAM roof instead (the bytes and duration were measured).
-NO_FLOP_COUNTERS = "no FLOP counters on this GPU"
-_NO_COUNTERS_MARK = "has no typed FLOP counters"
-_NO_DRAM_ROOF = "device has no DRAM bandwidth"
+
+
+class Reason(StrEnum):
+    """Why a launch cannot be placed on the roofline, in the words every format prints; where
+    several apply, the first in this order is given."""
+
+    NO_DEVICE = "no device ceilings (pass --device ID or --device-file)"
+    NO_DRAM_ROOF = "device has no DRAM bandwidth"
+    NO_DURATION = "missing duration"
+    ZERO_DURATION = "zero duration"
+    NO_DRAM_BYTES = "missing DRAM bytes"
+    NO_FLOPS = "missing FLOP counters"
+    # The GPU has no FLOP counters at all (MI100, RDNA): not a collection mistake. Such a
+    # launch has no compute verdict: it may be compute-bound, and calling it memory- or
+    # latency-bound would claim more than its counters say. It stays not analysable, and
+    # reporters show its achieved DRAM bandwidth against the DRAM roof instead (the bytes and
+    # duration were measured).
+    NO_FLOP_COUNTERS = "no FLOP counters on this GPU"
+
+
+def no_ceiling(cls: str) -> str:
+    """The reason of a launch with operations of a class its device has no ceiling for."""
+    return f"no ceiling for {cls} on this device"
+
+
+# The `reason` column's codes: "" (analysable), each Reason, then no_ceiling of each class.
+REASONS = ["", *(r.value for r in Reason), *(no_ceiling(c) for c in schema.COMPUTE_CLASSES)]
 
 RESULT_UNITS = {
     "flops": "op",
@@ -66,18 +73,18 @@ RESULT_UNITS = {
 
 
 def analyze(
-    launches: pd.DataFrame, device, latency_threshold: float = LATENCY_THRESHOLD
+    launches: pd.DataFrame, device: Device | None, latency_threshold: float = LATENCY_THRESHOLD
 ) -> pd.DataFrame:
     """The launch table with the roofline result columns added (see RESULT_COLUMNS).
 
     `device` has `id`, `compute` {class: Ceiling} in op/s and `memory` {level: Ceiling} in
-    byte/s (a `rooflint.hardware.Device`); None means no ceilings are known.
+    byte/s (a `rooflint.core.device.Device`); None means no ceilings are known.
     """
     return analyze_each(launches, [(device, len(launches))], latency_threshold)
 
 
 def analyze_each(
-    launches: pd.DataFrame, devices: list[tuple[object, int]], latency_threshold: float
+    launches: pd.DataFrame, devices: list[tuple[Device | None, int]], latency_threshold: float
 ) -> pd.DataFrame:
     """`analyze` where consecutive rows have their own device: `devices` is [(device, row
     count)] in row order (a folder of profiles, each with its own clock-scaled ceilings).
@@ -115,10 +122,8 @@ def analyze_each(
             "limiter": _limiters(t_memory >= t_compute, compute_limiter, memory_limiter, ok),
             "headroom_s": np.where(ok, np.maximum(duration - t_bound, 0.0), np.nan),
             "verdict": schema.strings(
-                np.where(
-                    comm,
-                    VERDICTS.index(COMMUNICATION),
-                    _verdicts(efficiency, t_memory >= t_compute, ok, latency_threshold),
+                verdicts.classify(
+                    efficiency, t_memory >= t_compute, ok, latency_threshold, communication=comm
                 ),
                 list(VERDICTS),
             ),
@@ -133,7 +138,7 @@ def _communication(launches: pd.DataFrame) -> np.ndarray:
     """Launches a timeline reader marked as communication (kind column)."""
     if "kind" not in launches:
         return np.zeros(len(launches), dtype=bool)
-    return (launches["kind"].astype(object) == COMMUNICATION).to_numpy(dtype=bool)
+    return (launches["kind"].astype(object) == verdicts.COMMUNICATION).to_numpy(dtype=bool)
 
 
 class _Ceilings:
@@ -141,7 +146,7 @@ class _Ceilings:
     `memory` {level: byte/s per launch} (NaN where the launch's device has no such ceiling),
     `known` (the launch has a device) and `ids` (its device id, as a text column)."""
 
-    def __init__(self, devices: list[tuple[object, int]]):
+    def __init__(self, devices: list[tuple[Device | None, int]]):
         present = [d for d, _ in devices]
         counts = np.array([n for _, n in devices], dtype=np.int64)
         self.known = np.repeat(np.array([d is not None for d in present], dtype=bool), counts)
@@ -230,34 +235,20 @@ def _memory_time(frame: pd.DataFrame, memory: dict):
 
 
 def _reasons(frame: pd.DataFrame, duration, bytes_dram, ceilings: _Ceilings, uncovered):
-    """Why each launch cannot be placed on the roofline, as (codes, texts): code 0 is "" (it
-    can), the first reason that applies wins."""
+    """Why each launch cannot be placed on the roofline, as (codes into REASONS, REASONS):
+    code 0 (it can), else the first Reason that applies, else a class without a ceiling."""
     ops_missing = schema.all_na(frame, schema.OPS)
-    no_counters = (
-        schema.filled(frame["missing"], "").str.contains(_NO_COUNTERS_MARK, regex=False).to_numpy()
-    )
-    checks = [
-        (~ceilings.known, "no device ceilings (pass --device ID or --device-file)"),
-        (ceilings.known & np.isnan(ceilings.memory.get("dram", np.nan)), _NO_DRAM_ROOF),
-        (np.isnan(duration), "missing duration"),
-        (~np.isnan(duration) & (duration <= 0), "zero duration"),
-        (np.isnan(bytes_dram), "missing DRAM bytes"),
-        (ops_missing & ~no_counters, "missing FLOP counters"),
-        (ops_missing & no_counters, NO_FLOP_COUNTERS),
-    ]
-    texts = [""] + [text for _, text in checks]
-    texts += [f"no ceiling for {cls} on this device" for cls in schema.COMPUTE_CLASSES]
-    reason = np.where(uncovered >= 0, len(checks) + 1 + uncovered, 0)
-    for code, (mask, _) in reversed(list(enumerate(checks, start=1))):
-        reason = np.where(mask, code, reason)
-    return reason, texts
-
-
-def _verdicts(
-    eff: np.ndarray, memory_wins: np.ndarray, ok: np.ndarray, threshold: float
-) -> np.ndarray:
-    """Codes into VERDICTS."""
-    compute, memory, latency, above, not_analysable, _ = range(len(VERDICTS))
-    verdict = np.where(eff >= threshold, np.where(memory_wins, memory, compute), latency)
-    verdict = np.where(eff > 1 + ABOVE_ROOF_TOLERANCE, above, verdict)
-    return np.where(ok, verdict, not_analysable)
+    no_counters = schema.lacks(frame, "ops", schema.Absence.NO_COUNTERS)
+    applies = {
+        Reason.NO_DEVICE: ~ceilings.known,
+        Reason.NO_DRAM_ROOF: ceilings.known & np.isnan(ceilings.memory.get("dram", np.nan)),
+        Reason.NO_DURATION: np.isnan(duration),
+        Reason.ZERO_DURATION: ~np.isnan(duration) & (duration <= 0),
+        Reason.NO_DRAM_BYTES: np.isnan(bytes_dram),
+        Reason.NO_FLOPS: ops_missing & ~no_counters,
+        Reason.NO_FLOP_COUNTERS: ops_missing & no_counters,
+    }
+    reason = np.where(uncovered >= 0, len(Reason) + 1 + uncovered, 0)
+    for code, why in reversed(list(enumerate(Reason, start=1))):
+        reason = np.where(applies[why], code, reason)
+    return reason, REASONS

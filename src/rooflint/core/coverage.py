@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import names, schema, windows
-from rooflint.core.analysis import NOT_ANALYSABLE
+from rooflint.core.verdicts import NOT_ANALYSABLE
 
 TOP = 5
 
@@ -65,7 +65,7 @@ def _largest(launches: pd.DataFrame, rows: np.ndarray, total: float, top: int) -
 def line(result) -> str | None:
     """ "Coverage: 69 % of GPU time has a verdict; none for aten::_foreach_add_ 12 %, ..." when
     some time has no verdict or a trace is among the inputs; None otherwise."""
-    acc = result.accounting
+    acc = result.summary.accounting
     traced = "op" in result.launches
     total, analysed = acc["time_s"], acc["time_analysed_s"]
     if total is None or analysed is None or not total > 0 or (analysed >= total and not traced):

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, names, opgroups, ranking, windows
+from rooflint.core import names, opgroups, ranking, units, verdicts, windows
 from rooflint.core.diff_devices import device_changes
 from rooflint.core.formatting import pct, si
-from rooflint.core.result import Result, summary_numbers
+from rooflint.core.result import Result
 from rooflint.core.result import device_description as device_text
 
 DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
@@ -61,10 +61,10 @@ DEFAULT_LEVEL = 0.95
 NEW, REMOVED, ABOVE_ROOF, IGNORED = "new", "removed", "measurement problem", "ignored"
 
 KEYS = ["kernel", "grid", "block"]
+# One kernel group on one side (a diff row holds each as f"{field}_base" and f"{field}_head"),
+# in the order the JSON diff writes them.
 SIDE_FIELDS = [
     "kernel",
-    "grid",
-    "block",
     "launches",
     "duration_s",
     "mean_s",
@@ -79,8 +79,14 @@ SIDE_FIELDS = [
     "headroom_s",
     "above_roof_launches",
     "device_id",
+    "grid",
+    "block",
     "reason",
 ]
+# A row's changes from base to head: of time (diffstats.ESTIMATE_COLUMNS add the estimated change
+# with its interval), then against the roof.
+TIME_DELTAS = ["delta_s", "delta_pct", "mean_delta_pct"]
+ROOF_DELTAS = ["headroom_delta_s", "efficiency_delta"]
 
 UNITS = {
     "time_s": "s",
@@ -102,7 +108,7 @@ UNITS = {
     "level": "confidence level of the intervals",
     "threshold": "fraction",
     "min_time": "fraction of total time",
-    "ceiling": "op/s or byte/s",
+    "ceiling": " or ".join(units.RATE.values()),
 }
 
 
@@ -285,7 +291,8 @@ def _time_order(groups: pd.DataFrame, i) -> tuple:
 _ROW_COLUMNS = (
     ["kernel", "match"]
     + [f"{f}_{side}" for side in ("base", "head") for f in SIDE_FIELDS]
-    + ["delta_s", "delta_pct", "mean_delta_pct", "headroom_delta_s", "efficiency_delta"]
+    + TIME_DELTAS
+    + ROOF_DELTAS
 )
 
 
@@ -344,9 +351,9 @@ def _status(r: dict, decided: str) -> str:
         return NEW
     if r["match"] == BASE_ONLY:
         return REMOVED
-    if r["verdict_head"] == analysis.ABOVE_ROOF and r["verdict_base"] != analysis.ABOVE_ROOF:
+    if r["verdict_head"] == verdicts.ABOVE_ROOF and r["verdict_base"] != verdicts.ABOVE_ROOF:
         return ABOVE_ROOF  # newly above its roof: the measurement changed, not the code
-    if r["verdict_head"] == analysis.ABOVE_ROOF and decided == FASTER:
+    if r["verdict_head"] == verdicts.ABOVE_ROOF and decided == FASTER:
         return ABOVE_ROOF  # a speed-up of a launch above its roof is not counted as one
     if r["ignored"]:
         return IGNORED
@@ -382,8 +389,8 @@ def _sort(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
-    s_b, s_h = summary_numbers(base.result), summary_numbers(head.result)
-    t_b, t_h = _num(s_b["total_time_s"]) / base.runs, _num(s_h["total_time_s"]) / head.runs
+    s_b, s_h = base.result.summary, head.result.summary
+    t_b, t_h = _num(s_b.total_time_s) / base.runs, _num(s_h.total_time_s) / head.runs
     counts = rows["status"].value_counts().to_dict() if not rows.empty else {}
     matches = rows["match"].value_counts().to_dict() if not rows.empty else {}
     return {
@@ -393,10 +400,10 @@ def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
         "delta_pct": (t_h - t_b) / t_b if t_b > 0 else np.nan,
         "launches_base": _per_run(len(base.result.launches), base.runs),
         "launches_head": _per_run(len(head.result.launches), head.runs),
-        "efficiency_base": _num(s_b["time_weighted_efficiency"]),
-        "efficiency_head": _num(s_h["time_weighted_efficiency"]),
-        "headroom_base_s": _num(s_b["total_headroom_s"]) / base.runs,
-        "headroom_head_s": _num(s_h["total_headroom_s"]) / head.runs,
+        "efficiency_base": _num(s_b.time_weighted_efficiency),
+        "efficiency_head": _num(s_h.time_weighted_efficiency),
+        "headroom_base_s": _num(s_b.total_headroom_s) / base.runs,
+        "headroom_head_s": _num(s_h.total_headroom_s) / head.runs,
         "groups_base": int(len(base.groups)),
         "groups_head": int(len(head.groups)),
         "matched": {k: int(matches.get(k, 0)) for k in (EXACT, NAME, BASE_NAME)},
@@ -493,7 +500,7 @@ def _warnings(
 
 
 def _unit(change: dict) -> str:
-    return "FLOP/s" if change["kind"] == "compute" else "B/s"
+    return units.shown(change["kind"])
 
 
 def _notes(base: Side, head: Side) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from rooflint.core import units
 from rooflint.core.result import Result
 
 # Ceilings derived from measured clocks jitter run to run by less than this.
@@ -23,7 +24,7 @@ def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
     for u, v in pairs:
         if u.device is None or v.device is None:
             continue
-        for kind, unit in (("compute", "op/s"), ("memory", "byte/s")):
+        for kind, unit in units.RATE.items():
             a, b = getattr(u.device, kind), getattr(v.device, kind)
             for name in (
                 [k for k in a if k in b]

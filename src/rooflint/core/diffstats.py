@@ -53,6 +53,7 @@ ESTIMATE_COLUMNS = [
     "runs_base",
     "runs_head",
 ]
+RUNS = ["runs_base", "runs_head"]  # how many runs each side combined: the same on every row
 
 
 @dataclass

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from rooflint.core.analysis import (
+from rooflint.core.analysis import Reason
+from rooflint.core.verdicts import (
     ABOVE_ROOF,
     COMMUNICATION,
     COMPUTE_BOUND,
     LATENCY_BOUND,
     MEMORY_BOUND,
-    NO_FLOP_COUNTERS,
 )
 
 NEAR_CEILING = 0.85
@@ -87,7 +87,7 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
             "this GPU's roofs (the catalog has no link roof, so it is not placed); what costs the "
             "step is its exposed part, not hidden behind computation (the timeline's breakdown)"
         )
-    if reason == NO_FLOP_COUNTERS:
+    if reason == Reason.NO_FLOP_COUNTERS:
         return (
             "no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so "
             "its arithmetic cannot be placed; DRAM traffic ran at "

@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, names
 from rooflint.core import diff as diffs
+from rooflint.core import names, verdicts
 from rooflint.core.diff_text import change_text, interval_text, noise_clause
 from rooflint.core.errors import UsageError
 from rooflint.core.formatting import pct, show_pct, si
-from rooflint.core.result import summary_numbers
 
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
 
@@ -156,8 +155,8 @@ def _total_regression(gate: Gate, d: diffs.Diff, threshold: float) -> None:
 def new_latency_bound(d: diffs.Diff):
     """Groups latency-bound in head that were not (or did not exist) in base, above --min-time."""
     g = d.groups
-    latency = (g["verdict_head"] == analysis.LATENCY_BOUND) & ~g["ignored"].astype(bool)
-    was = g["verdict_base"] == analysis.LATENCY_BOUND
+    latency = (g["verdict_head"] == verdicts.LATENCY_BOUND) & ~g["ignored"].astype(bool)
+    was = g["verdict_base"] == verdicts.LATENCY_BOUND
     return g[latency & ~was]
 
 
@@ -169,11 +168,11 @@ def report_gates(
 ) -> list[Gate]:
     """The report gates that are set: time-weighted efficiency and launches above the roof."""
     origins = origins or {}
-    summary = summary_numbers(result)
+    summary = result.summary
     gates = []
     if fail_under is not None:
         gate = Gate("--fail-under", show_pct(fail_under), origins.get("fail_under", ""))
-        eff = summary["time_weighted_efficiency"]
+        eff = summary.time_weighted_efficiency
         if eff is None:
             gate.fail(
                 "no launch could be analysed, so time-weighted efficiency is unknown; "
@@ -181,29 +180,24 @@ def report_gates(
             )
         elif eff < fail_under:
             gate.fail(
-                f"time-weighted efficiency {show_pct(eff)} (over {si(_analysed_time(result), 's')} "
-                f"analysed) is under {gate.label}"
+                f"time-weighted efficiency {show_pct(eff)} (over "
+                f"{si(summary.analysed_time_s, 's')} analysed) is under {gate.label}"
             )
         gates.append(gate)
     if fail_if_above_roof:
         gate = Gate("--fail-if-above-roof", "", origins.get("fail_if_above_roof", ""))
-        above = result.launches[result.launches["verdict"] == analysis.ABOVE_ROOF]
+        above = result.launches[result.launches["verdict"] == verdicts.ABOVE_ROOF]
         if len(above):
             worst = above.sort_values("efficiency", ascending=False, kind="mergesort").iloc[0]
             gate.fail(
                 f"{len(above)} launch(es) above the roof "
                 f"(worst: {names.short_name(worst['kernel'])} at "
                 f"efficiency {pct(worst['efficiency'])}, "
-                f"tolerance {show_pct(analysis.ABOVE_ROOF_TOLERANCE)}); "
+                f"tolerance {show_pct(verdicts.ABOVE_ROOF_TOLERANCE)}); "
                 f"{gate.label}: check the device, clocks and counters"
             )
         gates.append(gate)
     return gates
-
-
-def _analysed_time(result) -> float:
-    ok = result.launches["verdict"] != analysis.NOT_ANALYSABLE
-    return float(result.launches.loc[ok, "duration_s"].sum())
 
 
 def _kernel(r: dict) -> str:

@@ -3,10 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import PurePath
 
 import pandas as pd
 
 from rooflint.core.timeline import Step
+
+
+class InputFormat(StrEnum):
+    """What a profile was read from. A StrEnum: a member is its text wherever it is written."""
+
+    NCU_RAW = "ncu-raw"  # Nsight Compute CSV, raw page: a row per launch
+    NCU_DETAILS = "ncu-details"  # Nsight Compute CSV, details page: a row per metric
+    NCU_REP = "ncu-rep"  # Nsight Compute report, read with ncu_report
+    NVPROF_METRICS = "nvprof-metrics"  # nvprof --csv --metrics: per-kernel averages
+    PYTORCH_TRACE = "pytorch-trace"  # PyTorch profiler (Kineto) trace
+    ROCPROF_V1_RESULTS = "rocprof-v1-results"
+    ROCPROF_V1_DB = "rocprof-v1-db"
+    ROCPROF_COMPUTE_PMC = "rocprof-compute-pmc"  # a pmc_perf.csv on its own
+    ROCPROF_COMPUTE_WORKLOAD = "rocprof-compute-workload"  # a workload folder
+    ROCPROF_COMPUTE_ROOFLINE = "rocprof-compute-roofline"  # measured ceilings, no launches
+    ROCPROFV3_COUNTER_COLLECTION = "rocprofv3-counter-collection"
+    ROCPROFV3_KERNEL_TRACE = "rocprofv3-kernel-trace"
+    ROCPROFV3_FOLDER = "rocprofv3-folder"
+    ROCPD = "rocpd"  # a rocprofv3 rocpd database
+    ROCPD_FOLDER = "rocpd-folder"
+    SAVED_REPORT = "rooflint-json"  # a saved `rooflint report --format json`, read back
+
+
+HIDDEN = "hidden file"  # why a file named ".*" under a folder is not read (.DS_Store, ...)
+
+
+def is_hidden(path: PurePath) -> bool:
+    return path.name.startswith(".")
 
 
 @dataclass
@@ -25,7 +55,7 @@ class Profile:
     """
 
     source: str
-    format: str
+    format: InputFormat
     launches: pd.DataFrame
     notes: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)

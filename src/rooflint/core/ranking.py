@@ -7,17 +7,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, opmodels, schema
-from rooflint.core.analysis import (
-    ABOVE_ROOF,
-    ABOVE_ROOF_TOLERANCE,
-    COMMUNICATION,
-    COMPUTE_BOUND,
-    LATENCY_BOUND,
-    LATENCY_THRESHOLD,
-    MEMORY_BOUND,
-    NOT_ANALYSABLE,
-)
+from rooflint.core import names, schema, verdicts
+from rooflint.core.verdicts import ABOVE_ROOF, LATENCY_THRESHOLD, NOT_ANALYSABLE
 
 GROUPINGS = {
     "kernel": ["kernel", "grid", "block"],  # name and launch configuration
@@ -98,7 +89,7 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     """Per group (numbered as by group_codes): sums, counts, extremes, first device and reason,
     limiter, what was not measured."""
     verdict = analysed["verdict"]  # compared as Arrow strings: no Python string per launch
-    comm = (verdict == COMMUNICATION).to_numpy(dtype=bool, na_value=False)
+    comm = (verdict == verdicts.COMMUNICATION).to_numpy(dtype=bool, na_value=False)
     ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True) & ~comm
     duration = analysed["duration_s"].to_numpy(dtype=float)
     t_ok = np.where(ok, duration, np.nan)
@@ -235,10 +226,11 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     return ranked
 
 
-# What the counters of a launch leave out, as flags the verdict sentence names (see explain).
+# What the counters of a launch leave out, as flags the verdict sentence names (see explain):
+# the flag of each missing quantity.
 UNMEASURED = {
-    "vector": "ops_vector: ",  # tensor ops counted, vector FLOPs not
-    "matrix": "ops_matrix: ",  # vector FLOPs counted, tensor ops not
+    "vector": "ops_vector",  # tensor ops counted, vector FLOPs not
+    "matrix": "ops_matrix",  # vector FLOPs counted, tensor ops not
 }
 
 
@@ -247,16 +239,14 @@ def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     in any of its launches: `vector`, `matrix` (counters absent), `half` (FP16 vector
     FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x) and
     `fp32_assumed` (an FP32 GEMM whose kernel name leaves its roof open)."""
-    missing = schema.filled(analysed["missing"], "")
-    flags = {name: missing.str.contains(text, regex=False) for name, text in UNMEASURED.items()}
-    flags["half"] = analysed["ops_vector_fp16"].fillna(0) > 0
-    flags["fp32_assumed"] = schema.filled(analysed["notes"], "").str.contains(
-        opmodels.FP32_ASSUMED, regex=False
-    )
+    flags = {name: schema.lacks(analysed, quantity) for name, quantity in UNMEASURED.items()}
+    flags["half"] = (analysed["ops_vector_fp16"].fillna(0) > 0).to_numpy(dtype=bool)
+    if "roof_assumed" in analysed:  # a trace's FP32 GEMM whose kernel name left its roof open
+        flags["fp32_assumed"] = analysed["roof_assumed"].fillna(False).to_numpy(dtype=bool)
     n = int(group.max()) + 1 if len(group) else 0
     text = np.full(n, "", dtype=object)
     for name, mask in flags.items():
-        anyof = np.bincount(group, mask.to_numpy(dtype=bool), minlength=n) > 0
+        anyof = np.bincount(group, mask, minlength=n) > 0
         text[anyof] = text[anyof] + "," + name
     return np.array([t.lstrip(",") for t in text], dtype=object)
 
@@ -280,13 +270,16 @@ def group_ids(out: pd.DataFrame, keys: list[str]) -> list[str]:
 
 
 def _group_verdicts(out: dict, threshold: float) -> pd.array:
+    """The verdict rule on the group's time-weighted efficiency and limiter; a group holding a
+    launch above its roof is above-roof too."""
     eff = out["efficiency"]
     memory = np.isin(out["limiter"].to_numpy(dtype=object, na_value=None), MEMORY_LIMITERS)
-    verdict = np.where(memory, MEMORY_BOUND, COMPUTE_BOUND)
-    verdict = np.where(eff < threshold, LATENCY_BOUND, verdict)
-    verdict = np.where(
-        (eff > 1 + ABOVE_ROOF_TOLERANCE) | (out["above_roof_launches"] > 0), ABOVE_ROOF, verdict
+    codes = verdicts.classify(
+        eff,
+        memory,
+        ~np.isnan(eff),
+        threshold,
+        out["above_roof_launches"] > 0,
+        communication=out["_comm"] == out["launches"],  # a group of collectives
     )
-    verdict = np.where(np.isnan(eff), NOT_ANALYSABLE, verdict)
-    communication = out["_comm"] == out["launches"]  # a group of collectives
-    return pd.array(np.where(communication, COMMUNICATION, verdict), dtype="string")
+    return pd.array(verdicts.names(codes), dtype="string")

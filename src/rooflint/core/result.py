@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, coverage, schema, windows
+from rooflint.core import analysis, coverage, display, schema, verdicts, windows
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
@@ -36,56 +37,135 @@ class DeviceUse:
         return "pass --device " + " or --device ".join(self.candidates) if self.provisional else ""
 
 
-@dataclass
+@dataclass(frozen=True)
+class Summary:
+    """The headline numbers and the accounting of a Result, worked out once, when it is made:
+    every format, gate and warning reads them here."""
+
+    total_time_s: float | None
+    total_headroom_s: float | None
+    time_weighted_efficiency: float | None  # None when no launch has a verdict
+    verdict_time_s: dict[str, float | None]  # in the order of VERDICTS
+    above_roof_launches: int
+    above_roof_share: float  # of the total time (NaN when there is none)
+    analysed_time_s: float  # the time the placed launches occupy (the efficiency's denominator)
+    accounting: dict  # launches read = analysed + not analysable, the inputs, the coverage
+    # A trace's timeline: the JSON block (core.windows.block) and its busy time, window and idle
+    # time, and the headroom of launches that overlap another stream (None without a timeline).
+    timeline: dict | None = None
+    busy_time_s: float | None = None
+    window_s: float | None = None
+    idle_s: float | None = None
+    overlapped_headroom_s: float | None = None
+
+    @classmethod
+    def of(
+        cls, launches: pd.DataFrame, inputs: list[Profile], skipped, timeline=None, outside=None
+    ) -> Summary:
+        with np.errstate(invalid="ignore"):  # inf - inf in a hand-made table: NaN, shown as such
+            return cls._of(launches, inputs, skipped, timeline, outside)
+
+    @classmethod
+    def _of(cls, launches: pd.DataFrame, inputs: list[Profile], skipped, timeline, outside):
+        """The efficiency is Σ t_bound over the time the analysed launches occupy: their summed
+        durations, or on a timeline the union of their intervals (kernels that share the GPU
+        share its roofs); communication has a verdict but no placement."""
+        duration, verdict = launches["duration_s"], launches["verdict"]
+        ok = ~verdict.isin(verdicts.UNPLACED).to_numpy()
+        above = verdict == verdicts.ABOVE_ROOF
+        t_ok = windows.occupied_s(launches, ok) if ok.any() else 0.0
+        total = duration.sum()
+        times = windows.totals(timeline) if timeline else {}
+        overlapped = windows.overlapped(launches) if timeline else None
+        return cls(
+            total_time_s=plain(duration.sum(min_count=1)),
+            total_headroom_s=plain(launches["headroom_s"].sum(min_count=1)),
+            time_weighted_efficiency=plain(launches.loc[ok, "t_bound_s"].sum() / t_ok)
+            if t_ok > 0
+            else None,
+            verdict_time_s={v: plain(duration[verdict == v].sum()) for v in verdicts.VERDICTS},
+            above_roof_launches=int(above.sum()),
+            above_roof_share=duration[above].sum() / total if total > 0 else float("nan"),
+            analysed_time_s=t_ok,
+            accounting=accounting(launches, inputs, skipped, outside),
+            timeline=timeline,
+            busy_time_s=times.get("busy_s"),
+            window_s=times.get("window_s"),
+            idle_s=times.get("idle_s"),
+            overlapped_headroom_s=plain(launches.loc[overlapped, "headroom_s"].sum())
+            if timeline
+            else None,
+        )
+
+    def numbers(self) -> dict:
+        """The headline figures as every format and gate shows them (JSON-safe: NaN is None)."""
+        out = {
+            "total_time_s": self.total_time_s,
+            "total_headroom_s": self.total_headroom_s,
+            "time_weighted_efficiency": self.time_weighted_efficiency,
+            "verdict_time_s": dict(self.verdict_time_s),
+            "above_roof_launches": self.above_roof_launches,
+        }
+        if self.timeline is not None:
+            out.update(
+                busy_time_s=self.busy_time_s,
+                window_s=self.window_s,
+                idle_s=self.idle_s,
+                overlapped_headroom_s=self.overlapped_headroom_s,
+            )
+        return out
+
+
+@dataclass(frozen=True)
 class Result:
+    """What a report formats. Frozen: its Summary is made with it and stays true to it (a new
+    set of launches is a new Result: `dataclasses.replace(result, launches=...)`)."""
+
     launches: pd.DataFrame  # canonical columns + analysis.RESULT_COLUMNS + family
     kernels: pd.DataFrame  # ranking.KERNEL_COLUMNS
     group_by: str
     devices: list[DeviceUse]
     inputs: list[Profile]  # as read; each one's `launches` are its rows of `launches` (a view)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    latency_threshold: float = analysis.LATENCY_THRESHOLD
+    latency_threshold: float = verdicts.LATENCY_THRESHOLD
     # Traces: each one's timeline over its window, and the analysed launches outside every
-    # window (the warm-up before the profiled steps), counted apart, never in the headline.
+    # window (the warm-up before the profiled steps), counted apart, never in the headline;
+    # a saved report's timeline block as it was written.
     timelines: list[windows.Windowed] = field(default_factory=list)
     outside: pd.DataFrame | None = None
-    saved_timeline: dict | None = None  # the block of a saved report, as it was written
-    _accounted: tuple = field(default=(), repr=False, compare=False)
+    saved_timeline: dict | None = None
+    summary: Summary = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        outside = self.outside_launches
+        block = windows.block(self.timelines, outside) if self.timelines else self.saved_timeline
+        summary = Summary.of(self.launches, self.inputs, self.skipped, block, outside)
+        object.__setattr__(self, "summary", summary)  # frozen: set once, here
 
     @property
     def timeline(self) -> dict | None:
         """The JSON-ready timeline block (core.windows.block); None without a timeline."""
-        if not self.timelines:
-            return self.saved_timeline
-        return windows.block(self.timelines, self.outside_launches)
+        return self.summary.timeline
 
     @property
     def outside_launches(self) -> pd.DataFrame:
         return self.outside if self.outside is not None else self.launches.iloc[:0]
 
-    @property
-    def accounting(self) -> dict:
-        """Computed once per set of launches, inputs and skipped files (every format asks)."""
-        key = (id(self.launches), len(self.launches), id(self.inputs), id(self.skipped))
-        if not self._accounted or self._accounted[0] != key:
-            self._accounted = (
-                key,
-                accounting(self.launches, self.inputs, self.skipped, self.outside_launches),
-            )
-        return self._accounted[1]
-
     def per_source(self) -> pd.DataFrame:
         return per_source(self.launches)
 
     def __repr__(self) -> str:
-        from rooflint.core import notebook
-
-        return notebook.text(self)
+        return _shown(self, "text")
 
     def _repr_html_(self) -> str:
-        from rooflint.core import notebook
+        return _shown(self, "html")
 
-        return notebook.html(self)
+
+def _shown(result: Result, how: str) -> str:
+    """The view the API package installed (core/display.py); a plain one without it."""
+    if display.show is None:
+        return f"<rooflint.Result: {len(result.launches)} launches>"
+    return display.show(result, how)
 
 
 def accounting(
@@ -94,7 +174,7 @@ def accounting(
     """launches read = analysed + not analysable (+ outside the window, for traces), with the
     reasons counted."""
     outside = launches.iloc[:0] if outside is None else outside
-    not_ok = launches["verdict"] == analysis.NOT_ANALYSABLE
+    not_ok = launches["verdict"] == verdicts.NOT_ANALYSABLE
     reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
     reasons = reasons[reasons > 0]  # a Categorical counts each of its categories
     reasons = dict(
@@ -119,7 +199,7 @@ def accounting(
 def per_source(launches: pd.DataFrame) -> pd.DataFrame:
     """Time, headroom and verdict mix per input file."""
     mix = pd.crosstab(launches["source"], launches["verdict"]).reindex(
-        columns=list(analysis.VERDICTS), fill_value=0
+        columns=list(verdicts.VERDICTS), fill_value=0
     )
     sums = launches.groupby("source", sort=True).agg(
         launches=("duration_s", "size"),
@@ -127,39 +207,6 @@ def per_source(launches: pd.DataFrame) -> pd.DataFrame:
         headroom_s=("headroom_s", "sum"),
     )
     return sums.join(mix).reset_index()
-
-
-def summary_numbers(result: Result) -> dict:
-    """The headline figures every format and gate shows (JSON-safe: NaN becomes None). The
-    efficiency is Σ t_bound over the time the analysed launches occupy: their summed durations,
-    or on a timeline the union of their intervals (kernels that share the GPU share its roofs)."""
-    launches = result.launches
-    ok = ~launches["verdict"].isin(analysis.UNPLACED).to_numpy()
-    t_ok = windows.occupied_s(launches, ok) if ok.any() else 0.0
-    by_verdict = {
-        v: plain(launches.loc[launches["verdict"] == v, "duration_s"].sum())
-        for v in analysis.VERDICTS
-    }
-    out = {
-        "total_time_s": plain(launches["duration_s"].sum(min_count=1)),
-        "total_headroom_s": plain(launches["headroom_s"].sum(min_count=1)),
-        "time_weighted_efficiency": plain(launches.loc[ok, "t_bound_s"].sum() / t_ok)
-        if t_ok > 0
-        else None,
-        "verdict_time_s": by_verdict,
-        "above_roof_launches": int((launches["verdict"] == analysis.ABOVE_ROOF).sum()),
-    }
-    block = result.timeline
-    if block is not None:
-        times = windows.totals(block)
-        overlapped = windows.overlapped(launches)
-        out.update(
-            busy_time_s=times["busy_s"],
-            window_s=times["window_s"],
-            idle_s=times["idle_s"],
-            overlapped_headroom_s=plain(launches.loc[overlapped, "headroom_s"].sum()),
-        )
-    return out
 
 
 def device_description(result: Result) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
 import pandas as pd
@@ -59,6 +61,7 @@ TRACE_COLUMNS = [
     "bytes_source",  # counters, model, or NA
     "bytes_model_min",  # the operator's minimum DRAM traffic from its shapes (byte)
     "excess_traffic",  # measured DRAM bytes / bytes_model_min
+    "roof_assumed",  # an FP32 GEMM whose kernel name left its roof open: FP32 vector assumed
 ]
 # Columns of a timeline (a trace reader's): what `core.timeline` works from, in SI units.
 TIMELINE_COLUMNS = [
@@ -89,6 +92,44 @@ UNITS = {
     "comm_bytes": "byte",
 }
 
+
+class Absence(IntEnum):
+    """Why a quantity is missing, as the code of its `missing` entry (the words say the rest)."""
+
+    NOT_COUNTED = 0  # the profile has no counter or model for it: the words say what to collect
+    NO_COUNTERS = 1  # the GPU has no such counters (MI100, RDNA FLOPs): nothing to collect
+
+
+@dataclass(frozen=True)
+class Missing:
+    """Why a quantity is missing: the words `missing` shows, and their code."""
+
+    words: str
+    absence: Absence = Absence.NOT_COUNTED
+
+
+# The quantities a `missing` entry names: "ops" is every operation column, "ops_vector" and
+# "ops_matrix" one kind absent while the other was counted.
+MISSING_QUANTITIES = ["duration_s", "sm_clock_hz", "ops", "ops_vector", "ops_matrix", *OPS, *BYTES]
+# The codes beside the words, never printed: `missing_codes`, an int64 per launch whose bit 0
+# says a value was negative or infinite in the input (read as missing; the launch's notes say
+# which) and whose next bits say, per quantity and Absence, that the launch has that entry.
+CODES = ["missing_codes"]
+_INVALID = 1
+
+
+def _bit(quantity: str, absence: Absence) -> int:
+    return 1 << (1 + MISSING_QUANTITIES.index(quantity) * len(Absence) + absence)
+
+
+def no_flop_counters(arch: str) -> Missing:
+    """The entry for operations on a GPU that has no typed FLOP counters (MI100, RDNA)."""
+    return Missing(_NO_FLOP_COUNTERS.format(arch=arch), Absence.NO_COUNTERS)
+
+
+_NO_FLOP_COUNTERS = "{arch} has no typed FLOP counters"
+_NO_FLOP_COUNTERS_READ = re.compile(_NO_FLOP_COUNTERS.format(arch=r"\S+"))  # its words, read back
+
 # Compute classes and memory levels, named as the ceilings are named.
 COMPUTE_CLASSES = [c.removeprefix("ops_") for c in OPS]
 MEMORY_LEVELS = [b.removeprefix("bytes_") for b in BYTES]
@@ -100,7 +141,8 @@ def empty() -> pd.DataFrame:
 
 
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add absent canonical columns as NA, fix dtypes and column order (extra columns dropped)."""
+    """Add absent canonical columns as NA, fix dtypes and column order (extra columns dropped);
+    the codes follow (`missing_codes`: as given, else read from the `missing` words)."""
     n = len(frame)
     out, flagged = {}, {}  # flagged: {column: rows negative or infinite}
     for col in COLUMNS:
@@ -118,6 +160,11 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
         else:  # text; the bookkeeping columns say "" where there is nothing to say
             fill = "" if col in BOOKKEEPING else None
             out[col] = repeated(fill, n) if values is None else text(values, fill)
+    codes = frame["missing_codes"].to_numpy(np.int64) if "missing_codes" in frame else None
+    codes = _decoded(pd.Series(out["missing"], copy=False)) if codes is None else codes
+    for bad in flagged.values():
+        codes = codes | np.where(bad, _INVALID, 0)
+    out["missing_codes"] = codes
     # copy=False: each column its own block, not copied into one 2-D block per dtype
     result = pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
     for col, bad in flagged.items():
@@ -150,27 +197,98 @@ def _invalid(values) -> np.ndarray | None:
 
 def invalid_rows(frame: pd.DataFrame) -> int:
     """How many launches had a negative or infinite quantity set to NA by `conform`."""
-    return int(frame["notes"].str.contains(INVALID_NOTE, regex=False).sum())
+    return int(np.count_nonzero(frame["missing_codes"].to_numpy() & _INVALID))
 
 
-def mark_missing(frame: pd.DataFrame, reasons: dict[str, str]) -> pd.DataFrame:
+def mark_missing(frame: pd.DataFrame, reasons: dict[str, str | Missing]) -> pd.DataFrame:
     """Record, per row, each quantity in `reasons` that is NA there, with its reason.
 
     `reasons` maps a quantity (a column, or "ops" for all operation columns together) to why
-    it is missing; the `missing` column becomes "quantity: reason; quantity: reason".
+    it is missing (words, or a Missing with its code); the `missing` column becomes
+    "quantity: reason; quantity: reason", and `missing_codes` gains each entry's code.
     """
-    codes, texts = _factorized(frame["missing"])
+    entries = _Entries(frame)
     kinds = {}  # "ops" quantities share the vector/matrix NA masks: worked out once
     for quantity, reason in reasons.items():
         na = _quantity_na(frame, quantity, kinds)
-        if not na.any():
-            continue
-        entry = f"{quantity}: {reason}"
-        codes = codes + len(texts) * na  # each text gains its "with this entry" twin
-        texts = texts + [entry if t == "" else t + "; " + entry for t in texts]
-        codes, texts = _compacted(codes, texts)
-    frame["missing"] = strings(codes, texts)
+        if na.any():
+            entries.add(quantity, reason, na)
+    return entries.store(frame)
+
+
+def add_missing(frame: pd.DataFrame, quantity: str, reason, where: np.ndarray) -> pd.DataFrame:
+    """Record `quantity` as missing on the rows `where`, NA there or not (a trace's operator
+    without a model): `reason` is words or a Missing for every row, or an array of each row's
+    words."""
+    return _Entries(frame).add(quantity, reason, np.asarray(where, dtype=bool)).store(frame)
+
+
+def clear_missing(frame: pd.DataFrame, where: np.ndarray) -> pd.DataFrame:
+    """Drop every `missing` entry of the rows `where` (their quantities were supplied since)."""
+    frame["missing"] = filled(frame["missing"].where(~where), "")
+    codes = frame["missing_codes"].to_numpy()
+    frame["missing_codes"] = np.where(where, codes & _INVALID, codes)
     return frame
+
+
+def lacks(frame: pd.DataFrame, quantity: str, absence: Absence | None = None) -> np.ndarray:
+    """Rows with a `missing` entry for `quantity` (of that Absence only, when one is given)."""
+    kinds = list(Absence) if absence is None else [absence]
+    bits = sum(_bit(quantity, kind) for kind in kinds)
+    return (frame["missing_codes"].to_numpy() & bits) != 0
+
+
+class _Entries:
+    """The `missing` words and codes of a table while entries are added: the words as codes
+    into distinct texts (each text gains a twin with the new entry), the codes as bits."""
+
+    def __init__(self, frame: pd.DataFrame):
+        self.codes, self.texts = _factorized(frame["missing"])
+        given = frame["missing_codes"] if "missing_codes" in frame else None
+        self.bits = _decoded(frame["missing"]) if given is None else given.to_numpy(np.int64)
+
+    def add(self, quantity: str, reason, where: np.ndarray) -> _Entries:
+        if isinstance(reason, np.ndarray):  # words per row
+            word, words = pd.factorize(reason)
+            absence = Absence.NOT_COUNTED
+        else:
+            reason = reason if isinstance(reason, Missing) else Missing(reason)
+            word, words, absence = np.zeros(len(where), np.int64), [reason.words], reason.absence
+        entries = [f"{quantity}: {w}" for w in words]
+        twin = len(self.texts) + self.codes * len(entries) + word  # text t with entry e
+        self.codes = np.where(where, twin, self.codes)
+        self.texts = self.texts + [
+            e if t == "" else f"{t}; {e}" for t in self.texts for e in entries
+        ]
+        self.codes, self.texts = _compacted(self.codes, self.texts)
+        self.bits = self.bits | np.where(where, _bit(quantity, absence), 0)
+        return self
+
+    def store(self, frame: pd.DataFrame) -> pd.DataFrame:
+        frame["missing"] = strings(self.codes, self.texts)
+        frame["missing_codes"] = self.bits
+        return frame
+
+
+def _decoded(words: pd.Series) -> np.ndarray:
+    """The codes of `missing` words read back (a saved report, a Parquet dataset, a table made
+    by hand): each entry's quantity, NO_COUNTERS where the words are no_flop_counters'."""
+    codes, texts = _factorized(words)
+    return np.array([_bits_of(text) for text in texts], dtype=np.int64)[codes]
+
+
+def _bits_of(text: str) -> int:
+    """The codes of one `missing` cell's words."""
+    bits = 0
+    for quantity, reason in missing_map(text).items():
+        if quantity in MISSING_QUANTITIES:
+            bits |= _bit(quantity, _absence_of(reason))
+    return bits
+
+
+def _absence_of(reason: str) -> Absence:
+    counters = _NO_FLOP_COUNTERS_READ.fullmatch(reason)
+    return Absence.NO_COUNTERS if counters else Absence.NOT_COUNTED
 
 
 def _quantity_na(frame: pd.DataFrame, quantity: str, kinds: dict) -> np.ndarray:
@@ -367,6 +485,7 @@ def validate(frame: pd.DataFrame) -> None:
         assert frame[col].dtype == "float64", f"{col} is {frame[col].dtype}"
     for col in STRING_COLUMNS:
         assert isinstance(frame[col].dtype, pd.CategoricalDtype), f"{col} is {frame[col].dtype}"
+    assert frame["missing_codes"].dtype == np.int64, "missing_codes is not int64"
     values = frame[OPS + BYTES + ["duration_s"]].to_numpy(dtype=float)
     finite = values[~np.isnan(values)]
     assert np.isfinite(finite).all(), "infinite quantity"

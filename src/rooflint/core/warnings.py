@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rooflint.core.analysis import ABOVE_ROOF
 from rooflint.core.formatting import pct
 
 
@@ -24,15 +23,12 @@ def device_warnings(result) -> list[str]:
 
 def above_roof_warning(result) -> str | None:
     """How many launches beat their roof and their share of the time (None when none do)."""
-    launches = result.launches
-    above = launches["verdict"] == ABOVE_ROOF
-    count = int(above.sum())
-    if not count:
+    summary = result.summary
+    if not summary.above_roof_launches:
         return None
-    total = launches["duration_s"].sum()
-    share = launches.loc[above, "duration_s"].sum() / total if total > 0 else float("nan")
     return (
-        f"{count} launch(es) sit above the roof ({pct(share)} of the time): a data error "
+        f"{summary.above_roof_launches} launch(es) sit above the roof "
+        f"({pct(summary.above_roof_share)} of the time): a data error "
         "(wrong device, clock, units or counters); check the ceilings"
     )
 
@@ -42,5 +38,5 @@ def warnings(result) -> list[str]:
     the roof, rows the readers repaired or dropped (a cut-short file)."""
     out = list(device_warnings(result))
     out += [text for text in [above_roof_warning(result)] if text]
-    out += [f"repaired input: {repair}" for repair in result.accounting["repairs"]]
+    out += [f"repaired input: {repair}" for repair in result.summary.accounting["repairs"]]
     return out

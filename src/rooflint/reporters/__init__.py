@@ -1,99 +1,204 @@
-"""Reporters: the one registry of output formats, for `report`, `diff` and `plot`."""
+"""Reporters: the one registry of output formats, for `report`, `diff`, `plot` and a Result's repr.
+
+Each output format is one `Format` record in REGISTRY, and everything that lists formats reads it:
+the commands' --format choices, the -o extensions, which formats are binary, streamed or charts,
+the options each takes and the --top it shows by default. Adding a format is its module and one
+record. A renderer's module is imported only when it renders (a chart's matplotlib with it).
+"""
 
 from __future__ import annotations
 
 import difflib
+import enum
+from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
 from rooflint.core.errors import UsageError
 
-# format -> (module, function). Chart formats import matplotlib only when asked for.
-FORMATS = {
-    "table": ("table", "render"),
-    "json": ("json_report", "render"),
-    "markdown": ("markdown", "render"),
-    "html": ("html", "render"),
-    "csv": ("csv_report", "render"),
-    "parquet": ("parquet_report", "render"),
-    "png": ("chart_draw", "render_png"),
-    "svg": ("chart_draw", "render_svg"),
-    "pdf": ("chart_draw", "render_pdf"),
-}
-# format -> (module, function) giving the output as consecutive pieces of text or bytes: formats
-# whose output grows with the launch count, written without holding the whole output.
-STREAMED = {
-    "json": ("json_report", "chunks"),
-    "csv": ("csv_report", "chunks"),
-    "parquet": ("parquet_report", "pieces"),
-}
-CHART_FORMATS = ("png", "svg", "pdf")  # the formats `plot` draws: a subset of FORMATS
-# diff format -> (module, function, default --top); github is Markdown also sent to the step summary
-DIFF_FORMATS = {
-    "table": ("diff_table", "render", 20),
-    "markdown": ("diff_markdown", "render", 10),
-    "json": ("diff_json", "render", None),
-    "github": ("diff_markdown", "render", 10),
-}
-EXTENSIONS = {
-    ".txt": "table",
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".html": "html",
-    ".htm": "html",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".png": "png",
-    ".svg": "svg",
-    ".pdf": "pdf",
-}
+
+class Kind(enum.StrEnum):
+    """What a format renders."""
+
+    REPORT = "report"  # a core Result: `rooflint report` and `rooflint plot`
+    DIFF = "diff"  # a core Diff and its gate outcomes: `rooflint diff`
+    REPR = "repr"  # a Result's repr() and a notebook's _repr_html_()
 
 
-def choose_format(fmt: str | None, output: str | None, formats=FORMATS) -> str:
-    """The explicit --format, else the -o file's extension (among `formats`), else a table."""
+REPORT, DIFF, REPR = Kind.REPORT, Kind.DIFF, Kind.REPR
+
+
+@dataclass(frozen=True)
+class Format:
+    """One output format: the function that renders it and what a command may ask of it."""
+
+    name: str  # --format NAME (a repr: "text" for repr(), "html" for _repr_html_())
+    module: str  # rooflint.reporters.MODULE
+    function: str = "render"  # (result, **options); a diff format's: (diff, gates, **options)
+    kind: Kind = REPORT
+    extensions: tuple[str, ...] = ()  # an -o path ending in one of these chooses the format
+    options: tuple[str, ...] = ()  # the options it takes, by parameter name: excel_safe
+    top: int | None = None  # the --top it shows when none is given (None: all, or a chart's own)
+    binary: bool = False  # bytes: never written to a terminal
+    streamed: str = ""  # a function giving the output as pieces, written one after another
+    chart: bool = False  # a roofline chart: what `plot` draws
+    folder: bool = False  # `-o DIR/` writes a dataset folder: the renderer is given `output`
+    about: str = ""  # a few words for --help, where a command describes its formats
+
+
+def _chart(name: str) -> Format:
+    """A roofline chart, drawn by chart_draw.render_NAME."""
+    return Format(
+        name,
+        "chart_draw",
+        f"render_{name}",
+        extensions=(f".{name}",),
+        options=("level", "top"),
+        binary=True,
+        chart=True,
+    )
+
+
+REGISTRY = (
+    Format("table", "table", extensions=(".txt",), options=("top", "verbose", "columns"), top=20),
+    Format("json", "json_report", extensions=(".json",), options=("top",), streamed="chunks"),
+    Format("markdown", "markdown", extensions=(".md", ".markdown"), options=("top",)),
+    Format("html", "html", extensions=(".html", ".htm"), options=("top", "level")),
+    Format(
+        "csv", "csv_report", extensions=(".csv",), options=("per", "excel_safe"), streamed="chunks"
+    ),
+    Format(
+        "parquet",
+        "parquet_report",
+        extensions=(".parquet",),
+        options=("per",),
+        binary=True,
+        streamed="pieces",
+        folder=True,
+    ),
+    _chart("png"),
+    _chart("svg"),
+    _chart("pdf"),
+    Format(
+        "table",
+        "diff_table",
+        kind=DIFF,
+        extensions=(".txt",),
+        options=("top", "columns"),
+        top=20,
+        about="default",
+    ),
+    Format(
+        "markdown",
+        "diff_markdown",
+        kind=DIFF,
+        extensions=(".md", ".markdown"),
+        options=("top",),
+        top=10,
+        about="a PR comment",
+    ),
+    Format("json", "diff_json", kind=DIFF, extensions=(".json",)),
+    Format(
+        "github",
+        "diff_markdown",
+        kind=DIFF,
+        options=("top",),
+        top=10,
+        about="Markdown, also appended to $GITHUB_STEP_SUMMARY",
+    ),
+    Format("text", "notebook", "text", kind=REPR),
+    Format("html", "notebook", "html", kind=REPR, options=("top",)),
+)
+# Modules that render no format themselves: what the renderers above share.
+HELPERS = ("common", "arrow_text", "terminal", "chart", "chart_legend", "html_svg", "diff_common")
+
+
+def formats(kind: Kind = REPORT) -> dict[str, Format]:
+    """The formats of one kind by name, in registry order."""
+    return {f.name: f for f in REGISTRY if f.kind == kind}
+
+
+def charts() -> dict[str, Format]:
+    """The report formats that are roofline charts (what `plot` draws)."""
+    return {name: f for name, f in formats(REPORT).items() if f.chart}
+
+
+def extensions(known: dict[str, Format]) -> list[str]:
+    """The -o extensions that choose one of `known`, in the order the registry first names them."""
+    return list(dict.fromkeys(e for f in REGISTRY for e in f.extensions if by_extension(e, known)))
+
+
+def by_extension(suffix: str, known: dict[str, Format]) -> Format | None:
+    return next((f for f in known.values() if suffix.lower() in f.extensions), None)
+
+
+def choose(fmt: str | None, output: str | None, kind: Kind = REPORT) -> Format:
+    """The explicit --format, else the -o file's extension (among the formats of `kind`), else a
+    table."""
+    known = formats(kind)
     if fmt:
-        if fmt not in formats:
-            close = difflib.get_close_matches(fmt.lower(), list(formats), n=1, cutoff=0.5)
+        if fmt not in known:
+            close = difflib.get_close_matches(fmt.lower(), list(known), n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]}?" if close else ""
-            raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(formats)}{hint}")
-        return fmt
+            raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(known)}{hint}")
+        return known[fmt]
     if output and output != "-":
-        suffix = Path(output).suffix.lower()
-        if EXTENSIONS.get(suffix) in formats:
-            return EXTENSIONS[suffix]
-        if suffix == "" and "parquet" in formats and Path(output).is_dir():
-            return "parquet"
-        if suffix:  # out.xlsx: never a text table under a name that promises something else
-            known = " ".join(s for s, f in EXTENSIONS.items() if f in formats)
-            raise UsageError(
-                f"cannot tell the format from the extension {suffix!r} of -o "
-                f"{output}; use one of {known}, or pass --format"
-            )
-    return "table"
+        path = Path(output)
+        suffix = path.suffix.lower()
+        if suffix:
+            chosen = by_extension(suffix, known)
+            if chosen is None:  # out.xlsx: never a text table under a name that promises more
+                raise UsageError(
+                    f"cannot tell the format from the extension {suffix!r} of -o "
+                    f"{output}; use one of {' '.join(extensions(known))}, or pass --format"
+                )
+            return chosen
+        folder = next((f for f in known.values() if f.folder), None)
+        if folder is not None and path.is_dir():
+            return folder
+    return known["table"]
 
 
-def render(result, fmt: str, **options) -> str | bytes:
-    module, function = FORMATS[fmt]
+def render(result, fmt: str, output: str | None = None, **options) -> str | bytes | None:
+    """`result` (a core Result) in the report format `fmt`, whole; None when a folder format
+    wrote a dataset folder at `output` itself."""
+    chosen = formats(REPORT)[fmt]
+    return _call(chosen, chosen.function, (result,), options, output)
+
+
+def render_pieces(result, fmt: str, output: str | None = None, **options):
+    """The output of `render`, as an iterable of pieces for a streamed format (else one piece)."""
+    chosen = formats(REPORT)[fmt]
+    return _call(chosen, chosen.streamed or chosen.function, (result,), options, output)
+
+
+def render_diff(d, gates, fmt: str, **options) -> str:
+    """A diff (rooflint.core.diff.Diff) and its gate outcomes in the diff format `fmt`."""
+    chosen = formats(DIFF)[fmt]
+    return _call(chosen, chosen.function, (d, gates), options, None)
+
+
+def show(result, how: str, **options) -> str:
+    """How a Result shows itself: "text" for repr(result), "html" for result._repr_html_()."""
+    chosen = formats(REPR)[how]
+    return _call(chosen, chosen.function, (result,), options, None)
+
+
+def _call(chosen: Format, function: str, args: tuple, options: dict, output):
+    """The renderer's output; an option the format does not take is a usage error."""
+    refused = [name for name in options if name not in chosen.options]
+    if refused:
+        takes = ", ".join(chosen.options) or "no options"
+        raise UsageError(
+            f"the {chosen.name} format does not take {refused[0]!r} (it takes {takes})"
+        )
+    options = dict(options)
+    if "top" in chosen.options and options.get("top") is None and chosen.top is not None:
+        options["top"] = chosen.top
+    if chosen.folder:
+        options["output"] = output
     try:
-        renderer = getattr(import_module(f"rooflint.reporters.{module}"), function)
+        renderer = getattr(import_module(f"rooflint.reporters.{chosen.module}"), function)
     except (ImportError, AttributeError):
-        raise UsageError(f"format {fmt!r} is not available in this build") from None
-    return renderer(result, **options)
-
-
-def render_pieces(result, fmt: str, **options):
-    """The output of `render`, as an iterable of pieces for a STREAMED format (else one piece)."""
-    if fmt not in STREAMED:
-        return render(result, fmt, **options)
-    module, function = STREAMED[fmt]
-    return getattr(import_module(f"rooflint.reporters.{module}"), function)(result, **options)
-
-
-def render_diff(d, gates, fmt: str, top: int | None = None) -> str:
-    """A diff (rooflint.core.diff.Diff) and its gate outcomes in one of DIFF_FORMATS."""
-    module, function, default_top = DIFF_FORMATS[fmt]
-    renderer = getattr(import_module(f"rooflint.reporters.{module}"), function)
-    if default_top is None:
-        return renderer(d, gates)
-    return renderer(d, gates, top=top or default_top)
+        raise UsageError(f"format {chosen.name!r} is not available in this build") from None
+    return renderer(*args, **options)

@@ -1,30 +1,25 @@
 """The roofline chart model: `chart_data` says what to draw (HTML and matplotlib share it).
 
-No drawing and no matplotlib here; rooflint.reporters.chart_draw draws PNG/SVG/PDF from it.
+The numbers it places are the Result's: each group's intensity and throughput at the level
+(core.views.at_level), a device's groups ranked alone (core.views.for_device), roofs and ridge
+points from the device's ceilings (Device.ridge). It derives only the drawing: axis ranges in
+whole decades, which compute classes get a flat roof, equal peaks merged into one roof, roof
+segments' ends, the top N labelled, and how many launches ran on no device (a note). No drawing
+and no matplotlib here; rooflint.reporters.chart_draw draws PNG/SVG/PDF from it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rooflint.core import analysis, explain, names, ranking, schema
+from rooflint.core import explain, names, schema, units, views
 from rooflint.reporters import common
 
 DEFAULT_TOP = 8
 LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
-# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
-VERDICT_COLOURS = {
-    analysis.COMPUTE_BOUND: "#0072B2",
-    analysis.MEMORY_BOUND: "#E69F00",
-    analysis.LATENCY_BOUND: "#CC79A7",
-    analysis.ABOVE_ROOF: "#000000",  # a data error: the one colour nothing else uses
-    analysis.NOT_ANALYSABLE: "#7F7F7F",
-    analysis.COMMUNICATION: "#009E73",
-}
 # Integer ops are not FLOPs, so the FLOP/s axis has no roof for them.
 FLOP_CLASSES = [c for c in schema.COMPUTE_CLASSES if c != "matrix_int8"]
 
@@ -145,22 +140,11 @@ def charts(result, level: str = "dram", top: int | None = None) -> list[ChartDat
     ids = [d.id for d in _devices(result)]
     if len(ids) < 2:
         return [chart_data(result, level, top)]
-    out = [chart_data(device_result(result, device_id), level, top) for device_id in ids]
+    out = [chart_data(views.for_device(result, device_id), level, top) for device_id in ids]
     elsewhere = int((~result.launches["device_id"].isin(ids)).sum())
     if elsewhere:
         out[0].notes.append(f"{elsewhere} launch(es) on no known device are on no chart")
     return out
-
-
-def device_result(result, device_id: str):
-    """The Result restricted to one device's launches, its groups ranked among themselves."""
-    launches = result.launches[(result.launches["device_id"] == device_id).fillna(False).to_numpy()]
-    kernels = ranking.rank(launches, result.group_by, result.latency_threshold)
-    uses = [u for u in result.devices if u.device is not None and u.device.id == device_id]
-    inputs = [p for p in result.inputs if p.source in set(launches["source"].dropna())]
-    return dataclasses.replace(
-        result, launches=launches, kernels=kernels, devices=uses, inputs=inputs
-    )
 
 
 def _float(value) -> float:
@@ -176,9 +160,10 @@ def _labelled(point: Point, keep: set[int]) -> Point:
 
 
 def _groups(result, level: str) -> pd.DataFrame:
-    """result.kernels with x, y and bytes/s at `level` (DRAM straight from the ranking)."""
+    """result.kernels with x (intensity), y (FLOP/s), bytes and bytes/s at `level`."""
     k = result.kernels
-    frame = pd.DataFrame(
+    numbers = views.at_level(result, level)
+    return pd.DataFrame(
         {
             "rank": k["rank"].to_numpy(),
             "group": k["group"],
@@ -189,37 +174,12 @@ def _groups(result, level: str) -> pd.DataFrame:
             "verdict": k["verdict"],
             "efficiency": k["efficiency"],
             "device_id": k["device_id"],
+            "x": numbers["intensity"],
+            "y": numbers["flops_per_s"],
+            "bytes_per_s": numbers["bytes_per_s"],
+            "bytes": numbers["bytes"],
         }
     )
-    if level == "dram":
-        frame["x"] = k["intensity_dram"].astype("float64")
-        frame["y"] = k["achieved_flops_per_s"].astype("float64")
-        frame["bytes_per_s"] = k["achieved_bytes_per_s"].astype("float64")
-        frame["bytes"] = k["bytes_dram"].astype("float64")
-        return frame
-    moved = _level_bytes(result, level)
-    duration = frame["duration_s"].where(frame["duration_s"] > 0)
-    frame["bytes"] = moved.to_numpy()
-    frame["x"] = frame["flops"] / frame["bytes"].where(frame["bytes"] > 0)
-    frame["y"] = frame["flops"] / duration
-    frame["bytes_per_s"] = frame["bytes"] / duration
-    return frame
-
-
-def _level_bytes(result, level: str) -> pd.Series:
-    """Bytes at `level` summed over each group's launches, grouped exactly as ranking groups
-    them."""
-    keys = ranking.GROUPINGS[result.group_by]
-    launches = result.launches
-    frame = pd.DataFrame({k: launches[k].astype("string").fillna("(none)") for k in keys})
-    frame["bytes"] = launches[f"bytes_{level}"].astype("float64")
-    sums = frame.groupby(keys, sort=False, dropna=False)["bytes"].sum(min_count=1)
-    kernels = result.kernels
-    if len(keys) > 1:
-        index = pd.MultiIndex.from_frame(kernels[keys].astype("string").fillna("(none)"))
-    else:
-        index = pd.Index(kernels["group"].astype("string"), name=keys[0])
-    return sums.reindex(index).reset_index(drop=True)
 
 
 def _why_unplaced(row, level: str) -> str:
@@ -274,7 +234,7 @@ def _ranges(result, points: list[Point], level: str):
         for cls in _roof_classes(result, device):
             ys.append(device.compute[cls].value)
             if bandwidth is not None:
-                xs.append(device.compute[cls].value / bandwidth.value)
+                xs.append(device.ridge(cls, level))
     xs = [x for x in xs if x > 0 and math.isfinite(x)]
     ys = [y for y in ys if y > 0 and math.isfinite(y)]
     x_range = _decades(min(xs) / 3, max(xs) * 3) if xs else (1e-2, 1e3)
@@ -298,13 +258,11 @@ def _roofs(result, level: str, x_range) -> tuple[list[Roof], list[str]]:
         bandwidth = device.memory.get(level)
         classes = _roof_classes(result, device)
         reference = not any(c in device.compute for c in _used_classes(result, device.id))
-        ridges = {
-            c: device.compute[c].value / bandwidth.value if bandwidth else None for c in classes
-        }
+        ridges = {c: device.ridge(c, level) if bandwidth else None for c in classes}
         for same in _same_peak(device, classes):
             peak, ridge = device.compute[same[0]].value, ridges[same[0]]
             roofs_label = " / ".join(explain.roof_label(c, device.vendor) for c in same)
-            label = f"{prefix}{roofs_label} {common.si(peak, 'FLOP/s')}"
+            label = f"{prefix}{roofs_label} {common.si(peak, units.shown('compute', same[0]))}"
             if ridge is not None:
                 label += f", ridge {ridge:.3g} FLOP/B"
             if reference:
@@ -332,7 +290,7 @@ def _roofs(result, level: str, x_range) -> tuple[list[Roof], list[str]]:
                 device.id,
                 "memory",
                 level,
-                f"{prefix}{LEVELS[level]} {common.si(bandwidth.value, 'B/s')}",
+                f"{prefix}{LEVELS[level]} {common.si(bandwidth.value, units.shown('memory'))}",
                 bandwidth.value,
                 None,
                 (lo, bandwidth.value * lo),
@@ -355,7 +313,8 @@ def _bandwidths(result, level: str) -> list[tuple[str, str, float]]:
     for device in _devices(result):
         if level in device.memory:
             value = device.memory[level].value
-            out.append((device.id, f"{LEVELS[level]} {common.si(value, 'B/s')}", value))
+            label = f"{LEVELS[level]} {common.si(value, units.shown('memory'))}"
+            out.append((device.id, label, value))
     return out
 
 

@@ -12,8 +12,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.reporters import common
-from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point, Roof, charts
+from rooflint.reporters.chart import LEVELS, ChartData, Point, Roof, charts
 from rooflint.reporters.chart_legend import draw_legend_table, mpl_text
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.reporters import common
-from rooflint.reporters.chart import VERDICT_COLOURS, ChartData
+from rooflint.reporters.chart import ChartData
 
 
 def mpl_text(text: str) -> str:

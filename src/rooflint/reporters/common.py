@@ -7,10 +7,9 @@ import math
 
 import pandas as pd
 
-from rooflint.core import explain, names, opgroups, windows
+from rooflint.core import explain, names, opgroups, report_schema, views, windows
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
-from rooflint.core.result import summary_numbers  # noqa: F401
 from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
 
 
@@ -32,7 +31,7 @@ def kernel_sentence(result, row) -> str:
         row["reason"] if not pd.isna(row["reason"]) else "",
         vendor_of(result, row["device_id"]),
         unmeasured if isinstance(unmeasured, str) else "",
-        _dram_fraction(result, row),
+        views.dram_fraction(result, row["device_id"], row.get("achieved_bytes_per_s")),
     )
     excess = row.get("excess_traffic")
     if excess is not None and not pd.isna(excess):
@@ -45,20 +44,6 @@ def kernel_sentence(result, row) -> str:
 def excess_text(value) -> str:
     """3.14 -> "3.1×"; NA -> "—"."""
     return "—" if value is None or pd.isna(value) else f"{float(value):.2g}×"
-
-
-def _dram_fraction(result, row) -> float | None:
-    """The group's achieved DRAM bandwidth as a fraction of its device's DRAM roof."""
-    achieved = row.get("achieved_bytes_per_s")
-    for use in result.devices:
-        if (
-            use.device is not None
-            and use.device.id == row["device_id"]
-            and "dram" in use.device.memory
-        ):
-            if achieved is not None and not pd.isna(achieved):
-                return float(achieved) / use.device.memory["dram"].value
-    return None
 
 
 def full_name(result, row) -> str:
@@ -89,39 +74,12 @@ def ceiling_rows(result) -> list[dict]:
         }
         for use in result.devices
         if use.device is not None
-        for c in device_ceilings(use.device)
+        for c in report_schema.ceilings(use.device)
     ]
-
-
-def device_ceilings(device) -> list[dict]:
-    """One device's ceilings, compute then memory; compute ones carry their DRAM ridge point."""
-    compute = [
-        {
-            "name": k,
-            "kind": "compute",
-            "value": c.value,
-            "unit": "op/s",
-            "source": c.source,
-            "ridge_dram": ridge_dram(device, k),
-        }
-        for k, c in device.compute.items()
-    ]
-    return compute + [
-        {"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
-        for k, c in device.memory.items()
-    ]
-
-
-def ridge_dram(device, cls) -> float | None:
-    """The DRAM ridge point of compute class `cls`, or None when the device cannot give one."""
-    try:
-        return device.ridge(cls, "dram")
-    except (KeyError, ZeroDivisionError, ValueError):
-        return None
 
 
 def accounting_line(result) -> str:
-    acc = result.accounting
+    acc = result.summary.accounting
     line = (
         f"launches read {acc['launches_read']} = analysed {acc['analysed']} + not analysable "
         f"{acc['not_analysable']}"
@@ -136,14 +94,18 @@ def accounting_line(result) -> str:
 
 def accounting_lines(result) -> list[str]:
     """The accounting line, then the launches outside the window named apart."""
-    return [accounting_line(result), *filter(None, [windows.outside_line(result.accounting)])]
+    return [
+        accounting_line(result),
+        *filter(None, [windows.outside_line(result.summary.accounting)]),
+    ]
 
 
-def total_text(result, summary: dict) -> str:
+def total_text(result) -> str:
     """The headline's time: a timeline's busy time in its window, else the summed launch time."""
+    summary = result.summary
     if result.timeline is not None:
-        return windows.headline(summary, result.timeline)
-    return f"total {si(summary['total_time_s'], 's')}"
+        return windows.headline(summary.numbers(), result.timeline)
+    return f"total {si(summary.total_time_s, 's')}"
 
 
 def timeline_lines(result) -> list[str]:

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from rooflint.core import diff as diffs
-from rooflint.core import names
+from rooflint.core import names, units
 from rooflint.core.diff_text import interval_text, method_text, noise_clause
 from rooflint.core.diff_text import number as _f
 from rooflint.core.formatting import show_pct, signed_pct
@@ -183,7 +183,7 @@ def _count(value) -> str:
 
 
 def ceiling_text(c: dict) -> str:
-    unit = "FLOP/s" if c["kind"] == "compute" else "B/s"
+    unit = units.shown(c["kind"])
     return f"{c['ceiling']} {si(c['base'], unit)} → {si(c['head'], unit)}"
 
 

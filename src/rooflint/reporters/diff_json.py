@@ -5,30 +5,17 @@ from __future__ import annotations
 import json
 
 from rooflint.core import diff as diffs
-from rooflint.core import names
+from rooflint.core import diffstats, names, report_schema
 from rooflint.core.formatting import plain
 from rooflint.core.version import __version__
 from rooflint.reporters import diff_common as dc
 
-_SIDE = [
-    "launches",
-    "duration_s",
-    "mean_s",
-    "min_s",
-    "max_s",
-    "spread",
-    "cv",
-    "time_share",
-    "efficiency",
-    "verdict",
-    "limiter",
-    "headroom_s",
-    "above_roof_launches",
-    "device_id",
-    "grid",
-    "block",
-    "reason",
-]
+# A group's comparison, as written: the changes and the estimate (the runs are in "totals").
+_COMPARED = (
+    diffs.TIME_DELTAS
+    + [c for c in diffstats.ESTIMATE_COLUMNS if c not in diffstats.RUNS]
+    + diffs.ROOF_DELTAS
+)
 
 
 def render(d, gates, **_options) -> str:
@@ -74,35 +61,8 @@ def _side(side) -> dict:
         "runs": side.runs,
         "inputs": list(side.inputs or [side.label]),
         "saved_report": side.saved,
-        "devices": [_device(u) for u in side.result.devices],
-        "accounting": side.result.accounting,
-    }
-
-
-def _device(use) -> dict:
-    device = use.device
-    if device is None:
-        return {
-            "id": None,
-            "name": None,
-            "sources": use.sources,
-            "provenance": use.provenance,
-            "ceilings": [],
-        }
-    ceilings = [
-        {"name": k, "kind": "compute", "value": c.value, "unit": "op/s", "source": c.source}
-        for k, c in device.compute.items()
-    ]
-    ceilings += [
-        {"name": k, "kind": "memory", "value": c.value, "unit": "byte/s", "source": c.source}
-        for k, c in device.memory.items()
-    ]
-    return {
-        "id": device.id,
-        "name": device.name,
-        "sources": use.sources,
-        "provenance": use.provenance,
-        "ceilings": ceilings,
+        "devices": [report_schema.device_entry(u, full=False) for u in side.result.devices],
+        "accounting": side.result.summary.accounting,
     }
 
 
@@ -117,25 +77,11 @@ def _group(r: dict) -> dict:
     }
     for side in ("base", "head"):
         out[side] = (
-            {"kernel": r[f"kernel_{side}"], **{f: plain(r[f"{f}_{side}"]) for f in _SIDE}}
+            {f: plain(r[f"{f}_{side}"]) for f in diffs.SIDE_FIELDS}
             if diffs.present(r, side)
             else None
         )
-    for f in (
-        "delta_s",
-        "delta_pct",
-        "mean_delta_pct",
-        "change",
-        "change_low",
-        "change_high",
-        "method",
-        "pairs",
-        "compared_base",
-        "compared_head",
-        "run_noise",
-        "headroom_delta_s",
-        "efficiency_delta",
-    ):
+    for f in _COMPARED:
         out[f] = plain(r[f])
     for f in ("pairs", "compared_base", "compared_head"):
         out[f] = int(out[f]) if out[f] is not None else None

@@ -13,9 +13,11 @@ from rooflint.reporters import diff_common as dc
 from rooflint.reporters import terminal
 from rooflint.reporters.common import pct
 
+# The columns of a group's row (diff_common) this table shows; its detail line gives the rest.
 HEADER = ["#", "id", "kernel", "Δ time", "change [CI]", "status"]
-NUMERIC = {0, 3, 4}
-KERNEL = 2
+SHOWN = [dc.HEADER.index(h) for h in HEADER]
+NUMERIC = {k for k, i in enumerate(SHOWN) if i in dc.NUMERIC}
+KERNEL = HEADER.index("kernel")
 MIN_KERNEL = 16
 
 
@@ -55,14 +57,8 @@ def _device(side) -> str:
 
 
 def _cells(rank: int, r: dict) -> list[str]:
-    return [
-        str(rank),
-        r["id"],
-        dc.display(r),
-        dc.signed_si(r["delta_s"]),
-        dc.interval_text(r),
-        dc.status_text(r),
-    ]
+    cells = dc.cells(rank, r)
+    return [cells[i] for i in SHOWN]
 
 
 def detail(r: dict) -> list[str]:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflint.core import coverage, explain, windows
+from rooflint.core import coverage, explain, units, windows
+from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.core.version import __version__
 from rooflint.reporters import common
-from rooflint.reporters.chart import VERDICT_COLOURS, ChartData, charts
+from rooflint.reporters.chart import ChartData, charts
 from rooflint.reporters.common import esc
 from rooflint.reporters.html_svg import svg
 
@@ -100,12 +101,12 @@ def render(result, top: int | None = None, level: str = "dram", **_options) -> s
 
 
 def _summary(result) -> str:
-    s = common.summary_numbers(result)
+    s = result.summary
     parts = [
-        f'<p class="summary">{_total(result, s)} · '
-        f"<b>{esc(common.si(s['total_headroom_s'], 's'))}</b> headroom"
-        f"{esc(windows.overlap_text(s))} · "
-        f"<b>{esc(common.pct(s['time_weighted_efficiency']))}</b> time-weighted efficiency</p>",
+        f'<p class="summary">{_total(result)} · '
+        f"<b>{esc(common.si(s.total_headroom_s, 's'))}</b> headroom"
+        f"{esc(windows.overlap_text(s.numbers()))} · "
+        f"<b>{esc(common.pct(s.time_weighted_efficiency))}</b> time-weighted efficiency</p>",
         *[f"<p>{esc(line)}</p>" for line in common.timeline_lines(result)],
         f"<p>Device: {esc(common.device_line(result))}</p>",
         *[f"<p>{esc(line)}</p>" for line in common.accounting_lines(result)],
@@ -115,10 +116,10 @@ def _summary(result) -> str:
     return "\n".join(parts)
 
 
-def _total(result, s: dict) -> str:
+def _total(result) -> str:
     if result.timeline is None:
-        return f"<b>{esc(common.si(s['total_time_s'], 's'))}</b> total"
-    return f"<b>{esc(common.total_text(result, s))}</b>"
+        return f"<b>{esc(common.si(result.summary.total_time_s, 's'))}</b> total"
+    return f"<b>{esc(common.total_text(result))}</b>"
 
 
 def _num(value) -> str:
@@ -207,11 +208,7 @@ def _ceilings(result) -> str:
         "<tbody>",
     ]
     for row in rows:
-        unit = (
-            "B/s"
-            if row["kind"] == "memory"
-            else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
-        )
+        unit = units.shown(row["kind"], row["ceiling"])
         ridge = row.get("ridge_dram")
         out.append(
             f"<tr><td>{esc(row['device'])}</td><td>{esc(row['ceiling'])}</td>"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
+from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.reporters import common
-from rooflint.reporters.chart import LEVELS, VERDICT_COLOURS, ChartData, Point
+from rooflint.reporters.chart import LEVELS, ChartData, Point
 from rooflint.reporters.common import esc
 
 W, H = 960, 536

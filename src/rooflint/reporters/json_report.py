@@ -10,9 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rooflint.core import analysis, schema
+from rooflint.core import analysis, report_schema, schema
 from rooflint.core.formatting import plain
-from rooflint.core.result import summary_numbers
 from rooflint.core.version import __version__
 from rooflint.reporters import arrow_text, common
 
@@ -26,9 +25,6 @@ def launch_fields(launches: pd.DataFrame) -> list[str]:
     return LAUNCH_FIELDS + [c for c in schema.TRACE_COLUMNS if c in launches] + ["missing"]
 
 
-# The report's own version (docs/json-format.md). 2: launches one object a line with null fields
-# left out, and each source named once in "sources" (a launch gives its "source_index").
-FORMAT_VERSION = 3  # 3: the timeline block, communication verdict, accounting.outside_window
 CHUNK_ROWS = 10_000  # launches encoded at a time: bounds the writer's memory on any input size
 
 
@@ -43,7 +39,7 @@ def chunks(result, top: int | None = None, **_options) -> Iterator[bytes | memor
     sources, codes = _source_codes(launches)
     head = json.dumps(
         {**_head(result, top), "sources": sources, "launches": _PLACEHOLDER},
-        indent=1,
+        indent=report_schema.INDENT,
         ensure_ascii=False,
         allow_nan=False,
     )
@@ -62,7 +58,8 @@ def chunks(result, top: int | None = None, **_options) -> Iterator[bytes | memor
         yield lines
         del part, lines  # not held while the next chunk is encoded
     tail = head[at + len(json.dumps(_PLACEHOLDER)) :]
-    yield (("\n ]" if len(launches) else "]") + tail + "\n").encode("utf-8")
+    close = "\n" + " " * report_schema.INDENT + "]" if len(launches) else "]"
+    yield (close + tail + "\n").encode("utf-8")
 
 
 def document(result, top: int | None = None) -> dict:
@@ -97,52 +94,21 @@ def _launch_records(frame: pd.DataFrame, codes: np.ndarray) -> list[dict]:
 def _head(result, top: int | None) -> dict:
     """Every key of the document but "launches" (which comes last), in document order."""
     kernels = result.kernels if top is None else result.kernels.head(top)
-    devices = [_device(use) for use in result.devices]
+    devices = [report_schema.device_entry(use) for use in result.devices]
     return {
-        "format_version": FORMAT_VERSION,
+        "format_version": report_schema.FORMAT_VERSION,
         "tool": f"rooflint {__version__}",
-        "units": {
-            **schema.UNITS,
-            **analysis.RESULT_UNITS,
-            "time_share": "fraction",
-            "headroom_share": "fraction",
-        },
+        "units": report_schema.UNITS,
         "group_by": result.group_by,
         "latency_threshold": result.latency_threshold,
         "device": devices[0] if devices else None,
         "devices": devices,
-        "accounting": result.accounting,
+        "accounting": result.summary.accounting,
         "notes": sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}),
-        "summary": summary_numbers(result),
+        "summary": result.summary.numbers(),
         "timeline": result.timeline,
         "kernels": [_kernel(result, row) for row in _records(kernels)],
         "per_source": _records(result.per_source()),
-    }
-
-
-def _device(use) -> dict:
-    device = use.device
-    if device is None:
-        return {
-            "id": None,
-            "name": None,
-            "sources": use.sources,
-            "provenance": use.provenance,
-            "ceilings": [],
-        }
-    ceilings = common.device_ceilings(device)
-    return {
-        "id": device.id,
-        "name": device.name,
-        "vendor": device.vendor,
-        "arch": device.arch,
-        "evidence": getattr(use, "evidence", ""),
-        "provisional": getattr(use, "provisional", False),
-        "candidates": list(getattr(use, "candidates", [])),
-        "choose": getattr(use, "advice", ""),
-        "sources": use.sources,
-        "provenance": use.provenance,
-        "ceilings": ceilings,
     }
 
 
@@ -164,7 +130,7 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 # then made repr's (arrow_text.floats); Arrow joins the pieces. tests/test_batch.py checks it
 # against json.dumps.
 _PLACEHOLDER = "\x00rooflint launches\x00"
-_LINE_INDENT = "  "
+_LINE_INDENT = report_schema.LAUNCH_INDENT
 
 
 def launch_lines(frame: pd.DataFrame, codes: np.ndarray) -> memoryview | bytes | None:

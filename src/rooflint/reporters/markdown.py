@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from rooflint.core import coverage, explain, windows
+from rooflint.core import coverage, explain, units, windows
 from rooflint.reporters import common
 
 DEFAULT_TOP = 10
@@ -151,15 +151,15 @@ def _omission(count: int) -> list[str]:
 
 
 def _head(result) -> list[str]:
-    s = common.summary_numbers(result)
+    s = result.summary
     if len(result.launches) == 0:
         summary = "No kernel launches in the input."
     else:
         summary = (
-            f"{_total(result, s)} · "
-            f"**{common.si(s['total_headroom_s'], 's')}** headroom"
-            f"{escape(windows.overlap_text(s))} · "
-            f"**{common.pct(s['time_weighted_efficiency'])}** time-weighted efficiency · "
+            f"{_total(result)} · "
+            f"**{common.si(s.total_headroom_s, 's')}** headroom"
+            f"{escape(windows.overlap_text(s.numbers()))} · "
+            f"**{common.pct(s.time_weighted_efficiency)}** time-weighted efficiency · "
             f"device: {escape(common.device_line(result))}"
         )
     lines = ["### rooflint report", "", summary]
@@ -170,11 +170,11 @@ def _head(result) -> list[str]:
     return lines
 
 
-def _total(result, s: dict) -> str:
+def _total(result) -> str:
     """ "**906 ms** total", or on a timeline "**busy 31.9 ms of the 34.9 ms window ...**"."""
     if result.timeline is None:
-        return f"**{common.si(s['total_time_s'], 's')}** total"
-    return f"**{escape(common.total_text(result, s))}**"
+        return f"**{common.si(result.summary.total_time_s, 's')}** total"
+    return f"**{escape(common.total_text(result))}**"
 
 
 def _text(value) -> str:
@@ -242,11 +242,7 @@ def _ceilings(result) -> list[str]:
         "|:--|:--|:--|--:|--:|",
     ]
     for row in rows:
-        unit = (
-            "B/s"
-            if row["kind"] == "memory"
-            else ("OP/s" if row["ceiling"].endswith("int8") else "FLOP/s")
-        )
+        unit = units.shown(row["kind"], row["ceiling"])
         roof = explain.roof_label(row["ceiling"], vendors.get(row["device"]))
         ridge = f"{row['ridge_dram']:.3g}" if row.get("ridge_dram") else "—"
         lines.append(

@@ -24,13 +24,13 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from rooflint.core import analysis, ranking, schema
+from rooflint.core import analysis, ranking, report_schema, schema
 from rooflint.core.errors import UsageError
 from rooflint.core.result import LAUNCH_COLUMNS
 from rooflint.core.version import __version__
 
 PARTITION = "source_key"
-METADATA_KEY = b"rooflint"
+METADATA_KEY = report_schema.METADATA_KEY
 
 KERNEL_INTS = {"rank", "launches", "analysed", "above_roof_launches"}
 KERNEL_UNITS = {
@@ -137,7 +137,7 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         types = {
             c: pa.int64() for c in [*schema.INT_COLUMNS, "stream", "device_index", "comm_ranks"]
         }
-        types["graph_replay"] = pa.bool_()
+        types["graph_replay"] = types["roof_assumed"] = pa.bool_()
     else:
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
     fields, arrays = [], []
@@ -179,8 +179,6 @@ def _array(values: pd.Series, kind: pa.DataType) -> pa.Array:
 
 
 def _metadata(result, per: str, units: dict) -> dict:
-    from rooflint.reporters.json_report import _device
-
     return {
         "format_version": schema.FORMAT_VERSION,
         "tool": f"rooflint {__version__}",
@@ -192,28 +190,15 @@ def _metadata(result, per: str, units: dict) -> dict:
         if per == "launch"
         else None,
         "sources": [profile.source for profile in result.inputs],  # in the order they were read
-        "devices": [_device(use) for use in result.devices],
+        "devices": [report_schema.device_entry(use) for use in result.devices],
         # The exact ceilings each source was analysed with (one device id can differ per source:
         # each profile's own clock and peaks), so the analysis can be redone per partition.
         "source_ceilings": {
-            source: _ceilings(device)
+            source: report_schema.source_ceilings(device)
             for use in result.devices
             for source, device in use.by_source.items()
         },
-        "accounting": result.accounting,
-    }
-
-
-def _ceilings(device) -> dict | None:
-    if device is None:
-        return None
-    return {
-        "id": device.id,
-        "name": device.name,
-        "vendor": device.vendor,
-        "arch": device.arch,
-        "compute": {k: {"value": c.value, "source": c.source} for k, c in device.compute.items()},
-        "memory": {k: {"value": c.value, "source": c.source} for k, c in device.memory.items()},
+        "accounting": result.summary.accounting,
     }
 
 

@@ -6,7 +6,7 @@ optional columns go when the name would get too narrow, and long lines wrap.
 
 from __future__ import annotations
 
-from rooflint.core import coverage, windows
+from rooflint.core import coverage, units, windows
 from rooflint.reporters import common, terminal
 
 COLUMNS = [
@@ -43,11 +43,11 @@ def render(
 
 def _head(result) -> list[str]:
     """The summary line, the accounting, then every warning."""
-    s = common.summary_numbers(result)
+    s = result.summary
     lines = [
-        f"rooflint: {common.total_text(result, s)}, headroom "
-        f"{common.si(s['total_headroom_s'], 's')}{windows.overlap_text(s)}, time-weighted "
-        f"efficiency {common.pct(s['time_weighted_efficiency'])} on {common.device_line(result)}",
+        f"rooflint: {common.total_text(result)}, headroom "
+        f"{common.si(s.total_headroom_s, 's')}{windows.overlap_text(s.numbers())}, time-weighted "
+        f"efficiency {common.pct(s.time_weighted_efficiency)} on {common.device_line(result)}",
         *common.timeline_lines(result),
         *common.accounting_lines(result),
     ]
@@ -178,12 +178,6 @@ def _line(row, header, widths) -> str:
 
 
 def _ceiling_text(row) -> str:
-    unit = (
-        "B/s"
-        if row["kind"] == "memory"
-        else "OP/s"
-        if row["ceiling"].endswith("int8")
-        else "FLOP/s"
-    )
+    unit = units.shown(row["kind"], row["ceiling"])
     ridge = f" (ridge {row['ridge_dram']:.3g})" if row.get("ridge_dram") else ""
     return f"{row['ceiling']} {common.si(row['value'], unit)}{ridge}"

@@ -7,6 +7,7 @@ import json
 import click
 
 from rooflint import hardware
+from rooflint.core import units
 from rooflint.core.formatting import si
 from rooflint.reporters import terminal
 
@@ -112,14 +113,10 @@ def _ridge_number(device, cls) -> str:
 
 def _as_dict(device) -> dict:
     ceilings = {
-        k: {"value": c.value, "unit": "op/s", "source": c.source} for k, c in device.compute.items()
+        k: {"value": c.value, "unit": units.RATE[kind], "source": c.source}
+        for kind in ("compute", "memory")
+        for k, c in getattr(device, kind).items()
     }
-    ceilings.update(
-        {
-            k: {"value": c.value, "unit": "byte/s", "source": c.source}
-            for k, c in device.memory.items()
-        }
-    )
     ridges = {}
     for cls in device.compute:
         try:

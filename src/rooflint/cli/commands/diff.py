@@ -8,10 +8,10 @@ import click
 
 import rooflint
 from rooflint import reporters
-from rooflint.cli import config, exits
+from rooflint.cli import config, exits, formats
 from rooflint.cli import output as outputs
 from rooflint.cli.choices import Suggesting
-from rooflint.cli.commands.report import api_options, input_options
+from rooflint.cli.inputs import input_options
 from rooflint.core import gates as gate_mod
 from rooflint.core.errors import UsageError
 
@@ -38,9 +38,8 @@ from rooflint.core.errors import UsageError
     "-f",
     "--format",
     "fmt",
-    type=Suggesting(list(reporters.DIFF_FORMATS)),
-    help="table (default), markdown (a PR comment), json, or github (Markdown, also appended to "
-    "$GITHUB_STEP_SUMMARY).",
+    type=Suggesting(list(reporters.formats(reporters.DIFF))),
+    help=formats.described(reporters.DIFF) + ".",
 )
 @click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")
 @click.option(
@@ -90,7 +89,7 @@ def diff(
     fail_on_regression,
     confidence,
     fail_on_new_latency_bound,
-    **kwargs,
+    inputs,
 ):
     """Compare HEAD against BASE: each a profile or a saved `rooflint report --format json` file.
 
@@ -110,10 +109,8 @@ def diff(
             "fail_on_new_latency_bound": fail_on_new_latency_bound,
             "min_time": min_time,
             "confidence": confidence,
-            "latency_threshold": kwargs.get("latency_threshold"),
         },
     )
-    kwargs["latency_threshold"] = settings["latency_threshold"]
     base_paths, head_paths = _runs(base, head, base_runs, head_runs)
     d = rooflint.diff(
         base_paths,
@@ -121,17 +118,17 @@ def diff(
         threshold=settings["fail_on_regression"],
         min_time=settings["min_time"],
         level=settings["confidence"],
-        **api_options(kwargs),
+        **vars(inputs),
     )
     gates = gate_mod.diff_gates(
         d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins
     )
-    fmt = reporters.choose_format(fmt, output, reporters.DIFF_FORMATS)
-    text = reporters.render_diff(d, gates, fmt, top)
-    if fmt == "github":
+    chosen, options = formats.choose(reporters.DIFF, fmt, output, {"top": top})
+    text = reporters.render_diff(d, gates, chosen.name, **options)
+    if chosen.name == "github":
         append_step_summary(text)
     outputs.write(output, text)
-    if fmt == "github":  # workflow commands turn failures into annotations on the run
+    if chosen.name == "github":  # workflow commands turn failures into annotations on the run
         for message in gate_mod.failures(gates):
             click.echo(f"::error title=rooflint::{_annotation(message)}")
     exits.enforce(gates)

@@ -2,32 +2,32 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 import rooflint
 from rooflint import reporters
+from rooflint.cli import formats
 from rooflint.cli import output as outputs
-from rooflint.cli.commands.report import api_options, input_options
+from rooflint.cli.inputs import input_options
 from rooflint.core.ranking import GROUPINGS
 
 
 @click.command()
-@click.argument("inputs", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", metavar="INPUTS...", nargs=-1, required=True, type=click.Path())
 @click.option(
     "-o",
     "--output",
     required=True,
     metavar="CHART.png",
-    help="Write the chart here (.png, .svg or .pdf); '-' is stdout with --format.",
+    help=f"Write the chart here ({formats.chart_extensions()}); '-' is stdout with --format.",
 )
 @click.option(
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(reporters.CHART_FORMATS),
+    type=click.Choice(list(reporters.charts())),
     help="Chart format (default: from -o).",
 )
 @click.option(
@@ -52,22 +52,22 @@ from rooflint.core.ranking import GROUPINGS
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @input_options
-def plot(inputs, output, fmt, level, top, group_by, quiet, **kwargs):
+def plot(paths, output, fmt, level, top, group_by, quiet, inputs):
     """Draw the roofline chart of the kernels in INPUTS (profile files or folders)."""
     from rooflint.cli import progress as progress_mod
 
-    fmt = fmt or _format_of(output)
-    if output == "-" and sys.stdout.isatty():
-        raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
+    chosen = reporters.charts()[fmt or _format_of(output)]
+    formats.refuse_binary_on_a_terminal(chosen, output)
     with progress_mod.bar(enabled=not quiet) as tick:
-        res = rooflint.report(*inputs, group_by=group_by, progress=tick, **api_options(kwargs))
-    outputs.write(output, reporters.render(res, fmt, level=level, top=top))
+        res = rooflint.report(*paths, group_by=group_by, progress=tick, **vars(inputs))
+    outputs.write(output, reporters.render(res, chosen.name, level=level, top=top))
 
 
 def _format_of(output: str) -> str:
-    suffix = Path(output).suffix.lower().lstrip(".")
-    if suffix in reporters.CHART_FORMATS:
-        return suffix
+    chosen = reporters.by_extension(Path(output).suffix, reporters.charts())
+    if chosen is not None:
+        return chosen.name
     raise click.UsageError(
-        f"cannot tell the chart format from {output!r}; name it .png, .svg or .pdf or pass --format"
+        f"cannot tell the chart format from {output!r}; name it {formats.chart_extensions()} or "
+        "pass --format"
     )

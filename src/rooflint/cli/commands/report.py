@@ -2,79 +2,25 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 import rooflint
-from rooflint import pipeline, reporters
-from rooflint.cli import config, exits
+from rooflint import reporters
+from rooflint.cli import config, exits, formats
 from rooflint.cli import output as outputs
 from rooflint.cli.choices import Suggesting
+from rooflint.cli.inputs import input_options
 from rooflint.core import gates
-from rooflint.core.analysis import LATENCY_THRESHOLD
 from rooflint.core.ranking import GROUPINGS
-
-FORMAT_CHOICES = list(reporters.FORMATS)
-
-
-def input_options(f):
-    """Options shared by every command that reads profiles."""
-    for option in reversed(
-        [
-            click.option(
-                "--device", metavar="ID", help="Use this catalog device (see `rooflint devices`)."
-            ),
-            click.option(
-                "--device-file",
-                type=click.Path(dir_okay=False),
-                metavar="FILE.toml",
-                help="Device or measured ceilings (TOML); wins over the profile and catalog.",
-            ),
-            click.option(
-                "--locale",
-                type=Suggesting(pipeline.LOCALES),
-                help="Number format of the export, when it is ambiguous.",
-            ),
-            click.option(
-                "--latency-threshold",
-                type=click.FloatRange(0, 1),
-                default=LATENCY_THRESHOLD,
-                show_default=True,
-                help="Below this fraction of the attainable roof a kernel is latency-bound.",
-            ),
-            click.option(
-                "--strict",
-                is_flag=True,
-                help="Fail on any input that is not a profile instead of skipping it.",
-            ),
-            click.option(
-                "--steps",
-                metavar="all|N|A-B|none",
-                help="Which ProfilerStep#N of a trace to report (default: every complete step; "
-                "none: the whole trace).",
-            ),
-        ]
-    ):
-        f = option(f)
-    return f
-
-
-INPUT_OPTIONS = ("device", "device_file", "locale", "latency_threshold", "strict", "steps")
-
-
-def api_options(kwargs: dict) -> dict:
-    """The input options as keyword arguments of rooflint.report / rooflint.diff."""
-    return {name: kwargs.get(name) for name in INPUT_OPTIONS}
 
 
 @click.command()
-@click.argument("inputs", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", metavar="INPUTS...", nargs=-1, required=True, type=click.Path())
 @click.option(
     "-f",
     "--format",
     "fmt",
-    type=Suggesting(FORMAT_CHOICES),
+    type=Suggesting(list(reporters.formats(reporters.REPORT))),
     help="Output format (default: from -o, else table).",
 )
 @click.option("-o", "--output", metavar="PATH", help="Write here (atomically); '-' is stdout.")
@@ -124,7 +70,7 @@ def api_options(kwargs: dict) -> dict:
 )
 @input_options
 def report(
-    inputs,
+    paths,
     fmt,
     output,
     group_by,
@@ -136,36 +82,25 @@ def report(
     verbose,
     fail_under,
     fail_if_above_roof,
-    **kwargs,
+    inputs,
 ):
     """Rank the kernels in INPUTS (profile files or folders) by optimisation headroom."""
     from rooflint.cli import progress as progress_mod
 
     settings, origins = config.settle(
         click.get_current_context(),
-        {
-            "fail_under": fail_under,
-            "fail_if_above_roof": fail_if_above_roof,
-            "latency_threshold": kwargs.get("latency_threshold"),
-        },
+        {"fail_under": fail_under, "fail_if_above_roof": fail_if_above_roof},
     )
-    kwargs["latency_threshold"] = settings["latency_threshold"]
-    fmt = reporters.choose_format(fmt, output)
-    with progress_mod.bar(enabled=not quiet) as tick:
-        res = rooflint.report(*inputs, group_by=group_by, progress=tick, **api_options(kwargs))
-    default_top = 20 if fmt == "table" else None
-    if fmt in ("png", "svg", "pdf", "parquet") and output in (None, "-") and sys.stdout.isatty():
-        raise click.UsageError(f"{fmt} output is binary; pass -o FILE")
-    data = reporters.render_pieces(
-        res,
+    chosen, options = formats.choose(
+        reporters.REPORT,
         fmt,
-        top=top or default_top,
-        per=per,
-        excel_safe=excel_safe,
-        level=level,
-        output=output,
-        verbose=verbose,
+        output,
+        {"top": top, "per": per, "excel_safe": excel_safe, "level": level, "verbose": verbose},
     )
+    with progress_mod.bar(enabled=not quiet) as tick:
+        res = rooflint.report(*paths, group_by=group_by, progress=tick, **vars(inputs))
+    formats.refuse_binary_on_a_terminal(chosen, output)
+    data = reporters.render_pieces(res, chosen.name, output=output, **options)
     if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)
         outputs.write(output, data)
     exits.enforce(

@@ -6,6 +6,7 @@ from html import escape
 
 from rooflint.core import names, windows
 from rooflint.core.formatting import pct, si
+from rooflint.core.result import device_description
 from rooflint.core.warnings import warnings
 
 TOP = 10
@@ -14,13 +15,11 @@ TOP = 10
 def text(result) -> str:
     """`<rooflint.Result: 11 launches, 906 ms, headroom 193 ms (79 % efficiency) on NVIDIA A100
     PCIe 40GB (a100-pcie-40gb); 4 kernel groups, top: cutlass::Kernel<…> 181 ms>`"""
-    from rooflint.core.result import summary_numbers
-
-    s = summary_numbers(result)
+    s = result.summary
     line = (
-        f"<rooflint.Result: {len(result.launches)} launches, {si(s['total_time_s'], 's')}, "
-        f"headroom {si(s['total_headroom_s'], 's')} "
-        f"({pct(s['time_weighted_efficiency'])} efficiency) on {_devices(result)}"
+        f"<rooflint.Result: {len(result.launches)} launches, {si(s.total_time_s, 's')}, "
+        f"headroom {si(s.total_headroom_s, 's')} "
+        f"({pct(s.time_weighted_efficiency)} efficiency) on {_devices(result)}"
     )
     kernels = result.kernels
     if len(kernels):
@@ -39,14 +38,12 @@ def _outside(acc: dict) -> bool:
 
 def html(result, top: int = TOP) -> str:
     """The summary, the warnings and the top kernel groups as an HTML fragment."""
-    from rooflint.core.result import device_description, summary_numbers
-
-    s = summary_numbers(result)
-    acc = result.accounting
+    s = result.summary
+    acc = s.accounting
     parts = [
-        f"<p><b>rooflint</b>: {escape(si(s['total_time_s'], 's'))} total, "
-        f"{escape(si(s['total_headroom_s'], 's'))} headroom, "
-        f"{escape(pct(s['time_weighted_efficiency']))} time-weighted efficiency on "
+        f"<p><b>rooflint</b>: {escape(si(s.total_time_s, 's'))} total, "
+        f"{escape(si(s.total_headroom_s, 's'))} headroom, "
+        f"{escape(pct(s.time_weighted_efficiency))} time-weighted efficiency on "
         f"{escape(device_description(result))}<br>launches read {acc['launches_read']} = "
         f"analysed {acc['analysed']} + not analysable {acc['not_analysable']}"
         + (f" + outside the window {acc['outside_window']['launches']}" if _outside(acc) else "")
@@ -54,7 +51,7 @@ def html(result, top: int = TOP) -> str:
     ]
     block = result.timeline
     if block is not None:  # a trace: its window's busy time and breakdown lead
-        lines = [windows.headline(s, block), windows.breakdown_line(block)]
+        lines = [windows.headline(s.numbers(), block), windows.breakdown_line(block)]
         lines += [x for x in [windows.steps_line(block), windows.outside_line(acc)] if x]
         parts.insert(0, "<p>" + "<br>".join(escape(x) for x in lines) + "</p>")
     parts += [f'<p style="color:#a33"><b>Warning:</b> {escape(w)}</p>' for w in warnings(result)]
@@ -80,8 +77,6 @@ def html(result, top: int = TOP) -> str:
 
 
 def _devices(result) -> str:
-    from rooflint.core.result import device_description
-
     many = len(result.devices) > 2
     return f"{len(result.devices)} devices" if many else device_description(result)
 

@@ -1,0 +1,58 @@
+"""Where a launch's FLOPs and DRAM bytes came from, as codes, and the notes made from them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import numpy as np
+import pandas as pd
+
+from rooflint.core import schema
+
+
+class Provenance(StrEnum):
+    """The source of a quantity, as the `flops_source` and `bytes_source` columns hold it."""
+
+    COUNTERS = "counters"  # the profiler's counters measured it
+    MODEL = "model"  # an operator model worked it out from the trace's shapes
+
+
+# The columns' one category list, whatever a table holds (sorted, as every text column's).
+DTYPE = pd.CategoricalDtype(sorted(p.value for p in Provenance))
+COLUMNS = ["flops_source", "bytes_source"]
+# A launch whose DRAM bytes the operator model gave, by where its bytes come from now.
+BYTES_NOTES = {
+    Provenance.MODEL: "DRAM bytes = operator minimum from shapes",
+    Provenance.COUNTERS: "measured DRAM bytes from counters",  # lent by a counter export
+}
+
+
+def column(n: int, *sources: tuple[np.ndarray, Provenance]) -> pd.Categorical:
+    """A provenance column of n rows: each row the source of the first (mask, source) pair
+    whose mask holds there, NA where none does."""
+    codes = np.full(n, -1, dtype=np.int8)
+    for mask, source in reversed(sources):
+        codes = np.where(np.asarray(mask, dtype=bool), DTYPE.categories.get_loc(source), codes)
+    return pd.Categorical.from_codes(codes, dtype=DTYPE)
+
+
+def changed(values: pd.Series, rows: np.ndarray, source: Provenance) -> pd.Categorical:
+    """`values` (a provenance column) with `rows` (positions) now from `source`."""
+    codes = pd.Categorical(values, dtype=DTYPE).codes.copy()
+    codes[rows] = DTYPE.categories.get_loc(source)
+    return pd.Categorical.from_codes(codes, dtype=DTYPE)
+
+
+def has(values: pd.Series, source: Provenance) -> np.ndarray:
+    """Rows of a provenance column that come from `source` (NA: none)."""
+    return (values == source).to_numpy(dtype=bool, na_value=False)
+
+
+def note_bytes(launches: pd.DataFrame, modelled: np.ndarray) -> None:
+    """Each launch whose DRAM bytes the operator model gave (`modelled`) gets the note of
+    where they come from now: the model, or counters lent to it. Once the sources are settled
+    (a trace reader leaves it to rooflint.join), so the words follow from `bytes_source`."""
+    for source, note in BYTES_NOTES.items():
+        where = modelled & has(launches["bytes_source"], source)
+        if where.any():
+            schema.add_note(launches, note, where)
