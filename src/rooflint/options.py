@@ -11,7 +11,6 @@ import functools
 import inspect
 from dataclasses import dataclass, field, fields
 
-from rooflint.core.timeline import parse_steps
 from rooflint.core.verdicts import LATENCY_THRESHOLD
 
 
@@ -50,6 +49,8 @@ class InputOptions:
             if getattr(self, f.name) is None:
                 object.__setattr__(self, f.name, f.default)
         object.__setattr__(self, "strict", bool(self.strict))
+        from rooflint.core.timeline import parse_steps  # here: `import rooflint` loads no pandas
+
         parse_steps(self.steps)  # a bad --steps is refused before any file is read
 
 
