@@ -1,6 +1,6 @@
 """The device catalog: ceilings per device, user device files, matching and ceiling precedence."""
 
-from rooflint.core.device import Ceiling, Device
+from rooflint.core.device import Ceiling, CeilingSource, Device, Origin
 
 from .catalog import catalog, get, load_device_file
 from .ceilings import profile_ceilings, resolve, resolve_identified, scale_to_clock
@@ -11,6 +11,8 @@ __all__ = [
     "Ceiling",
     "Device",
     "Identification",
+    "Origin",
+    "CeilingSource",
     "catalog",
     "get",
     "identify",

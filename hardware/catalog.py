@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import math
@@ -9,18 +10,24 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from rooflint.core.device import Ceiling, Device
+from rooflint.core.device import Ceiling, CeilingSource, Device, Origin
 from rooflint.core.errors import DeviceError
 from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
 
 from .names import token_key, tokens
+from .rates import Architecture, architectures
 
 # table key -> (allowed entries, factor to SI, what an entry is called in messages)
 TABLES = {
     "compute_tflops": (COMPUTE_CLASSES, 1e12, "compute class"),
     "bandwidth_gbps": (MEMORY_LEVELS, 1e9, "memory level"),
 }
-STRING_KEYS = ("id", "name", "vendor", "arch", "source", "base")
+# Compute as the catalog gives it: per class, the clock (MHz) its datasheet figure assumes and that
+# dense figure (TFLOP/s, TOP/s for int8; left out where the datasheet has none); the peak is the
+# architecture's rate per SM/CU per clock (architectures.toml) x the SMs/CUs x that clock.
+RATED = "compute"
+RATED_KEYS = ("clock_mhz", "tflops")
+STRING_KEYS = ("id", "name", "vendor", "arch", "architecture", "source", "clock_source", "base")
 # Facts that identify a SKU among parts of one architecture, with their own source line.
 IDENTITY_KEYS = (
     "base_clock_mhz",
@@ -36,10 +43,15 @@ KNOWN_KEYS = (
     "boost_clock_mhz",
     *IDENTITY_KEYS,
     *TABLES,
+    RATED,
 )
-# A catalog file must say everything; a user file may leave out these (defaults: empty, 0, 0).
-USER_OPTIONAL = ("id", "source", "profiler_names", "sm_count", "boost_clock_mhz")
-OPTIONAL = (*IDENTITY_KEYS, "base")
+# A catalog file must say everything, its compute rated; a user file may leave out the rest
+# (defaults: empty, 0, 0) and give compute either way.
+CATALOG_REQUIRED = (
+    "id", "name", "vendor", "arch", "architecture", "source", "profiler_names", "sm_count",
+    "boost_clock_mhz", RATED, "bandwidth_gbps",
+)  # fmt: skip
+USER_REQUIRED = ("name", "vendor", "arch", "compute_tflops", "bandwidth_gbps")
 FORMAT_HINT = "see any file under rooflint/hardware/devices/ for the format"
 
 
@@ -108,9 +120,9 @@ def read_user_file(path: str | Path) -> tuple[Device, set[str]]:
     _check_keys(data, label)
     if "base" in data:
         return _over_base(data, label)
-    _require(data, label, [k for k in KNOWN_KEYS if k not in (*USER_OPTIONAL, *OPTIONAL)])
+    _require(data, label, [k for k in USER_REQUIRED if k != "compute_tflops" or RATED not in data])
     default_source = f"user file {label}"
-    source = _user_source(data, label)
+    source = CeilingSource(Origin.USER, _user_source(data, label))
     device = _build(data, label, source, fallback_id=Path(path).stem, default_source=default_source)
     return device, {*device.compute, *device.memory}
 
@@ -120,9 +132,19 @@ def _catalog_device(filename: str, text: str) -> Device:
     _check_keys(data, filename)
     if "base" in data:
         raise DeviceError("key 'base' is for user files only; remove it", path=filename)
-    _require(data, filename, [k for k in KNOWN_KEYS if k not in OPTIONAL])
+    _require(data, filename, list(CATALOG_REQUIRED))
+    if "compute_tflops" in data:
+        raise DeviceError(
+            "key 'compute_tflops' is for user files; give a catalog device's compute as "
+            f"[{RATED}] (per class the clock its datasheet quotes), so that peaks derive from "
+            "its architecture's rates",
+            path=filename,
+        )
+    if "clock_source" in data:
+        _string(data, "clock_source", filename)
     cite = f"{_cite(_string(data, 'source', filename))} (catalog {_string(data, 'id', filename)})"
-    device = _build(data, filename, cite, fallback_id="", default_source="")
+    source = CeilingSource(Origin.DATASHEET, cite)
+    device = _build(data, filename, source, fallback_id="", default_source="")
     if device.id != filename.removesuffix(".toml"):
         raise DeviceError(
             f"key 'id' must equal the file stem (got '{device.id}'); rename one", path=filename
@@ -141,10 +163,11 @@ def _over_base(data: dict, label: str) -> tuple[Device, set[str]]:
         )
     base = _load_catalog()[base_id]
     source = _user_source(data, label)
-    compute = _ceilings(data, "compute_tflops", label, source)
-    memory = _ceilings(data, "bandwidth_gbps", label, source)
-    device = base.replace_ceilings(compute=compute, memory=memory)
     fields = _identity(data, label, base)
+    given = CeilingSource(Origin.USER, source)
+    compute = _compute(data, label, given, fields)
+    memory = _ceilings(data, "bandwidth_gbps", label, given)
+    device = base.replace_ceilings(compute=compute, memory=memory)
     merged = Device(
         **fields,
         compute=device.compute,
@@ -188,23 +211,110 @@ def _identity_facts(data: dict, label: str, base: Device | None = None) -> dict:
         "identity_source": _string(data, "identity_source", label)
         if "identity_source" in data
         else (base.identity_source if base else ""),
+        "architecture": _string(data, "architecture", label)
+        if "architecture" in data
+        else (base.architecture if base else ""),
     }
 
 
-def _build(data: dict, label: str, source: str, *, fallback_id: str, default_source: str) -> Device:
+def _build(
+    data: dict, label: str, source: CeilingSource, *, fallback_id: str, default_source: str
+) -> Device:
+    fields = {
+        "id": _string(data, "id", label) if "id" in data else fallback_id,
+        "name": _string(data, "name", label),
+        "vendor": _string(data, "vendor", label).lower(),
+        "arch": _string(data, "arch", label),
+        "profiler_names": _names(data, label) if "profiler_names" in data else (),
+        "sm_count": _count(data, label) if "sm_count" in data else 0,
+        "boost_clock_hz": _clock(data, label) if "boost_clock_mhz" in data else 0.0,
+        **_identity_facts(data, label),
+    }
     return Device(
-        id=_string(data, "id", label) if "id" in data else fallback_id,
-        name=_string(data, "name", label),
-        vendor=_string(data, "vendor", label).lower(),
-        arch=_string(data, "arch", label),
-        profiler_names=_names(data, label) if "profiler_names" in data else (),
-        sm_count=_count(data, label) if "sm_count" in data else 0,
-        boost_clock_hz=_clock(data, label) if "boost_clock_mhz" in data else 0.0,
-        compute=_ceilings(data, "compute_tflops", label, source, required=True),
+        **fields,
+        compute=_compute(data, label, source, fields, required=True),
         memory=_ceilings(data, "bandwidth_gbps", label, source, required=True),
         source=_string(data, "source", label) if "source" in data else default_source,
-        **_identity_facts(data, label),
     )
+
+
+def _compute(
+    data: dict, label: str, source: CeilingSource, fields: dict, required: bool = False
+) -> dict[str, Ceiling]:
+    """The compute ceilings of a file: flat peaks (compute_tflops), or each class's
+    architecture rate x SMs x the clock its datasheet quotes (compute)."""
+    if RATED not in data:
+        return _ceilings(data, "compute_tflops", label, source, required)
+    if "compute_tflops" in data:
+        raise DeviceError(
+            f"keys 'compute_tflops' and '{RATED}' both give compute; keep one", path=label
+        )
+    entries = data[RATED]
+    if not isinstance(entries, dict) or not entries:
+        raise DeviceError(
+            f"key '{RATED}' must be a table of compute classes (got {_got(entries)}); "
+            f"write it as [{RATED}] with lines like vector_fp32 = {{ clock_mhz = 1980 }}",
+            path=label,
+        )
+    rates = _rates(fields["architecture"], label)
+    units = fields["sm_count"]
+    if not units:
+        raise DeviceError(
+            f"key 'sm_count' must be positive for [{RATED}] (peaks are rate x SMs x clock); "
+            "fix the value",
+            path=label,
+        )
+    out = {}
+    for key, entry in entries.items():
+        clock = _quoted_clock(entry, key, rates, label)
+        at_boost = clock == fields["boost_clock_hz"]
+        origin = dataclasses.replace(source, clock_hz=clock, at_boost=at_boost)
+        out[key] = Ceiling(rates.rates[key] * units * clock, origin)
+    return out
+
+
+def _rates(key: str, label: str) -> Architecture:
+    known = architectures()
+    if key not in known:
+        problem = f"names no architecture ('{key}'); fix" if key else "is missing; add"
+        raise DeviceError(
+            f"key 'architecture' {problem} it, [{RATED}] takes its rates from it "
+            f"(one of: {', '.join(known)})",
+            path=label,
+        )
+    return known[key]
+
+
+def _quoted_clock(entry: object, key: str, rates: Architecture, label: str) -> float:
+    """The clock (Hz) at which the datasheet quotes class `key`, after checking its entry."""
+    name = f"{RATED}.{key}"
+    if key not in COMPUTE_CLASSES:
+        raise DeviceError(
+            f"unknown compute class '{name}' (known: {', '.join(COMPUTE_CLASSES)}); "
+            "rename or remove it",
+            path=label,
+        )
+    if key not in rates.rates:
+        raise DeviceError(
+            f"architecture '{rates.key}' has no {key} rate (it has: {', '.join(rates.rates)}); "
+            f"fix 'architecture' or remove '{name}'",
+            path=label,
+        )
+    if not isinstance(entry, dict) or "clock_mhz" not in entry or set(entry) - set(RATED_KEYS):
+        raise DeviceError(
+            f"key '{name}' must be a table of {' and '.join(RATED_KEYS)} (got {_got(entry)}); "
+            f"write it as {key} = {{ clock_mhz = 1980, tflops = 66.9 }}",
+            path=label,
+        )
+    for field in entry:
+        value = entry[field]
+        if not _is_number(value) or value <= 0:
+            raise DeviceError(
+                f"key '{name}.{field}' must be a positive number (got {_got(value)}); "
+                "fix the value",
+                path=label,
+            )
+    return float(entry["clock_mhz"]) * 1e6
 
 
 def _cite(source: str) -> str:
@@ -301,7 +411,7 @@ def _clock(data: dict, label: str, key: str = "boost_clock_mhz") -> float:
 
 
 def _ceilings(
-    data: dict, table: str, label: str, source: str, required: bool = False
+    data: dict, table: str, label: str, source: CeilingSource, required: bool = False
 ) -> dict[str, Ceiling]:
     allowed, factor, what = TABLES[table]
     entries = data.get(table, {})

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core.device import Ceiling, Device
+from rooflint.core.device import Ceiling, CeilingSource, Device, Origin
 from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
 
 from .catalog import get, read_user_file
@@ -26,21 +26,19 @@ def profile_ceilings(launches: pd.DataFrame) -> dict[str, Ceiling]:
         if not len(values):
             continue
         key = column.removeprefix("peak_").removeprefix("bytes_")
-        found[key] = Ceiling(float(np.median(values)), _profile_source(len(values), clock))
+        origin = CeilingSource(Origin.PROFILE, "", clock_hz=clock or 0.0, launches=len(values))
+        found[key] = Ceiling(float(np.median(values)), origin)
     return found
 
 
 def scale_to_clock(device: Device, sm_clock_hz: float | None) -> Device:
-    """Compute ceilings scaled from the boost clock to the measured SM clock (memory untouched)."""
-    if not _usable(sm_clock_hz) or not _usable(device.boost_clock_hz):
+    """Datasheet compute ceilings at the measured SM clock: each class's rate x units x that
+    clock, whatever clock its datasheet quotes (memory and other sources untouched)."""
+    if not _usable(sm_clock_hz):
         return device
-    factor = sm_clock_hz / device.boost_clock_hz
-    note = (
-        f"scaled to measured SM clock {_ghz(sm_clock_hz)} from boost {_ghz(device.boost_clock_hz)}"
-    )
-    compute = {
-        k: Ceiling(c.value * factor, f"{c.source}; {note}") for k, c in device.compute.items()
-    }
+    compute = {k: c.at_clock(sm_clock_hz) for k, c in device.compute.items()}
+    if all(compute[k] is c for k, c in device.compute.items()):
+        return device
     return device.replace_ceilings(compute=compute)
 
 
@@ -134,11 +132,8 @@ def _apply(device: Device, ceilings: dict[str, Ceiling]) -> Device:
 
 
 def _measured(measured: dict[str, float], source: str) -> tuple[dict[str, Ceiling], list[str]]:
-    label = (
-        (source if source.startswith("measured") else f"measured: {source}")
-        if source
-        else "measured ceilings"
-    )
+    origin = CeilingSource(Origin.MEASURED, source)
+    label = origin.text
     found, ignored = {}, []
     for key, value in measured.items():
         if key not in COMPUTE_CLASSES and key not in MEMORY_LEVELS:
@@ -150,7 +145,7 @@ def _measured(measured: dict[str, float], source: str) -> tuple[dict[str, Ceilin
                 f"ignored measured ceiling '{key}' ({label}): {value!r} is not a positive number"
             )
         else:
-            found[key] = Ceiling(float(value), label)
+            found[key] = Ceiling(float(value), origin)
     return found, ignored
 
 
@@ -162,16 +157,6 @@ def _provenance(device: Device) -> list[str]:
     return [f"{', '.join(keys)}: {source}" for source, keys in by_source.items()]
 
 
-def _profile_source(count: int, clock: float | None) -> str:
-    where = f", SM clock {_ghz(clock)}" if clock else ""
-    plural = "launch" if count == 1 else "launches"
-    return f"profile-derived: peak_sustained × measured clock (median of {count} {plural}{where})"
-
-
-def _first(values: list[str]) -> str | None:
-    return values[0] if values else None
-
-
 def _usable(value: object) -> bool:
     """A positive, finite number (numpy scalars included)."""
     if isinstance(value, bool):
@@ -181,7 +166,3 @@ def _usable(value: object) -> bool:
     except (TypeError, ValueError):
         return False
     return 0 < number < math.inf
-
-
-def _ghz(hz: float) -> str:
-    return f"{hz / 1e9:.4g} GHz"

@@ -261,10 +261,10 @@ def _by_ceilings(devices: list[Device]) -> dict[tuple, list[Device]]:
 
 
 def _ceiling_key(device: Device) -> tuple:
-    """What the roofline uses: every ceiling (boost clock included, since ceilings are scaled
-    from it to the measured clock)."""
+    """What the roofline uses: every ceiling and the clock it holds at (a measured clock scales
+    each by value / clock)."""
     ceilings = {**device.compute, **device.memory}
-    return (round(device.boost_clock_hz), *sorted((k, round(c.value)) for k, c in ceilings.items()))
+    return tuple(sorted((k, round(c.value), round(c.clock_hz)) for k, c in ceilings.items()))
 
 
 def _mhz(hz: float) -> str:

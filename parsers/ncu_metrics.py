@@ -26,18 +26,54 @@ import pandas as pd
 from rooflint.core import schema
 
 DURATION = "gpu__time_duration.sum"
+# Launch dimensions, for pages without "Grid Size"/"Block Size" columns (raw pages of ncu 2022.3,
+# details pages before 2022): the x, y, z metrics, else the launch__*_size totals.
+LAUNCH_DIMS = {
+    "grid": (tuple(f"launch__grid_dim_{a}" for a in "xyz"), "launch__grid_size"),
+    "block": (tuple(f"launch__block_dim_{a}" for a in "xyz"), "launch__block_size"),
+}
 # The GPU's SM count: raw pages carry the device attribute, ncu 2023+ also the launch's own.
 SM_COUNT = ("device__attribute_multiprocessor_count", "launch__sm_count")
 SECTOR_BYTES = 32.0
 
-# Display names (details page, default metric names) for the raw metrics we use.
+# The one table of display names: how a details page printed with ncu's default metric names
+# (`--print-metric-name label`) labels each metric rooflint reads. Metrics no section labels
+# (dram__bytes_read.sum, the raw FLOP counts) keep their own name there. The pairs are those of
+# the same 2080 Ti report exported both ways (../shared/fixtures/ncu/reexport-ncu2024.2/
+# rtx2080ti-sgemm-details-all.csv and ...-all-names-base.csv); "# SMs" is the H200 details
+# page's (unit SM, 132: launch__sm_count of the raw page of that product).
 DISPLAY_NAMES = {
     "Duration": DURATION,
+    "Grid Size": "launch__grid_size",
+    "Block Size": "launch__block_size",
+    "# SMs": "launch__sm_count",
+    # SM clock: gpc__, sm__ and smsp__cycles_elapsed.avg.per_second, one clock, all so labelled
     "SM Frequency": "sm__cycles_elapsed.avg.per_second",
     "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
     "Memory Frequency": "dram__cycles_elapsed.avg.per_second",
+    "L2 Cache Frequency": "lts__cycles_elapsed.avg.per_second",
+    "L1/TEX Cache Frequency": "l1tex__cycles_elapsed.avg.per_second",
     # "Memory Throughput" is both a % (SOL) and a byte/s rate (memory workload); only the rate.
     "Memory Throughput": "dram__bytes.sum.per_second",
+    "DRAM Bandwidth": "dram__bytes.sum.per_second",
+    "L2 Cache Bandwidth": "lts__t_bytes.sum.per_second",
+    "L1/TEX Cache Bandwidth": "l1tex__t_bytes.sum.per_second",
+    "Theoretical DRAM Bytes Accessible": "dram__bytes.sum.peak_sustained",
+    "Theoretical L2 Cache Bytes Accessible": "lts__t_bytes.sum.peak_sustained",
+    "Theoretical L1/TEX Cache Bytes Accessible": "l1tex__t_bytes.sum.peak_sustained",
+    **{
+        f"Theoretical Predicated-On {p.upper()}FMA Thread Instructions Executed": (
+            f"sm__sass_thread_inst_executed_op_{p}fma_pred_on.sum.peak_sustained"
+        )
+        for p in ("d", "f")
+    },
+    **{
+        f"Predicated-On {p.upper()}{op.upper()} Thread Instructions Executed Per Cycle": (
+            f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum.per_cycle_elapsed"
+        )
+        for p in ("d", "f")
+        for op in ("add", "mul", "fma")
+    },
 }
 
 _PRECISIONS = {"d": "fp64", "f": "fp32", "h": "fp16"}
@@ -94,8 +130,7 @@ def wanted(metric: str) -> bool:
 def _wanted_names() -> set[str]:
     names = {
         DURATION,
-        "launch__grid_size",
-        "launch__block_size",
+        *(name for dims, total in LAUNCH_DIMS.values() for name in (*dims, total)),
         "device__attribute_display_name",
         "device__attribute_compute_capability_major",
         "device__attribute_compute_capability_minor",
@@ -167,6 +202,7 @@ def launch_table(
     quantities do not share go before the table is built (an argument would be held by the
     caller until the call returns: 28 MB at 200k launches)."""
     wide = box.pop()
+    identity = {**identity, **{k: launch_dims(wide, identity[k], k) for k in LAUNCH_DIMS}}
     quantities_, row_notes = quantities(
         wide, schema.filled(identity["kernel"], ""), identity["arch"]
     )
@@ -179,6 +215,25 @@ def launch_table(
         schema.add_note(table, message, np.asarray(mask, dtype=bool))
         notes.append(message)
     return schema.mark_missing(table, MISSING_REASONS)
+
+
+def launch_dims(wide: pd.DataFrame, given: pd.Series, kind: str) -> pd.Series:
+    """The page's "Grid Size"/"Block Size" text where it has one, else "(x, y, z)" from the
+    dimension metrics, else the total the launch__*_size metric gives (blocks, threads)."""
+    missing = given.isna().to_numpy()
+    dims, total = LAUNCH_DIMS[kind]
+    if not missing.any() or not any(name in wide for name in (*dims, total)):
+        return given
+    parts = [_whole_numbers(col(wide, name)) for name in dims]
+    joined = "(" + parts[0] + ", " + parts[1] + ", " + parts[2] + ")"
+    found = joined.fillna(_whole_numbers(col(wide, total)))
+    return pd.Series(np.where(missing, found, given), index=given.index, dtype="string")
+
+
+def _whole_numbers(values: np.ndarray) -> pd.Series:
+    """Launch dimensions as ncu prints them ("25"), NA where not a whole positive number."""
+    whole = (values > 0) & (values == np.floor(values))
+    return pd.Series(np.where(whole, values, np.nan)).astype("Int64").astype("string")
 
 
 def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[dict, list[tuple]]:
@@ -263,9 +318,11 @@ def _vector_ops(wide, duration, notes):
     for p, precision in _PRECISIONS.items():
         counts = _fma_weighted(wide, p, "")
         rates = _fma_weighted(wide, p, ".per_cycle_elapsed")
+        # elapsed cycles: counted, else the SM clock x duration (a details page labels every
+        # SM clock "SM Frequency", so it may carry only one of them)
         cycles = first(
             col(wide, "smsp__cycles_elapsed.avg"),
-            col(wide, "smsp__cycles_elapsed.avg.per_second") * duration,
+            first(col(wide, "smsp__cycles_elapsed.avg.per_second"), _sm_clock(wide)) * duration,
         )
         from_rate = np.isnan(counts) & ~np.isnan(rates * cycles)
         if from_rate.any():

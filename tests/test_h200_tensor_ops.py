@@ -110,3 +110,66 @@ def test_hopper_instruction_counts_are_not_turned_into_operations(tmp_path):
     assert launches[schema.MATRIX_OPS].isna().all().all()
     assert ncu_metrics.WARPGROUP_MMA_NOTE in launches["notes"].iloc[0]
     assert "ops_matrix: no tensor-core counters" in launches["missing"].iloc[0]
+
+
+# (file, tensor class, sm__cycles_elapsed.avg.per_second and gpu__time_duration.sum of the file)
+TENSOR_PRODUCTS = [
+    ("bf16_4096.csv", "matrix_bf16", 1_639_722_353.55, 172_288e-9),
+    ("fp16_4096.csv", "matrix_fp16", 1_591_849_072.53, 177_792e-9),
+]
+
+
+@pytest.mark.parametrize(("name", "cls", "clock", "duration"), TENSOR_PRODUCTS)
+def test_tensor_roof_is_the_rate_at_the_measured_clock(name, cls, clock, duration):
+    """132 SMs x 4096 FLOP/clk (Hopper's dense FP16/BF16 rate) x the measured SM clock. The
+    datasheet's 989.5 TFLOP/s holds at the 1830 MHz tensor clock; scaled from the 1980 MHz boost
+    instead, the roof was 1830/1980 too low and cuBLAS read 97 % efficient."""
+    result = rooflint.report(H200 / name)
+    roof = result.devices[0].device.compute[cls].value
+    assert roof == pytest.approx(132 * 4096 * clock, rel=1e-9)
+    efficiency = 2 * 4096**3 / roof / duration  # compute-bound: t_bound is the FLOP time
+    old = 2 * 4096**3 / (989.5e12 * clock / 1.98e9) / duration
+    assert result.kernels["efficiency"].iloc[0] == pytest.approx(efficiency, rel=1e-9)
+    # the drop is 1830/1980 up to the datasheet's rounding (989.5 for 989.43 at 1830 MHz)
+    assert efficiency / old == pytest.approx(1830 / 1980, rel=2e-4)
+    assert round(old, 2) == 0.97 and round(efficiency, 2) == 0.90
+
+
+def test_vector_and_fp64_roofs_stay_at_the_boost_clock():
+    """FP32/FP64 vector and FP64 tensor figures hold at the 1980 MHz boost: their roofs scale
+    from it as before, now as rate x 132 SMs x clock (FP32 256, FP64 128, FP64 tensor 256
+    FLOP/clk), so only the datasheet's rounding is gone (67 and 34 TFLOP/s at 1.98 GHz are
+    66.9 and 33.45)."""
+    clock = 1_900_273_121.99  # sm__cycles_elapsed.avg.per_second in fp64_2048.csv
+    result = rooflint.report(H200 / "fp64_2048.csv")
+    device = result.devices[0].device
+    for cls, rate, figure in [
+        ("vector_fp32", 256, 67e12),
+        ("vector_fp64", 128, 34e12),
+        ("matrix_fp64", 256, 67e12),
+    ]:
+        assert device.compute[cls].value == pytest.approx(132 * rate * clock, rel=1e-9)
+        assert device.compute[cls].value / (figure * clock / 1.98e9) == pytest.approx(
+            132 * rate * 1.98e9 / figure, rel=1e-9
+        )
+        assert device.compute[cls].source.endswith("from boost 1.98 GHz")
+    # the FP64 GEMM (2 x 2048^3 FLOP in 294 us) keeps its 91 %: its roof moved 0.14 %
+    assert round(result.kernels["efficiency"].iloc[0], 2) == 0.91
+
+
+def test_h100_export_at_1755_mhz_has_its_bf16_roof(tmp_path):
+    """bf16_4096.csv as an H100 SXM would print it, its SM clock at 1.755 GHz (the device name
+    and sm__cycles_elapsed.avg.per_second replaced): the BF16 roof is 132 SMs x 4096 FLOP/clk x
+    1.755 GHz = 948.9 TFLOP/s; scaled from the boost it was 989.4 x 1.755 / 1.98 = 877.0."""
+    text = (H200 / "bf16_4096.csv").read_text()
+    assert text.count('"1,639,722,353.55"') == 1
+    text = text.replace('"NVIDIA H200"', '"NVIDIA H100 80GB HBM3"')
+    path = tmp_path / "h100-bf16_4096.csv"
+    path.write_text(text.replace('"1,639,722,353.55"', '"1,755,000,000"'))
+    use = rooflint.report(path).devices[0]
+    assert use.device.id == "h100-sxm"
+    assert use.device.compute["matrix_bf16"].value == pytest.approx(948.9e12, rel=1e-3)
+    assert any(
+        line.endswith("scaled to measured SM clock 1.755 GHz from datasheet clock 1.83 GHz")
+        for line in use.provenance
+    )

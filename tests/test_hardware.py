@@ -15,7 +15,9 @@ from rooflint.core import schema
 from rooflint.core.errors import DeviceError
 from rooflint.hardware import (
     Ceiling,
+    CeilingSource,
     Device,
+    Origin,
     catalog,
     get,
     load_device_file,
@@ -45,6 +47,11 @@ def launches(n: int = 3, **columns) -> pd.DataFrame:
     return schema.conform(pd.DataFrame(data, index=range(n)))
 
 
+def given(value: float, text: str) -> Ceiling:
+    """A ceiling a device file gives, with the provenance line `text`."""
+    return Ceiling(value, CeilingSource(Origin.USER, text))
+
+
 def write(tmp_path, text: str, name: str = "dev.toml"):
     path = tmp_path / name
     path.write_text(text)
@@ -57,14 +64,15 @@ def write(tmp_path, text: str, name: str = "dev.toml"):
 @pytest.mark.parametrize(
     "device_id,cls,ridge",
     [
-        # DESIGN.md's worked checks: 163.4e12 FLOP/s / 5.3e12 byte/s = 30.830 FLOP/byte ("about 31")
-        ("mi300x", "vector_fp32", 30.830),
-        # 1307.4e12 / 5.3e12 = 246.679 FLOP/byte
-        ("mi300x", "matrix_bf16", 246.679),
-        # 66.9e12 / 3.35e12 = 19.970 FLOP/byte ("about 20")
-        ("h100-sxm", "vector_fp32", 19.970),
-        # 312e12 / 2039e9 = 153.016 FLOP/byte
-        ("a100-sxm4-80gb", "matrix_bf16", 153.016),
+        # DESIGN.md's worked checks, peaks as rate x units x clock: 304 CUs x 256 FLOP/clk x
+        # 2.1 GHz = 163.43e12 FLOP/s over 5.3e12 byte/s = 30.836 FLOP/byte ("about 31")
+        ("mi300x", "vector_fp32", 30.836),
+        # 304 x 2048 x 2.1 GHz = 1307.44e12 / 5.3e12 = 246.687 FLOP/byte
+        ("mi300x", "matrix_bf16", 246.687),
+        # 132 SMs x 256 x 1.98 GHz = 66.908e12 / 3.35e12 = 19.973 FLOP/byte ("about 20")
+        ("h100-sxm", "vector_fp32", 19.973),
+        # 108 x 2048 x 1.41 GHz = 311.869e12 / 2039e9 = 152.952 FLOP/byte
+        ("a100-sxm4-80gb", "matrix_bf16", 152.952),
     ],
 )
 def test_worked_ridge_points(device_id, cls, ridge):
@@ -75,10 +83,10 @@ def test_worked_ridge_points(device_id, cls, ridge):
 
 def test_mi300x_matrix_ridge_is_eight_times_the_vector_ridge():
     mi300x = get("mi300x")
-    assert mi300x.compute["vector_fp32"].value == 163.4 * T
+    assert mi300x.compute["vector_fp32"].value == 304 * 256 * 2.1e9  # 163.43 TFLOP/s
     assert mi300x.memory["dram"].value == 5300 * G
-    # 1307.4 / 163.4 = 8.0012
-    assert mi300x.ridge("matrix_bf16") / mi300x.ridge("vector_fp32") == pytest.approx(8, rel=2e-3)
+    # CDNA 3 matrix BF16 2048 FLOP per CU per clock against 256 for vector FP32: exactly 8
+    assert mi300x.ridge("matrix_bf16") / mi300x.ridge("vector_fp32") == pytest.approx(8, rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -104,8 +112,8 @@ def test_mi250_family_is_per_gcd():
     assert get("mi250").memory["dram"].value == 3276.8 / 2 * G
     assert get("mi250x").sm_count == 110
     assert get("mi250").sm_count == 104
-    # MI250X package: 383 TFLOP/s FP16 matrix, so 191.5 per GCD
-    assert get("mi250x").compute["matrix_fp16"].value == pytest.approx(191.5 * T)
+    # MI250X package: 383 TFLOP/s FP16 matrix, so 191.5 per GCD: 110 CUs x 1024 x 1.7 GHz = 191.49
+    assert get("mi250x").compute["matrix_fp16"].value == pytest.approx(191.5 * T, rel=1e-4)
 
 
 # --- the catalog --------------------------------------------------------------------------------
@@ -181,15 +189,16 @@ def test_replace_ceilings_returns_a_new_device():
     assert changed.memory["dram"] is measured
     assert changed.compute == h100.compute
     assert h100.memory["dram"].value == 3350 * G  # the catalog device is untouched
-    assert changed.ridge("vector_fp32") == pytest.approx(66.9 / 3.0)
+    assert changed.ridge("vector_fp32") == pytest.approx(66.908 / 3.0, rel=1e-5)
 
 
 def test_describe_rows():
     rows = get("k20c").describe()
-    assert ("vector_fp32", 3.52 * T, "op/s", get("k20c").compute["vector_fp32"].source) in rows
+    fp32 = 13 * 384 * 706e6  # 13 SMX x 192 cores x 2 FLOP x 706 MHz = 3.524 TFLOP/s
+    assert ("vector_fp32", fp32, "op/s", get("k20c").compute["vector_fp32"].source) in rows
     assert ("dram", 208 * G, "byte/s", get("k20c").memory["dram"].source) in rows
     ridge = next(r for r in rows if r[0] == "ridge vector_fp32/dram")
-    assert ridge[1] == pytest.approx(3.52e12 / 208e9)  # 16.92 FLOP/byte
+    assert ridge[1] == pytest.approx(3.524352e12 / 208e9)  # 16.94 FLOP/byte
     assert ridge[2] == "op/byte"
 
 
@@ -366,10 +375,86 @@ def test_full_user_file_is_used_as_is(tmp_path):
     path = write(tmp_path, FULL)
     device = load_device_file(path)
     assert device.id == "my-gpu" and device.name == "Lab GPU"
-    assert device.compute == {"vector_fp32": Ceiling(10e12, f"user file {path}")}
-    assert device.memory == {"dram": Ceiling(500e9, f"user file {path}")}
+    assert device.compute == {"vector_fp32": given(10e12, f"user file {path}")}
+    assert device.memory == {"dram": given(500e9, f"user file {path}")}
     assert (device.profiler_names, device.sm_count, device.boost_clock_hz) == ((), 0, 0.0)
     assert device.ridge("vector_fp32") == pytest.approx(20.0)  # 10e12 / 500e9
+
+
+RATED = """\
+name = "Lab GPU"
+vendor = "nvidia"
+arch = "9.0"
+architecture = "hopper"
+sm_count = 100
+[compute]
+vector_fp32 = { clock_mhz = 1500 }
+matrix_bf16 = { clock_mhz = 1400, tflops = 573.4 }
+[bandwidth_gbps]
+dram = 500
+"""
+
+
+def test_user_file_may_give_compute_as_the_catalog_does(tmp_path):
+    path = write(tmp_path, RATED)
+    device = load_device_file(path)
+    # Hopper: 256 FLOP per SM per clock x 100 SMs x 1.5 GHz; BF16 4096 x 100 x 1.4 GHz
+    assert device.compute["vector_fp32"].value == pytest.approx(38.4e12, rel=1e-12)
+    assert device.compute["matrix_bf16"].value == pytest.approx(573.44e12, rel=1e-12)
+    assert device.compute["vector_fp32"].source == f"user file {path}"
+    assert device.architecture == "hopper"
+    # a device file's ceilings are used as given: the measured clock leaves them alone
+    assert scale_to_clock(device, 1.0e9) is device
+
+
+def rated(line: str) -> str:
+    """RATED with its vector_fp32 line replaced."""
+    return RATED.replace("vector_fp32 = { clock_mhz = 1500 }", line)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "problem"),
+    [
+        (rated("vector_fp32 = 5"), "'compute.vector_fp32'", "must be a table of clock_mhz"),
+        (rated("vector_fp32 = { tflops = 1 }"), "'compute.vector_fp32'", "must be a table"),
+        (rated("vector_fp32 = { clock_mhz = 1, peak = 2 }"), "'compute.vector_fp32'", "a table"),
+        (rated("fp32 = { clock_mhz = 1500 }"), "'compute.fp32'", "unknown compute class"),
+        (rated("matrix_fp4 = { clock_mhz = 1500 }"), "'hopper' has no matrix_fp4", "rate"),
+        (
+            rated("vector_fp32 = { clock_mhz = -1 }"),
+            "'compute.vector_fp32.clock_mhz'",
+            "must be a positive number (got -1)",
+        ),
+        (
+            rated("vector_fp32 = { clock_mhz = 1500, tflops = 'x' }"),
+            "'compute.vector_fp32.tflops'",
+            "must be a positive number",
+        ),
+        (RATED.replace('architecture = "hopper"\n', ""), "'architecture'", "is missing"),
+        (RATED.replace('"hopper"', '"hoper"'), "'architecture'", "names no architecture"),
+        (RATED.replace("sm_count = 100", "sm_count = 0"), "'sm_count'", "must be positive"),
+        (
+            RATED.split("[compute]")[0] + "compute = 3\n[bandwidth_gbps]\ndram = 500\n",
+            "'compute'",
+            "must be a table",
+        ),
+    ],
+)
+def test_bad_rated_compute(tmp_path, text, key, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(DeviceError) as err:
+        load_device_file(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: ")
+    assert key in message and problem in message
+    assert "\n" not in message
+    assert re.search(r"; (fix|add|rename|write)", message), message
+
+
+def test_compute_given_twice_is_refused(tmp_path):
+    path = write(tmp_path, RATED + "[compute_tflops]\nvector_fp32 = 10\n")
+    with pytest.raises(DeviceError, match="'compute_tflops' and 'compute' both give compute"):
+        load_device_file(path)
 
 
 def test_user_file_own_source_is_kept_with_the_path(tmp_path):
@@ -386,8 +471,8 @@ def test_base_overrides_only_listed_ceilings(tmp_path):
     )
     device = load_device_file(path)
     h100 = get("h100-sxm")
-    assert device.memory["dram"] == Ceiling(2900e9, f"user file {path}")
-    assert device.compute["matrix_bf16"] == Ceiling(700e12, f"user file {path}")
+    assert device.memory["dram"] == given(2900e9, f"user file {path}")
+    assert device.compute["matrix_bf16"] == given(700e12, f"user file {path}")
     assert device.compute["vector_fp32"] == h100.compute["vector_fp32"]
     assert {k: v for k, v in device.compute.items() if k != "matrix_bf16"} == {
         k: v for k, v in h100.compute.items() if k != "matrix_bf16"
@@ -519,16 +604,38 @@ def test_profile_ceilings_empty_when_no_peaks():
 def test_scale_to_clock():
     h100 = get("h100-sxm")
     scaled = scale_to_clock(h100, 1.5e9)
-    # 66.9e12 x 1.5 / 1.98 = 50.682e12
-    assert scaled.compute["vector_fp32"].value == pytest.approx(50.682e12, rel=1e-4)
+    # each class at its own rate per SM x 132 SMs x the measured clock, whichever clock its
+    # datasheet figure assumes: FP32 256 FLOP/clk (quoted at the 1980 MHz boost) -> 50.688e12
+    assert scaled.compute["vector_fp32"].value == pytest.approx(132 * 256 * 1.5e9, rel=1e-12)
     assert scaled.compute["vector_fp32"].source.endswith(
         "; scaled to measured SM clock 1.5 GHz from boost 1.98 GHz"
     )
+    # BF16 4096 FLOP/clk, quoted at the 1830 MHz tensor clock -> 811.0e12; from the boost it
+    # would have been 989.4e12 x 1.5 / 1.98 = 749.5e12
+    assert scaled.compute["matrix_bf16"].value == pytest.approx(132 * 4096 * 1.5e9, rel=1e-12)
+    assert scaled.compute["matrix_bf16"].source.endswith(
+        "; scaled to measured SM clock 1.5 GHz from datasheet clock 1.83 GHz"
+    )
+    assert scale_to_clock(scaled, 1.98e9).compute == scale_to_clock(h100, 1.98e9).compute
     assert scaled.memory == h100.memory
     for clock in (None, 0, float("nan")):
         assert scale_to_clock(h100, clock) is h100
-    no_boost = dataclasses.replace(h100, boost_clock_hz=0.0)
-    assert scale_to_clock(no_boost, 1.5e9) is no_boost
+    measured = h100.replace_ceilings(compute={k: Ceiling(1e12, "saved") for k in h100.compute})
+    assert scale_to_clock(measured, 1.5e9) is measured  # no datasheet roof: nothing to scale
+
+
+def test_h100_bf16_roof_at_a_measured_1755_mhz():
+    """The issue's known answer: 132 SMs x 4096 FLOP/clk x 1.755 GHz = 948.9 TFLOP/s (scaling
+    the 989.4 TFLOP/s figure from the 1980 MHz boost instead gave 877.0)."""
+    frame = launches(2, device_name="NVIDIA H100 80GB HBM3", arch="9.0", sm_clock_hz=1.755e9)
+    device, lines = resolve(frame)
+    assert device.compute["matrix_bf16"].value == pytest.approx(948.9e12, rel=1e-3)
+    assert device.compute["vector_fp32"].value == pytest.approx(132 * 256 * 1.755e9, rel=1e-12)
+    assert any(
+        line.startswith("matrix_tf32, matrix_fp16, matrix_bf16, matrix_fp8, matrix_int8: ")
+        and line.endswith("; scaled to measured SM clock 1.755 GHz from datasheet clock 1.83 GHz")
+        for line in lines
+    )
 
 
 def test_resolve_profile_over_scaled_catalog():
@@ -536,8 +643,8 @@ def test_resolve_profile_over_scaled_catalog():
     assert device.id == "rtx-2080-ti"
     assert device.compute["vector_fp32"].value == pytest.approx(11.3663e12, rel=1e-5)
     assert device.memory["dram"].value == 637e9
-    # no tensor peak in the profile: catalog 107.6 TFLOP/s x 1.305874 / 1.545 = 90.946 TFLOP/s
-    assert device.compute["matrix_fp16"].value == pytest.approx(90.946e12, rel=1e-4)
+    # no tensor peak in the profile: 68 SMs x 1024 FLOP/clk x 1.305874 GHz = 90.931 TFLOP/s
+    assert device.compute["matrix_fp16"].value == pytest.approx(90.931e12, rel=1e-4)
     assert "scaled to measured SM clock 1.306 GHz" in device.compute["matrix_fp16"].source
     assert lines[0] == (
         "device: NVIDIA GeForce RTX 2080 Ti (rtx-2080-ti) — matched 'NVIDIA GeForce RTX 2080 Ti'"
@@ -550,7 +657,10 @@ def test_resolve_catalog_unscaled_without_clock():
     device, lines = resolve(frame)
     assert device.compute == get("h100-sxm").compute
     assert device.memory == get("h100-sxm").memory
-    assert len(lines) == 2  # the device line, then one line for the single catalog source
+    # the device line, the roofs at the boost clock, and the tensor roofs at their own clock
+    assert len(lines) == 3
+    assert lines[2].startswith("matrix_tf32, matrix_fp16, matrix_bf16, matrix_fp8, matrix_int8: ")
+    assert lines[2].endswith("(catalog h100-sxm), at datasheet clock 1.83 GHz")
 
 
 def test_resolve_measured_over_profile():
@@ -559,8 +669,10 @@ def test_resolve_measured_over_profile():
         measured={"dram": 600e9, "l2": 2e12, "bogus": 1.0},
         measured_source="roofline.csv",
     )
-    assert device.memory["dram"] == Ceiling(600e9, "measured: roofline.csv")
-    assert device.memory["l2"] == Ceiling(2e12, "measured: roofline.csv")
+    measured = CeilingSource(Origin.MEASURED, "roofline.csv")
+    assert device.memory["dram"] == Ceiling(600e9, measured)
+    assert device.memory["l2"] == Ceiling(2e12, measured)
+    assert measured.text == "measured: roofline.csv"
     assert device.compute["vector_fp32"].source.startswith("profile-derived")
     assert any("ignored measured ceiling 'bogus'" in line for line in lines)
     assert "dram, l2: measured: roofline.csv" in lines
@@ -572,8 +684,8 @@ def test_resolve_user_file_over_everything(tmp_path):
         'base = "rtx-2080-ti"\n[bandwidth_gbps]\ndram = 580\n[compute_tflops]\nmatrix_fp16 = 80\n',
     )
     device, lines = resolve(frame_2080ti(), device_file=path, measured={"dram": 600e9})
-    assert device.memory["dram"] == Ceiling(580e9, f"user file {path}")
-    assert device.compute["matrix_fp16"] == Ceiling(80e12, f"user file {path}")  # not clock-scaled
+    assert device.memory["dram"] == given(580e9, f"user file {path}")
+    assert device.compute["matrix_fp16"] == given(80e12, f"user file {path}")  # not clock-scaled
     assert device.compute["vector_fp32"].source.startswith("profile-derived")
     assert (
         lines[0] == f"device: NVIDIA GeForce RTX 2080 Ti (rtx-2080-ti) — from --device-file {path}"
@@ -592,7 +704,7 @@ def test_resolve_full_user_file_not_in_catalog(tmp_path):
     path = write(tmp_path, FULL)
     device, _ = resolve(launches(1, device_name="Lab GPU"), device_file=path)
     assert device.id == "my-gpu"
-    assert device.compute["vector_fp32"] == Ceiling(10e12, f"user file {path}")
+    assert device.compute["vector_fp32"] == given(10e12, f"user file {path}")
 
 
 def test_resolve_uses_most_common_device_name_and_says_so():

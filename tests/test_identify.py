@@ -26,6 +26,13 @@ EXPECTED = {
     # README: A100 (SKU unknown); no name, compute capability 8.0, SM clock 765 MHz = the
     # A100 PCIe 40GB's 765 MHz base clock (SXM4 40GB 1095, PCIe 80GB 1065, SXM4 80GB 1275).
     "ncu/actualparam-a100-ncu2021.2-details-rules.csv": NO_DEVICE,
+    # details + rule rows with no device attribute, name or compute capability: no clue to go on
+    "ncu/actualparam-a100-ncu2021.2-sam-decoder.csv": NO_DEVICE,
+    # ncu's default set prints the device name, "NVIDIA B200", on every launch
+    "ncu/default-set-b200/flashinfer_paged_decode__gqa_bf16_b1_ctx128k_p64.ncu.csv": "b200",
+    "ncu/default-set-b200/torch_sdpa_cudnn__mha_bf16_b16_ctx4k_p64.ncu.csv": "b200",
+    # rocprofv3 JSON: no reader yet (issue 29)
+    "rocprof/v3_mi350x_rocm_json_results.json.gz": NOT_A_PROFILE,
     "ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv": "a100-pcie-40gb",
     # README: Tesla V100-PCIE-32GB. SM clock 1233 MHz ~ V100 PCIe base 1245 (SXM2's is 1312,
     # Titan V's 1200); the 16GB and 32GB PCIe cards share every ceiling, either is right.

@@ -87,16 +87,17 @@ def test_a100_cublas_efficiency_by_hand(in_root):
     duration  = sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second
               = 81,835,634.7 cycles / 764,999,572 Hz ≈ 0.10698 s (→ "107 ms")
     FLOPs     = 2 · 20480³ = 17,179,869,184,000 (the true GEMM count, fixtures README)
-    peak      = A100 dense FP16 tensor 312 TFLOP/s at 1.41 GHz boost, scaled to the median SM
-                clock the profile reports (0.765 GHz, clocks locked to base) ≈ 169.3 TFLOP/s
-    t_bound   = 17.18e12 / 169.3e12 ≈ 0.10149 s;  DRAM: 25.7 GB / 2.039 TB/s ≈ 0.0126 s (smaller)
-    efficiency = t_bound / t ≈ 0.9487 (→ "95 %"), headroom = t − t_bound ≈ 5.49 ms, compute-bound.
+    peak      = A100 dense FP16 tensor: 108 SMs x 2048 FLOP/clk (A100 whitepaper) at the median
+                SM clock the profile reports (0.765 GHz, clocks locked to base) ≈ 169.2 TFLOP/s
+                (the datasheet's 312 TFLOP/s is the same rate at the 1.41 GHz boost)
+    t_bound   = 17.18e12 / 169.2e12 ≈ 0.10153 s;  DRAM: 25.7 GB / 2.039 TB/s ≈ 0.0126 s (smaller)
+    efficiency = t_bound / t ≈ 0.9491 (→ "95 %"), headroom = t − t_bound ≈ 5.44 ms, compute-bound.
     """
     counters = _a100_counters()
     clock = statistics.median(c["sm__cycles_elapsed.avg.per_second"] for c in counters.values())
     (cublas,) = [c for c in counters.values() if c["name"].startswith("ampere_s16816gemm")]
     duration = cublas["sm__cycles_elapsed.avg"] / cublas["sm__cycles_elapsed.avg.per_second"]
-    t_bound = 2 * 20480**3 / (312e12 * clock / 1.41e9)
+    t_bound = 2 * 20480**3 / (108 * 2048 * clock)
     assert cublas["dram__bytes.sum"] / 2.039e12 < t_bound
 
     res = _build(A100)
@@ -114,7 +115,7 @@ def test_a100_cublas_efficiency_by_hand(in_root):
     assert (
         "| 107 ms |" in line
         and "| 95 % |" in line
-        and "| 5.49 ms |" in line
+        and "| 5.44 ms |" in line
         and "compute-bound" in line
     )
 

@@ -4,17 +4,84 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import StrEnum
 
 from rooflint.core.errors import DeviceError
 from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
 
 
+class Origin(StrEnum):
+    """What kind of source a ceiling comes from."""
+
+    DATASHEET = "datasheet"  # the catalog: rate per SM x SMs x the clock its datasheet quotes
+    PROFILE = "profile"  # the profile's own peak_sustained x its measured clock
+    MEASURED = "measured"  # measured ceilings (a roofline.csv, the API's `measured`)
+    USER = "user"  # a device file
+
+
+@dataclass(frozen=True)
+class CeilingSource:
+    """Where a ceiling came from; `text`, its provenance line, is made here and nowhere else."""
+
+    origin: Origin
+    document: str  # the source document and its date, or the file
+    clock_hz: float = 0.0  # the figure's SM clock: the one its datasheet quotes, or measured
+    scaled_hz: float = 0.0  # the measured SM clock a datasheet roof was scaled to (0: not scaled)
+    at_boost: bool = True  # the quoted clock is the device's boost clock
+    launches: int = 0  # profile: how many launches the median is over
+
+    @property
+    def text(self) -> str:
+        """The provenance line: the document, and for a datasheet roof the clock it is at."""
+        if self.origin is Origin.PROFILE:
+            plural = "launch" if self.launches == 1 else "launches"
+            where = f", SM clock {ghz(self.clock_hz)}" if self.clock_hz else ""
+            return (
+                "profile-derived: peak_sustained × measured clock "
+                f"(median of {self.launches} {plural}{where})"
+            )
+        if self.origin is Origin.MEASURED:
+            if not self.document:
+                return "measured ceilings"
+            measured = self.document.startswith("measured")
+            return self.document if measured else f"measured: {self.document}"
+        if self.origin is not Origin.DATASHEET or not self.clock_hz:
+            return self.document
+        quoted = f"{'boost' if self.at_boost else 'datasheet clock'} {ghz(self.clock_hz)}"
+        if self.scaled_hz:
+            return (
+                f"{self.document}; scaled to measured SM clock {ghz(self.scaled_hz)} from {quoted}"
+            )
+        return self.document if self.at_boost else f"{self.document}, at {quoted}"
+
+
 @dataclass(frozen=True)
 class Ceiling:
-    """One roof: `value` in op/s (compute) or byte/s (memory), and where the number came from."""
+    """One roof: `value` in op/s (compute) or byte/s (memory), and where the number came from
+    (a provenance line read back from a saved report stays text)."""
 
     value: float
-    source: str
+    origin: CeilingSource | str
+
+    @property
+    def source(self) -> str:
+        """The provenance line every report shows."""
+        return self.origin if isinstance(self.origin, str) else self.origin.text
+
+    @property
+    def clock_hz(self) -> float:
+        """The SM clock this roof holds at (0: not known)."""
+        origin = self.origin
+        return 0.0 if isinstance(origin, str) else origin.scaled_hz or origin.clock_hz
+
+    def at_clock(self, sm_clock_hz: float) -> Ceiling:
+        """This datasheet roof at another SM clock (its rate x units x that clock); any other
+        roof as it is."""
+        origin = self.origin
+        if isinstance(origin, str) or origin.origin is not Origin.DATASHEET or not origin.clock_hz:
+            return self
+        scaled = dataclasses.replace(origin, scaled_hz=sm_clock_hz)
+        return Ceiling(self.value / self.clock_hz * sm_clock_hz, scaled)
 
 
 @dataclass(frozen=True)
@@ -40,6 +107,8 @@ class Device:
     # The DRAM clock as measured on the part, where a datasheet's rounded bandwidth would
     # derive the wrong one (H200: 4800 GB/s over 6144 bits gives 3125 MHz; it runs at 3201).
     listed_memory_clock_hz: float = 0.0
+    # The row of architectures.toml whose rates per SM the catalog's compute peaks derive from.
+    architecture: str = ""
 
     @property
     def memory_clock_hz(self) -> float:
@@ -86,6 +155,11 @@ class Device:
                 for c in _ordered(self.compute, COMPUTE_CLASSES)
             ]
         return rows
+
+
+def ghz(hz: float) -> str:
+    """A clock as provenance lines write it ("1.755 GHz")."""
+    return f"{hz / 1e9:.4g} GHz"
 
 
 def _ordered(table: dict, canonical: list[str]) -> list[str]:

@@ -235,7 +235,15 @@ def lacks(frame: pd.DataFrame, quantity: str, absence: Absence | None = None) ->
     """Rows with a `missing` entry for `quantity` (of that Absence only, when one is given)."""
     kinds = list(Absence) if absence is None else [absence]
     bits = sum(_bit(quantity, kind) for kind in kinds)
-    return (frame["missing_codes"].to_numpy() & bits) != 0
+    return (_codes(frame) & bits) != 0
+
+
+def _codes(frame: pd.DataFrame) -> np.ndarray:
+    """The table's missing codes; read back from its words when a caller's table has only the
+    canonical columns (rooflint.analyze(launches[schema.COLUMNS]))."""
+    if "missing_codes" in frame:
+        return frame["missing_codes"].to_numpy(np.int64)
+    return _decoded(frame["missing"])
 
 
 class _Entries:
