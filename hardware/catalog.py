@@ -30,7 +30,13 @@ RATED = "compute"
 RATED_KEYS = ("clock_mhz", "tflops")
 STRING_KEYS = ("id", "name", "vendor", "arch", "architecture", "source", "clock_source", "base")
 # Facts that identify a SKU among parts of one architecture, with their own source line.
-IDENTITY_KEYS = ("base_clock_mhz", "memory_clock_mhz", "memory_bus_bits", "identity_source")
+IDENTITY_KEYS = (
+    "base_clock_mhz",
+    "memory_clock_mhz",
+    "memory_bus_bits",
+    "memory_gib",
+    "identity_source",
+)
 KNOWN_KEYS = (
     *STRING_KEYS,
     "profiler_names",
@@ -200,6 +206,9 @@ def _identity_facts(data: dict, label: str, base: Device | None = None) -> dict:
         "memory_bus_bits": _count(data, label, "memory_bus_bits")
         if "memory_bus_bits" in data
         else (base.memory_bus_bits if base else 0),
+        "memory_bytes": _count(data, label, "memory_gib") * 2**30
+        if "memory_gib" in data
+        else (base.memory_bytes if base else 0),
         "identity_source": _string(data, "identity_source", label)
         if "identity_source" in data
         else (base.identity_source if base else ""),

@@ -32,6 +32,9 @@ from .names import arch_key
 SM_CLOCK_RANGE = (0.95, 1.015)
 # ncu's DRAM clock reads 4.6-5.1 % under the nominal 7 GHz on the GDDR6 fixtures.
 DRAM_CLOCK_RANGE = (0.92, 1.02)
+# CUDA's totalGlobalMem (a trace's deviceProperties) is the listed GiB less what the driver
+# keeps: 42.30e9 and 42.51e9 bytes on HTA's A100 40GB traces (98.5-99.0 % of 40 GiB).
+MEMORY_RANGE = (0.95, 1.005)
 
 
 @dataclass
@@ -66,6 +69,7 @@ class Clues:
     sm_count: int | None = None
     sm_clock_hz: float | None = None
     dram_clock_hz: float | None = None
+    memory_bytes: float | None = None
 
     @classmethod
     def of(cls, launches: pd.DataFrame, hints: dict | None = None) -> Clues:
@@ -76,6 +80,7 @@ class Clues:
             sm_count=_count(_median(launches, "sm_count") or hints.get("cu_count")),
             sm_clock_hz=_median(launches, "sm_clock_hz"),
             dram_clock_hz=_median(launches, "dram_clock_hz"),
+            memory_bytes=_count(hints.get("memory_bytes")),
         )
 
 
@@ -87,7 +92,43 @@ def identify(launches: pd.DataFrame, hints: dict | None = None) -> Identificatio
     device, how = match(clues.name, clues.arch, hints)
     if clues.arch in GFX_RULES and (clues.name is None or how.startswith("name ")):
         return _amd_twins(device, how, clues)
+    if clues.memory_bytes and device.memory_bytes and not _MEMORY.fits(device, clues):
+        return _by_memory(device, how, clues)
     return Identification(device, how)
+
+
+def _by_memory(named: Device, how: str, clues: Clues) -> Identification:
+    """The name matched a part whose memory the profile contradicts (a board name such as
+    A100-PG509-200, printed for SXM4 A100s of either size): the parts of that architecture and
+    SM count whose memory fits, the named part's form factor first."""
+    pool = [
+        d
+        for d in catalog().values()
+        if d.vendor == named.vendor
+        and d.arch == named.arch
+        and d.sm_count == (clues.sm_count or named.sm_count)
+        and _MEMORY.fits(d, clues)
+    ]
+    memory = f"{_gb(clues.memory_bytes)} of device memory"
+    if not pool:
+        return Identification(named, f"{how}; {memory} fits no catalogued part (ignored)")
+    pool.sort(key=lambda d: (_form(d) != _form(named), d.id))
+    pick = pool[0]
+    said = [
+        f"{how}, but {memory} is a {pick.memory_bytes // 2**30} GiB part's, not its "
+        f"{named.memory_bytes // 2**30} GiB: {pick.name} ({pick.id})"
+    ]
+    if clues.sm_count:
+        said.append(f"{clues.sm_count} SMs")
+    return _decide(pool, pick, said)
+
+
+def _form(device: Device) -> str:
+    return next((f for f in ("sxm", "pcie", "nvl") if f in device.id), "")
+
+
+def _gb(count: float) -> str:
+    return f"{count / 1e9:.1f} GB"
 
 
 def by_evidence(clues: Clues) -> Identification:
@@ -162,6 +203,8 @@ _CLUES = (
         "DRAM clock", lambda c: c.dram_clock_hz, lambda d: d.memory_clock_hz, DRAM_CLOCK_RANGE, "Hz"
     ),
 )
+# Checked after a name match (a board name can fit parts of either memory size).
+_MEMORY = _Clue("memory", lambda c: c.memory_bytes, lambda d: d.memory_bytes, MEMORY_RANGE, "B")
 
 
 def _decide(pool: list[Device], pick: Device, said: list[str]) -> Identification:

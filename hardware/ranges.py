@@ -21,6 +21,8 @@ RANGES = {
     "memory_clock_mhz": (1.0, 1e5, "MHz", "1 MHz to 100 GHz"),
     "sm_count": (1, 100_000, "SMs/CUs", "1 to 100,000 SMs/CUs"),
     "memory_bus_bits": (8, 65_536, "bits", "8 to 65,536 bits"),
+    # device memory: GPUs carry 2 to 288 GiB today; 64 TiB leaves room for any to come
+    "memory_gib": (1, 65_536, "GiB", "1 GiB to 64 TiB"),
 }
 
 

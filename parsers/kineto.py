@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import provenance, schema
+from rooflint.core import provenance, schema, timeline
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
@@ -73,7 +73,31 @@ def _read(source: str) -> Profile:
         launches=launches,
         notes=notes,
         device_hints=_hints(devices, notes),
+        steps=_steps(events),
     )
+
+
+def origin_us(events: TraceEvents) -> float:
+    """The trace's time origin: its first GPU activity (µs). Times are kept from it: as seconds
+    since the epoch (~1.7e9 s) a float64 resolves only 0.24 µs, and kernels last a few µs."""
+    if "ts" not in events.gpu.columns:  # a counter-range trace: its ranges carry no GPU time
+        return 0.0
+    ts = events.gpu.get("ts")
+    finite = ts[np.isfinite(ts)]
+    return float(finite.min()) if len(finite) else 0.0
+
+
+def _steps(events: TraceEvents) -> list[timeline.Step]:
+    """The ProfilerStep#N annotations, host-side (user_annotation) and device-side, in seconds
+    from the trace's origin."""
+    c = events.steps
+    start, dur = (c.get("ts") - origin_us(events)) * 1e-6, c.get("dur") * 1e-6
+    sides = [timeline.GPU_SIDE if g else timeline.CPU_SIDE for g in c.get("gpu").tolist()]
+    return [
+        timeline.Step(name, float(s), float(s + d), side)
+        for name, s, d, side in zip(c.get("name"), start, dur, sides, strict=True)
+        if np.isfinite(s + d)
+    ]
 
 
 @contextlib.contextmanager
@@ -101,9 +125,13 @@ def _vendor(devices: dict[int, dict]) -> str:
 
 
 def _hints(devices: dict[int, dict], notes: list[str]) -> dict:
-    """The CU/SM count for device matching, and a note when the GPU's name is ambiguous."""
+    """The CU count (AMD) and device memory (totalGlobalMem) for device matching, and a note
+    when the GPU's name is ambiguous."""
     counts = {d.get("numSms") for d in devices.values()}
+    memory = {d.get("totalGlobalMem") for d in devices.values()}
     hints = {"cu_count": counts.pop()} if len(counts) == 1 and _vendor(devices) == "AMD" else {}
+    if len(memory) == 1:
+        hints["memory_bytes"] = memory.pop()
     for device in devices.values():
         why = AMBIGUOUS_NAMES.get(str(device.get("name", "")).strip())
         if why:
@@ -121,11 +149,17 @@ def _device_columns(index: pd.Series, devices: dict[int, dict]) -> dict[str, pd.
     index not listed falls back to the one GPU model the trace lists, when there is one."""
     names = {k: d.get("name") for k, d in devices.items()}
     arch = {k: _arch(d) for k, d in devices.items()}
-    name, arch_col = index.map(names), index.map(arch)
+    sms = {k: d.get("numSms") if _vendor({0: d}) == "NVIDIA" else None for k, d in devices.items()}
+    name, arch_col, sm = index.map(names), index.map(arch), index.map(sms)
     if len(set(names.values())) == 1 and len(set(arch.values())) == 1:
         name = name.fillna(next(iter(names.values())))
         arch_col = arch_col.fillna(next(iter(arch.values())))
-    return {"device_name": name.astype("string"), "arch": arch_col.astype("string")}
+        sm = sm.fillna(next(iter(sms.values())))
+    return {
+        "device_name": name.astype("string"),
+        "arch": arch_col.astype("string"),
+        "sm_count": pd.to_numeric(sm, errors="coerce"),
+    }
 
 
 def _arch(device: dict):
@@ -190,8 +224,52 @@ def _trace_columns(events: TraceEvents, links, device: pd.Series) -> dict[str, o
         ),
         "device_index": pd.array(device, dtype="Int64"),
         "graph_replay": pd.array(links.graph, dtype="boolean"),
+        **_timeline_columns(events, links),
         "_op_index": links.owner,
         "_bytes_arg": gpu.get("bytes"),
+    }
+
+
+ACTIVITY_KINDS = {
+    "kernel": timeline.KERNEL,
+    "gpu_memcpy": timeline.MEMCPY,
+    "gpu_memset": timeline.MEMSET,
+}
+
+
+def _timeline_columns(events: TraceEvents, links) -> dict[str, object]:
+    """Start and issue times (s), kind, and a collective's arguments (from the kernel, else from
+    the record_param_comms operator that launched it)."""
+    gpu = events.gpu
+    origin = origin_us(events)
+    issued = (np.append(events.runtime.get("ts"), np.nan)[links.runtime] - origin) * 1e-6
+    names = np.asarray(gpu.get("name"), dtype=object)
+    activity = pd.Series(gpu.get("cat"), dtype=object).map(ACTIVITY_KINDS).to_numpy()
+    kind = timeline.kinds(activity, names)
+    return {
+        "start_s": (gpu.get("ts") - origin) * 1e-6,
+        "launch_s": issued,
+        "kind": pd.array(kind, dtype="string"),
+        **_comm_columns(events, links, kind),
+    }
+
+
+def _comm_columns(events: TraceEvents, links, kind: np.ndarray) -> dict[str, object]:
+    """Each communication kernel's collective, message bytes and group size: from its own
+    arguments, else from the record_param_comms operator that launched it (a loop over the
+    communication kernels alone)."""
+    n = len(kind)
+    collective, size, ranks = np.full(n, None, dtype=object), np.full(n, np.nan), np.full(n, None)
+    own = events.gpu.get("comm")
+    for row in np.flatnonzero(kind == timeline.COMMUNICATION).tolist():
+        comm = own[row] or events.comms.get(int(links.owner[row]))
+        if comm is not None:
+            collective[row], ranks[row] = comm.collective, comm.ranks
+            size[row] = np.nan if comm.bytes is None else comm.bytes
+    return {
+        "collective": pd.array(collective, dtype="string"),
+        "comm_bytes": size,
+        "comm_ranks": pd.array(ranks, dtype="Int64"),
     }
 
 

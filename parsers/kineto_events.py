@@ -15,6 +15,8 @@ GPU_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
 RUNTIME = ("cuda_runtime", "cuda_driver")
 COUNTER_RANGE = "cuda_profiler_range"
 MODULE_PREFIX = "nn.Module: "
+STEP_PREFIX = "ProfilerStep#"
+GPU_ANNOTATION = "gpu_user_annotation"
 
 
 class Columns:
@@ -53,6 +55,37 @@ class Columns:
 
 
 NO_ID = -1  # an absent correlation, External id or stream in an int column
+COMM_OP = "record_param_comms"  # the operator PyTorch records around each collective
+COMM_SIZE = "In msg nelems"
+# record_param_comms dtype names -> bytes per element
+COMM_DTYPES = {
+    "Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2,
+    "Char": 1, "Byte": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1,
+    "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Comm:
+    """A collective's arguments as record_param_comms gives them (on the kernel in recent
+    PyTorch, else on the operator): its name, message size in bytes (the larger of input and
+    output, as nccl-tests count it; None for a dtype not listed) and the group size."""
+
+    collective: str | None
+    bytes: float | None
+    ranks: int | None
+
+    @classmethod
+    def of(cls, a: dict) -> Comm:
+        size = COMM_DTYPES.get(str(a.get("dtype")))
+        counts = [_float(a.get(k)) for k in (COMM_SIZE, "Out msg nelems")]
+        counts = [x for x in counts if x == x]
+        group = a.get("Group size")
+        return cls(
+            str(a["Collective name"]) if a.get("Collective name") else None,
+            max(counts) * size if size and counts else None,
+            group if isinstance(group, int) and group > 0 else None,
+        )
 
 
 @dataclass
@@ -63,7 +96,7 @@ class TraceEvents:
         default_factory=lambda: Columns(
             ("ts", "dur", "bytes"),
             ("correlation", "external", "stream"),
-            ("name", "cat", "grid", "block", "device"),
+            ("name", "cat", "grid", "block", "device", "comm"),
         )
     )
     ranges: Columns = field(default_factory=lambda: Columns(objects=("name", "ts", "dur", "args")))
@@ -82,7 +115,11 @@ class TraceEvents:
             ("ts",), ("correlation", "external"), ("name", "pid", "tid")
         )
     )
+    steps: Columns = field(  # ProfilerStep#N annotations: host-side (0) or device-side (1)
+        default_factory=lambda: Columns(("ts", "dur"), ("gpu",), ("name",))
+    )
     strings: dict = field(default_factory=dict)
+    comms: dict = field(default_factory=dict)  # op index -> Comm of a record_param_comms op
 
     def take(self, batch: list[dict]) -> None:
         """Keep what matters from one batch of events (the batch itself is then dropped)."""
@@ -104,6 +141,10 @@ class TraceEvents:
             elif cat == "user_annotation":
                 name = event.get("name", "")
                 self._span(event, 0, shared(name, name))
+                if name.startswith(STEP_PREFIX):
+                    self._step(event, 0)
+            elif cat == GPU_ANNOTATION and event.get("name", "").startswith(STEP_PREFIX):
+                self._step(event, 1)
             elif cat == COUNTER_RANGE:
                 c = self.ranges.columns
                 for key, value in (
@@ -129,6 +170,7 @@ class TraceEvents:
         c["grid"].append(shared(grid, grid))
         c["block"].append(shared(block, block))
         c["device"].append(a.get("device", event.get("pid")))
+        c["comm"].append(Comm.of(a) if COMM_SIZE in a else None)
 
     def _op(self, event: dict, a: dict, shared) -> None:
         c = self.ops.columns
@@ -143,6 +185,8 @@ class TraceEvents:
         c["ts"].append(_float(event.get("ts")))
         c["dur"].append(_float(event.get("dur")))
         c["external"].append(_int(a.get("External id")))
+        if name == COMM_OP and COMM_SIZE in a:
+            self.comms[len(c["name"]) - 1] = Comm.of(a)
 
     def _span(self, event: dict, kind: int, name: str) -> None:
         c = self.spans.columns
@@ -154,6 +198,13 @@ class TraceEvents:
         c["tid"].append(shared(tid, tid))
         c["ts"].append(_float(event.get("ts")))
         c["dur"].append(_float(event.get("dur")))
+
+    def _step(self, event: dict, gpu: int) -> None:
+        c = self.steps.columns
+        c["name"].append(event["name"])
+        c["ts"].append(_float(event.get("ts")))
+        c["dur"].append(_float(event.get("dur")))
+        c["gpu"].append(gpu)
 
     def _call(self, event: dict, a: dict, shared) -> None:
         c = self.runtime.columns

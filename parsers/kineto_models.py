@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import orjson
 import pandas as pd
@@ -21,6 +23,7 @@ MODEL_BYTES_NOTE = (
 )
 HOST_COPY = "host transfer (bounded by the host link, not by device roofs)"
 NO_MODEL = "no operator model"
+NO_SHAPES = "no input shapes recorded (profile with record_shapes=True)"
 AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operator's main kernel)"
 
 
@@ -48,13 +51,15 @@ def apply(
     bytes_min = np.full(n, np.nan)
     klass = np.full(n, None, dtype=object)
     reason = np.full(n, NO_MODEL, dtype=object)
+    assumed = np.zeros(n, dtype=bool)  # FP32 GEMMs whose kernel name leaves the roof open
     if ops is not None and "activity" in launches:
-        _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes)
+        _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed)
         _copies(launches, flops, bytes_min, klass, reason)
+        launches["roof_assumed"] = pd.array(assumed, dtype="boolean")
     return _store(launches, flops, bytes_min, klass, reason, notes)
 
 
-def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) -> None:
+def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed) -> None:
     owner = launches["_op_index"].to_numpy()
     kernel = (
         (launches["activity"] == "kernel").to_numpy()
@@ -71,46 +76,75 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes) ->
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
-        key = (names[i], packed[i])
+        typed = kernels[row] if names[i] in opmodels.KERNEL_TYPED else ""
+        key = (names[i], packed[i], typed)
         if key not in cache:
             parsed = arguments(packed[i])  # (dims, types, concrete inputs), decoded once per key
-            cache[key] = (opmodels.model(names[i], *parsed), parsed[2])
-        work, concrete = cache[key]
+            cache[key] = (opmodels.model(names[i], *parsed, typed), parsed[2], parsed[0])
+        work, concrete, dims = cache[key]
         if work is None:
-            reason[row] = NO_MODEL
+            reason[row] = NO_SHAPES if dims is None and names[i] in opmodels.MODELS else NO_MODEL
             continue
         allow_tf32 = (
             names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
         )
         klass[row] = opmodels.compute_class(work, vendor, kernels[row], allow_tf32)
         flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
-        tf32_note |= work.unit == "matrix" and work.precision == "fp32"
+        fp32_matrix = work.unit == "matrix" and work.precision == "fp32"
+        tf32_note |= fp32_matrix
+        assumed[row] = (
+            fp32_matrix and vendor != "AMD" and not allow_tf32
+            and opmodels.fp32_path(kernels[row]) is None
+        )  # fmt: skip
+    _unmodelled_helpers(owner, kernel, main, reason)
+    if assumed.any():
+        schema.add_note(launches, opmodels.FP32_ASSUMED, assumed)
     if tf32_note:
         notes.append(_fp32_note(vendor))
+
+
+def _unmodelled_helpers(owner, kernel, main, reason) -> None:
+    """The other kernels of an operator without a model (or shapes) say so, as its main one does:
+    "auxiliary" would claim the work was counted elsewhere."""
+    rows = np.flatnonzero(main)
+    by_owner = pd.Series(reason[rows], index=owner[rows])
+    unmodelled = by_owner[by_owner != ""]
+    helpers = kernel & ~main & np.isin(owner, unmodelled.index.to_numpy())
+    reason[helpers] = unmodelled.reindex(owner[helpers]).to_numpy()
 
 
 def _fp32_note(vendor: str) -> str:
     if vendor == "AMD":
         return "FP32 GEMMs and convolutions are counted against the FP32 matrix (MFMA) roof"
     return (
-        "FP32 GEMMs are counted against the FP32 vector roof (PyTorch's default, "
-        "torch.backends.cuda.matmul.allow_tf32=False) unless the kernel name says tf32; cuDNN "
-        "convolutions follow their allow_tf32 argument (TF32 roof when True)"
+        "FP32 GEMMs are counted against the TF32 tensor roof when the kernel name says so "
+        "(tf32, CUTLASS tensorop_s1688), against the FP32 vector roof when it names a SIMT "
+        "kernel (sgemm, gemv) and, where it says neither, against the FP32 vector roof "
+        "(PyTorch's default, torch.backends.cuda.matmul.allow_tf32=False; such launches say "
+        "so); cuDNN convolutions follow their allow_tf32 argument (TF32 roof when True)"
     )
 
 
+# cuBLAS's split-K reduction: a GEMM's helper, never its work, however long it runs.
+HELPER_KERNEL = re.compile(r"splitKreduce|splitK_reduce", re.IGNORECASE)
+
+
 def _main_kernels(launches: pd.DataFrame, owner: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """Per operator instance, its longest kernel: the one that does the work (a memset or split-K
-    reduce beside a GEMM stays linked to the operator, with no FLOPs of its own)."""
+    """Per operator instance, its longest kernel that is no GEMM helper: the one that does the
+    work (a memset or split-K reduce beside a GEMM stays linked to the operator, with no FLOPs
+    of its own; measured on HTA's 2-rank trace, a splitKreduce_kernel outlasted its s1688gemm)."""
+    codes, kernels = pd.factorize(schema.filled(launches["kernel"], ""))
+    helper = np.array([bool(HELPER_KERNEL.search(k)) for k in kernels], dtype=bool)[codes]
     frame = pd.DataFrame(
         {
             "owner": owner[kernel],
+            "helper": helper[kernel],
             "t": launches["duration_s"].to_numpy()[kernel],
             "row": np.flatnonzero(kernel),
         }
     )
     frame = frame.sort_values(
-        ["owner", "t", "row"], ascending=[True, False, True], kind="mergesort"
+        ["owner", "helper", "t", "row"], ascending=[True, True, False, True], kind="mergesort"
     )
     main = np.zeros(len(launches), dtype=bool)
     main[frame.drop_duplicates("owner")["row"].to_numpy()] = True
@@ -161,6 +195,11 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
     return out.drop(columns=[c for c in out.columns if c.startswith("_")])
 
 
+def _why_text(op: str) -> str:
+    why = opmodels.no_model_why(op)
+    return f" ({why})" if why else ""
+
+
 def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
     """`missing` says why a launch has no FLOPs/bytes: no model for its operator, auxiliary,
     host."""
@@ -170,7 +209,8 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
         if "op" in out
         else np.full(len(out), "")
     )
-    words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str), reason)
+    why = pd.Series(op).map(_why_text).to_numpy(dtype=object)  # once per distinct operator
+    words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str) + why, reason)
     schema.add_missing(out, "ops", words.astype(object), need)
     no_bytes = need & out["bytes_dram"].isna().to_numpy()
     schema.add_missing(out, "bytes_dram", "no counters and no model", no_bytes)

@@ -63,6 +63,7 @@ def with_launches(paths) -> list[Path]:
 BUNDLED_PROFILES = (
     "kineto/h200-block-trace.json.gz",
     "kineto/h200-train-trace.json.gz",
+    "kineto/hta-a100-nccl-backward-excerpt.json.gz",
     "kineto/hta-mi250-minitoy.json.gz",
     "kineto/tracelens-h100-bert-small-uncased.json.gz",
     "kineto/tracelens-torch_compile_triton-trace.json.gz",
@@ -469,6 +470,8 @@ REFRESH = (
     "ROOFLINT_UPDATE_GOLDEN=1 pytest tests/test_reporters.py tests/test_golden_html_diff.py "
     "tests/test_diff.py"
 )
+
+
 def report_formats() -> dict[str, str]:
     """The text formats of `rooflint report` in the registry, each with the file extension its
     golden files take (its first -o extension): a new format gets goldens without a test edit."""
@@ -506,3 +509,15 @@ def check_golden(name: str, text: str) -> None:
         f"(compare them); if the change is intended, refresh with {REFRESH} and read the diff",
         pytrace=False,
     )
+
+
+def plain_union(intervals: list[tuple[float, float]]) -> float:
+    """The union's length, merged one interval at a time (µs)."""
+    total, current = 0.0, None
+    for start, end in sorted(intervals):
+        if current and start <= current[1]:
+            current[1] = max(current[1], end)
+        else:
+            total += current[1] - current[0] if current else 0.0
+            current = [start, end]
+    return total + (current[1] - current[0] if current else 0.0)

@@ -589,7 +589,7 @@ def test_json_report_names_each_source_once_and_leaves_nulls_out(mixed):
 
     res = pipeline.build([str(mixed)])
     doc = json.loads(json_report.render(res))
-    assert doc["format_version"] == 2
+    assert doc["format_version"] == 3
     assert doc["sources"] == list(dict.fromkeys(res.launches["source"]))
     for saved, (_, row) in zip(doc["launches"], res.launches.iterrows(), strict=True):
         assert doc["sources"][saved["source_index"]] == row["source"] and "source" not in saved

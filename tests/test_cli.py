@@ -92,7 +92,7 @@ def test_gemm_fixtures_are_compute_bound_on_the_tensor_roof():
 
 def test_json_contract_for_launches_and_accounting():
     doc = report_json(FIXTURES / "ncu" / "a100-gemm-details.csv")
-    assert doc["format_version"] == 2
+    assert doc["format_version"] == 3
     first = doc["launches"][0]
     for key in (
         "source_index",

@@ -500,7 +500,7 @@ def test_version_1_and_version_2_reports_diff_alike(tmp_path):
     for name in ("a100", "rtx"):
         new[name] = tmp_path / f"{name}.json"
         new[name].write_text(reporters.render(saved.load(V1[name]), "json"))
-    assert json.loads(new["a100"].read_text())["format_version"] == 2
+    assert json.loads(new["a100"].read_text())["format_version"] == 3
     from_v1 = run("diff", V1["a100"], V1["rtx"], "-f", "json")
     from_v2 = run("diff", new["a100"], new["rtx"], "-f", "json")
     assert from_v1.exit_code == from_v2.exit_code
@@ -529,7 +529,7 @@ def test_newer_format_version_is_a_clear_error(tmp_path):
         f"rooflint: error: {newer}: written by a newer rooflint (rooflint "
     )
     assert (
-        "format_version 99); this rooflint reads format_version 2 and older: upgrade rooflint"
+        "format_version 99); this rooflint reads format_version 3 and older: upgrade rooflint"
         in res.stderr
     )
 

@@ -24,6 +24,7 @@ def test_order_and_colours_are_one_table():
         "latency-bound",
         "above-roof",
         "not-analysable",
+        "communication",
     )
     assert list(verdicts.COLOURS) == list(verdicts.VERDICTS)
     assert verdicts.COLOURS["above-roof"] == "#000000"
@@ -46,6 +47,19 @@ def test_classify(efficiency, memory_wins, analysable, above, expected):
         np.array([efficiency]), np.array([memory_wins]), np.array([analysable]), 0.6, above
     )
     assert verdicts.names(code).tolist() == [expected]
+
+
+def test_communication_wins_over_every_other_verdict():
+    """A collective (a timeline's kind communication) has no roofline placement, whatever its
+    efficiency or analysability."""
+    code = verdicts.classify(
+        np.array([0.9, np.nan]),
+        np.array([True, False]),
+        np.array([True, False]),
+        0.6,
+        communication=np.array([True, True]),
+    )
+    assert verdicts.names(code).tolist() == ["communication", "communication"]
 
 
 def test_launch_and_group_verdicts_come_from_the_same_rule():

@@ -14,29 +14,90 @@ COUNTERS = schema.OPS + schema.BYTES
 _KEY = ["_name", "grid", "block"]
 
 
+# An export is joined to a trace only when most of its launches find their kernel in it: then
+# they are one run seen by two tools. Below that, they are other programs (a folder of exports
+# beside a trace) and each file is reported on its own.
+SAME_RUN = 0.5
+
+
 def pair(profiles: list[Profile]) -> list[Profile]:
-    """When the inputs hold one PyTorch trace and counter profiles (ncu, rocprof), the counters
-    fill the trace's matching launches (same kernel name, grid and block, n-th with n-th) and the
-    counter profiles are folded into the trace; otherwise the profiles are returned as they are.
-    Either way each trace's sources are then settled and its launches get their notes: call
-    it once on the profiles as read."""
+    """A PyTorch trace and counter profiles (ncu, rocprof) of the same run: the counters fill the
+    trace's matching launches (same kernel name, grid and block, n-th with n-th). An export is of
+    the same run when it comes from the same GPU and more than half of its launches match the
+    trace's; it goes to the trace it matches best. Its launches that matched nothing are reported
+    with their own file, and an export of another run is reported as it is: no launch is lost.
+    Either way each trace's sources are then settled and its launches get their notes: call it
+    once on the profiles as read."""
     traces = [p for p in profiles if p.format == TRACE_FORMAT]
-    counters = [p for p in profiles if p.format != TRACE_FORMAT]
-    lending = len(traces) == 1 and bool(counters)
+    if not traces:
+        return profiles
+    modelled = {
+        id(t): provenance.has(t.launches["bytes_source"], Provenance.MODEL) for t in traces
+    }  # as read
+    out = []
+    for profile in profiles:
+        if profile.format == TRACE_FORMAT:
+            out.append(profile)
+            continue
+        trace, matched = _same_run(profile, traces)
+        if trace is None:
+            out.append(profile)
+            continue
+        rest = lend(trace, profile, matched)
+        if rest is not None:
+            out.append(rest)
     for trace in traces:
-        modelled = provenance.has(trace.launches["bytes_source"], Provenance.MODEL)  # as read
-        for profile in counters if lending else []:
-            lend(trace, profile)
-        provenance.note_bytes(trace.launches, modelled)
-    return traces if lending else profiles
+        provenance.note_bytes(trace.launches, modelled[id(trace)])
+    return out
 
 
-def lend(trace: Profile, counters: Profile) -> None:
-    """Fill `counters`' measured FLOPs and bytes into the matching launches of `trace`."""
+def _same_run(counters: Profile, traces: list[Profile]) -> tuple[Profile | None, pd.DataFrame]:
+    """The trace `counters` belongs to (None when none), with the matched (row, row) pairs."""
+    best, pairs = None, pd.DataFrame()
+    for trace in traces:
+        if not _same_gpu(trace.launches, counters.launches):
+            continue
+        found = _matches(trace.launches, counters.launches)
+        if len(found) > SAME_RUN * len(counters.launches) and len(found) > len(pairs):
+            best, pairs = trace, found
+    return best, pairs
+
+
+def _same_gpu(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """The device names agree (by their words, as the catalog matches them), and where either
+    names none, the architectures do."""
+    name_a, name_b = _most_common(a, "device_name"), _most_common(b, "device_name")
+    if name_a and name_b:
+        return names_agree(name_a, name_b)
+    arch_a, arch_b = _most_common(a, "arch"), _most_common(b, "arch")
+    return not (arch_a and arch_b) or arch_a == arch_b
+
+
+def names_agree(a: str, b: str) -> bool:
+    """ "NVIDIA H200" and "H200": one's words are all in the other's."""
+    words_a, words_b = set(a.lower().split()), set(b.lower().split())
+    words_a.discard("nvidia"), words_b.discard("nvidia")
+    return words_a <= words_b or words_b <= words_a
+
+
+def _most_common(frame: pd.DataFrame, column: str) -> str | None:
+    if column not in frame or not frame[column].notna().any():
+        return None
+    return str(frame[column].astype(object).dropna().mode().iloc[0]).strip() or None
+
+
+def _matches(trace: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
+    """(_row, _row_c) of the launches with the same name signature, grid, block and occurrence."""
+    return _keyed(trace).merge(
+        _keyed(counters), on=_KEY + ["_nth"], how="inner", suffixes=("", "_c")
+    )[["_row", "_row_c"]]
+
+
+def lend(trace: Profile, counters: Profile, matched: pd.DataFrame | None = None) -> Profile | None:
+    """Fill `counters`' measured FLOPs and bytes into the matching launches of `trace`; the
+    export's launches that matched nothing, as a profile of their own file (None when all did)."""
     launches = trace.launches
-    left = _keyed(launches)
-    right = _keyed(counters.launches)
-    matched = left.merge(right, on=_KEY + ["_nth"], how="inner", suffixes=("", "_c"))
+    matched = _matches(launches, counters.launches) if matched is None else matched
     rows = matched["_row"].to_numpy()
     source = counters.launches.iloc[matched["_row_c"].to_numpy()]
     for column in COUNTERS:
@@ -47,6 +108,16 @@ def lend(trace: Profile, counters: Profile) -> None:
         launches[column] = target
     _mark_counters(launches, rows, source)
     _account(trace, counters, len(matched))
+    left = np.ones(len(counters.launches), dtype=bool)
+    left[matched["_row_c"].to_numpy()] = False
+    if not left.any():
+        return None
+    counters.launches = counters.launches[left].reset_index(drop=True)
+    counters.notes.append(
+        f"{int(left.sum())} launches matched no kernel of {trace.source} (name, grid and block): "
+        "reported here with their own counters"
+    )
+    return counters
 
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -95,8 +166,3 @@ def _account(trace: Profile, counters: Profile, matched: int) -> None:
         "into the trace's kernels with the same name, grid and block (in order); "
         "kernel times stay the trace's"
     )
-    if matched < total:
-        trace.repairs.append(
-            f"{total - matched} launches of {counters.source} matched no kernel of "
-            "the trace (name, grid and block) and are not reported"
-        )

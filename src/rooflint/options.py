@@ -37,16 +37,24 @@ class InputOptions:
         "Below this fraction of the attainable roof a kernel is latency-bound.",
     )
     strict: bool = _option(False, "Fail on any input that is not a profile instead of skipping it.")
+    steps: str = _option(
+        "all",
+        "Which ProfilerStep#N of a trace to report (default: every complete step; none: the "
+        "whole trace).",
+        metavar="all|N|A-B|none",
+    )
 
     def __post_init__(self):
         for f in fields(InputOptions):
             if getattr(self, f.name) is None:
                 object.__setattr__(self, f.name, f.default)
         object.__setattr__(self, "strict", bool(self.strict))
-        from rooflint.core import gates  # pandas: only once options are made, not at import
+        from rooflint.core import gates  # here, not at import: `import rooflint` loads no pandas
+        from rooflint.core.timeline import parse_steps
 
         threshold = gates.parse_fraction(self.latency_threshold, "latency_threshold")
         object.__setattr__(self, "latency_threshold", threshold)
+        parse_steps(self.steps)  # a bad --steps is refused before any file is read
 
 
 NAMES = tuple(f.name for f in fields(InputOptions))

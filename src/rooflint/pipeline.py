@@ -11,10 +11,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rooflint import diffruns, hardware, inputs, join, parsers, saved
-from rooflint.core import analysis, families, gates, ranking, schema, verdicts
+from rooflint.core import analysis, families, gates, ranking, schema, timeline, verdicts, windows
 from rooflint.core import diff as diffs
 from rooflint.core.errors import InputError, RooflintError, UsageError
 from rooflint.core.profile import Profile
@@ -102,8 +103,15 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
     # one analysis over every profile's launches, each launch with its own profile's ceilings
     launches = analysis.analyze_each(_joined(profiles), devices, options.latency_threshold)
     launches["family"] = families.classify(launches["kernel"])
+    counts = [count for _, count in devices]
+    timelines, inside = _windows(profiles, launches, counts, options.steps)
+    outside = None
+    if not inside.all():  # the warm-up before the steps: analysed, counted apart
+        outside = launches[~inside].reset_index(drop=True)
+        launches = launches[inside].reset_index(drop=True)
+        counts = _counts(inside, counts)
     start = 0
-    for profile, (_, count) in zip(profiles, devices, strict=True):
+    for profile, count in zip(profiles, counts, strict=True):
         profile.launches = launches.iloc[start : start + count]  # its rows, analysed: a view
         start += count
     kernels = ranking.rank(launches, options.group_by, options.latency_threshold)
@@ -115,7 +123,33 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         profiles,
         skipped,
         options.latency_threshold,
+        timelines,
+        outside,
     )
+
+
+def _windows(profiles: list[Profile], launches: pd.DataFrame, counts: list[int], steps: str):
+    """Each timeline profile's timeline over the steps asked for, and per launch whether it is
+    inside its profile's window (launches without a timeline always are)."""
+    inside = np.ones(len(launches), dtype=bool)
+    found, start = [], 0
+    for profile, count in zip(profiles, counts, strict=True):
+        rows = launches.iloc[start : start + count]
+        try:
+            built = timeline.build(rows, profile.steps, steps)
+        except UsageError as exc:  # a step this trace does not have: name the trace
+            raise UsageError(exc.problem, path=profile.source) from None
+        if built is not None:
+            found.append(windows.Windowed(profile.source, built))
+            inside[start : start + count] = built.inside
+        start += count
+    return found, inside
+
+
+def _counts(inside: np.ndarray, counts: list[int]) -> list[int]:
+    """Each profile's launch count once those outside its window are taken out."""
+    ends = np.cumsum([0, *counts])
+    return [int(inside[a:b].sum()) for a, b in zip(ends[:-1], ends[1:], strict=True)]
 
 
 def _joined(profiles: list[Profile]) -> pd.DataFrame:

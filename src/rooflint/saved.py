@@ -145,7 +145,21 @@ def from_document(doc: dict, path, latency_threshold: float | None = None) -> Re
         (s.get("path", ""), s.get("reason", ""))
         for s in (doc.get("accounting") or {}).get("inputs_skipped", [])
     ]
-    return Result(launches, kernels, "kernel", devices, inputs, skipped, threshold)
+    return Result(
+        launches, kernels, "kernel", devices, inputs, skipped, threshold,
+        saved_timeline=_timeline(doc),
+    )  # fmt: skip
+
+
+def _timeline(doc: dict) -> dict | None:
+    """The saved timeline block (format 3 on), checked for what the headline and a diff read."""
+    block = doc.get("timeline")
+    if not isinstance(block, dict):
+        return None
+    devices, steps = block.get("devices"), block.get("steps")
+    if not isinstance(devices, list) or not isinstance(steps, dict) or "window" not in block:
+        return None
+    return block
 
 
 def check_version(doc: dict, path) -> None:
@@ -207,6 +221,11 @@ _TRACE_DTYPES = {
     "stream": "Int64",
     "device_index": "Int64",
     "graph_replay": "boolean",
+    "roof_assumed": "boolean",
+    "start_s": "float64",
+    "launch_s": "float64",
+    "comm_bytes": "float64",
+    "comm_ranks": "Int64",
 }
 
 

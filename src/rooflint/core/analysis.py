@@ -102,7 +102,9 @@ def analyze_each(
     t_compute, compute_limiter, uncovered = _compute_time(launches, ceilings.compute)
     t_memory, memory_limiter = _memory_time(launches, ceilings.memory)
     reason = _reasons(launches, duration, bytes_dram, ceilings, uncovered)
-    ok = reason[0] == 0
+    comm = _communication(launches)
+    reason = (np.where(comm, 0, reason[0]), reason[1])
+    ok = (reason[0] == 0) & ~comm
     with np.errstate(divide="ignore", invalid="ignore"):
         timed = np.where(duration > 0, duration, np.nan)
         t_bound = np.where(ok, np.fmax(t_compute, t_memory), np.nan)
@@ -120,7 +122,9 @@ def analyze_each(
             "limiter": _limiters(t_memory >= t_compute, compute_limiter, memory_limiter, ok),
             "headroom_s": np.where(ok, np.maximum(duration - t_bound, 0.0), np.nan),
             "verdict": schema.strings(
-                verdicts.classify(efficiency, t_memory >= t_compute, ok, latency_threshold),
+                verdicts.classify(
+                    efficiency, t_memory >= t_compute, ok, latency_threshold, communication=comm
+                ),
                 list(VERDICTS),
             ),
             "reason": schema.strings(*reason),
@@ -128,6 +132,13 @@ def analyze_each(
     kept = launches[[c for c in launches.columns if c not in RESULT_COLUMNS]]
     results = pd.DataFrame(columns, index=launches.index, copy=False)
     return pd.concat([kept, results], axis=1)
+
+
+def _communication(launches: pd.DataFrame) -> np.ndarray:
+    """Launches a timeline reader marked as communication (kind column)."""
+    if "kind" not in launches:
+        return np.zeros(len(launches), dtype=bool)
+    return (launches["kind"].astype(object) == verdicts.COMMUNICATION).to_numpy(dtype=bool)
 
 
 class _Ceilings:

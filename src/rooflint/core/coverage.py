@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, schema
+from rooflint.core import names, schema, windows
 from rooflint.core.verdicts import NOT_ANALYSABLE
 
 TOP = 5
@@ -16,13 +16,14 @@ TOP = 5
 def accounting(launches: pd.DataFrame, top: int = TOP) -> dict:
     """`time_s` (all launches), `time_analysed_s` (launches with a verdict), `unanalysed_top`
     [{name, time_s, share}] (by operator where the trace names one, else by kernel) and the
-    launches replayed from CUDA graphs, counted apart."""
+    launches replayed from CUDA graphs, counted apart. Times are occupied time
+    (core.windows.occupied_s): on a timeline, busy time, overlapping streams counted once."""
     duration = launches["duration_s"]
-    ok = (launches["verdict"] != NOT_ANALYSABLE).to_numpy()
-    total = _finite(duration.sum())
+    ok = (launches["verdict"] != NOT_ANALYSABLE).to_numpy()  # communication has a verdict
+    total = _finite(windows.occupied_s(launches))
     out = {
         "time_s": total,
-        "time_analysed_s": _finite(duration[ok].sum()),
+        "time_analysed_s": _finite(windows.occupied_s(launches, ok)),
         "unanalysed_top": _largest(launches, np.flatnonzero(~ok), total or 0.0, top),
     }
     if "graph_replay" in launches:
@@ -69,7 +70,8 @@ def line(result) -> str | None:
     total, analysed = acc["time_s"], acc["time_analysed_s"]
     if total is None or analysed is None or not total > 0 or (analysed >= total and not traced):
         return None
-    text = f"coverage: {analysed / total * 100:.0f} % of GPU time has a verdict"
+    busy = "of the window's busy time" if result.timeline is not None else "of GPU time"
+    text = f"coverage: {analysed / total * 100:.0f} % {busy} has a verdict"
     if acc["unanalysed_top"]:
         text += "; largest without: " + ", ".join(
             f"{u['name']} {u['share'] * 100:.0f} %" for u in acc["unanalysed_top"]

@@ -102,6 +102,7 @@ class Device:
     # default, and CUDA reports the memory clock; both tell SKUs of one architecture apart.
     base_clock_hz: float = 0.0
     memory_bus_bits: int = 0
+    memory_bytes: int = 0  # device memory (`memory_gib`): CUDA's totalGlobalMem tells 40 from 80 GB
     identity_source: str = ""
     # The DRAM clock as measured on the part, where a datasheet's rounded bandwidth would
     # derive the wrong one (H200: 4800 GB/s over 6144 bits gives 3125 MHz; it runs at 3201).

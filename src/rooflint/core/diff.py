@@ -16,7 +16,9 @@ exceeds the measured run-to-run noise; **faster** is the mirror image. A change 
 threshold is *unchanged*; one beyond it that fails the other two conditions is *within noise*.
 A group with fewer than 3 launches (or pairs) on a side is judged on the threshold (and run
 noise) alone. Groups below ``min_time`` of total time in both profiles are ignored (shown, never
-gated). A group that is above its roof in head is a *measurement problem*, never a win. The total
+gated). A group that is above its roof in head (and was not in base, or got faster) is a
+*measurement problem*, never a win; one above its roof on both sides, unchanged, is judged as any
+other (the report of each side flags it). The total
 uses the same rule on the summed duration of every launch.
 """
 
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, opgroups, ranking, units, verdicts
+from rooflint.core import names, opgroups, ranking, units, verdicts, windows
 from rooflint.core.diff_devices import device_changes
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result
@@ -129,7 +131,7 @@ class Side:
         """diffstats.SAMPLE_COLUMNS: every launch, with its group's row in `groups`, in order."""
         from rooflint.core import diffstats
 
-        launches = self.result.launches
+        launches = opgroups.by_operator(self.result.launches)  # the keys group_stats used
         frame = launches[KEYS + ["duration_s"]].copy()
         for k in KEYS:
             frame[k] = frame[k].astype("string").fillna("(none)")
@@ -185,9 +187,11 @@ def compare(
     rows = _with_estimates(rows, pairs, estimates, base.runs, head.runs)
     rows = _classify(rows, threshold, min_time)
     rows = _sort(rows)
+    rows["id"] = unique_ids(rows)
     devices_differ, ceiling_changes = device_changes(base.result, head.result)
     totals = _totals(base, head, rows)
     totals.update(diffstats.total(stats_b, stats_h, matched, estimates, positions, level))
+    _step_totals(base, head, totals)
     totals["runs_base"], totals["runs_head"] = base.runs, head.runs
     warnings = _warnings(base, head, rows, devices_differ, ceiling_changes, totals)
     return Diff(
@@ -347,11 +351,33 @@ def _status(r: dict, decided: str) -> str:
         return NEW
     if r["match"] == BASE_ONLY:
         return REMOVED
-    if r["verdict_head"] == verdicts.ABOVE_ROOF:
-        return ABOVE_ROOF
+    if r["verdict_head"] == verdicts.ABOVE_ROOF and r["verdict_base"] != verdicts.ABOVE_ROOF:
+        return ABOVE_ROOF  # newly above its roof: the measurement changed, not the code
+    if r["verdict_head"] == verdicts.ABOVE_ROOF and decided == FASTER:
+        return ABOVE_ROOF  # a speed-up of a launch above its roof is not counted as one
     if r["ignored"]:
         return IGNORED
     return decided
+
+
+def unique_ids(rows: pd.DataFrame) -> list[str]:
+    """A short id per row, unique within the diff: the name's hash, and ".1", ".2", ... where one
+    name has several launch configurations (in the order of the configurations)."""
+    from collections import Counter
+
+    base = [names.short_id(str(k)) for k in rows["kernel"].tolist()] if len(rows) else []
+    counts = Counter(base)
+    config = [
+        f"{r.get('grid_head') or r.get('grid_base')} {r.get('block_head') or r.get('block_base')}"
+        for r in rows.to_dict("records")
+    ]
+    ids, nth = list(base), Counter()
+    for i in sorted(
+        (i for i, b in enumerate(base) if counts[b] > 1), key=lambda i: (base[i], config[i], i)
+    ):
+        nth[base[i]] += 1
+        ids[i] = f"{base[i]}.{nth[base[i]]}"
+    return ids
 
 
 def _sort(rows: pd.DataFrame) -> pd.DataFrame:
@@ -398,6 +424,34 @@ def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
             )
         },
     }
+
+
+TOTAL_TIME, STEP_TIME = "total time", "per-step busy time"
+
+
+def _step_totals(base: Side, head: Side, totals: dict) -> None:
+    """Two traces compare their busy time per step (the window's busy time without steps): the
+    GPU's time, overlapping streams counted once, the same measure on any two devices. The change
+    is exactly head / base - 1 of the two printed times; the threshold alone decides it."""
+    from rooflint.core import diffstats
+
+    t_b, t_h = (windows.step_time_s(side.result.timeline) for side in (base, head))
+    totals["measure"] = TOTAL_TIME
+    if t_b is None or t_h is None or base.runs > 1 or head.runs > 1:
+        return
+    change = t_h / t_b - 1 if t_b > 0 else np.nan
+    totals.update(
+        measure=STEP_TIME,
+        time_base_s=t_b,
+        time_head_s=t_h,
+        delta_s=t_h - t_b,
+        delta_pct=change,
+        change=change,
+        change_low=np.nan,
+        change_high=np.nan,
+        run_noise=np.nan,
+        method=diffstats.THRESHOLD_ONLY,
+    )
 
 
 def _per_run(count: int, runs: int) -> int | float:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 
 from rooflint.core.analysis import Reason
-from rooflint.core.verdicts import ABOVE_ROOF, COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND
+from rooflint.core.verdicts import (
+    ABOVE_ROOF,
+    COMMUNICATION,
+    COMPUTE_BOUND,
+    LATENCY_BOUND,
+    MEMORY_BOUND,
+)
 
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
@@ -75,6 +81,12 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
         )
     if verdict == ABOVE_ROOF:
         return f"above the roof ({pct} of the {roof} roof): check device, clocks and units"
+    if verdict == COMMUNICATION:
+        return (
+            "communication: a collective between GPUs (NCCL/RCCL), bounded by the links, not by "
+            "this GPU's roofs (the catalog has no link roof, so it is not placed); what costs the "
+            "step is its exposed part, not hidden behind computation (the timeline's breakdown)"
+        )
     if reason == Reason.NO_FLOP_COUNTERS:
         return (
             "no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so "
@@ -96,6 +108,11 @@ def _caveats(verdict: str, flags: set[str], vendor: str | None) -> str:
     if "half" in flags and vendor != "amd":
         out.append(
             "packed half math (HFMA2) counts as one FMA: FP16 FLOPs may be under-counted up to 2x"
+        )
+    if "fp32_assumed" in flags:
+        out.append(
+            "the kernel name does not say whether FP32 ran on the TF32 tensor path: FP32 vector "
+            "roof assumed (PyTorch's default); if TF32 was allowed, the TF32 roof applies"
         )
     return "".join(f"; {c}" for c in out)
 

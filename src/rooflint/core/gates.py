@@ -178,7 +178,8 @@ def _total_regression(gate: Gate, d: diffs.Diff, threshold: float) -> None:
     total = pd.DataFrame([t]).reindex(columns=diffstats.ESTIMATE_COLUMNS)
     if diffstats.decide(total, threshold)[0] == diffstats.SLOWER:
         gate.fail(
-            f"total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → head "
+            f"{t.get('measure', 'total time')} {interval_text(t)} (base "
+            f"{si(t['time_base_s'], 's')} → head "
             f"{si(t['time_head_s'], 's')}{noise_clause(t)}) exceeds {gate.label}"
         )
 
@@ -232,7 +233,7 @@ def report_gates(
 
 
 def _kernel(r: dict) -> str:
-    text = f"kernel {names.short_name(r['kernel'])} [{names.short_id(r['kernel'])}]"
+    text = f"kernel {names.short_name(r['kernel'])} [{r.get('id') or names.short_id(r['kernel'])}]"
     if r["match"] in diffs.FUZZY:
         text += f" (matched by {r['match']} to {names.short_name(r['kernel_base'])})"
     return text

@@ -320,6 +320,108 @@ def fill(dims, types, concrete) -> Work | None:
     return Work(0.0, "vector", "fp32", _size(*tensors[0])) if tensors else None
 
 
+def cat(dims, types, concrete, kernel: str = "") -> Work | None:
+    """aten::cat(tensors, dim): no FLOPs; bytes = every input read once + the output (as large as
+    the inputs together) written once. A TensorList records no dtype: the element size comes
+    from the kernel's template argument (CatArrayBatchedCopy<OpaqueType<2u>, ...>, <float, ...>)."""
+    shapes = dims[0] if dims and isinstance(dims[0], list) else []
+    if not shapes or not all(isinstance(x, list) and x for x in shapes):
+        return None
+    size = element_bytes(kernel) or (DTYPES[types[0]][1] if types and types[0] in DTYPES else 0)
+    if not size:
+        return None
+    return Work(0.0, "vector", "fp32", 2.0 * sum(_numel(x) for x in shapes) * size)
+
+
+_OPAQUE = re.compile(r"OpaqueType<(\d+)u?>")
+_TEMPLATE_DTYPE = re.compile(r"<(float|double|c10::Half|c10::BFloat16|__half|__nv_bfloat16)\b")
+_KERNEL_DTYPES = {"__half": "c10::Half", "__nv_bfloat16": "c10::BFloat16"}
+
+
+def element_bytes(kernel: str) -> int | None:
+    """Bytes per element named by a PyTorch kernel's template (OpaqueType<N> or a dtype)."""
+    found = _OPAQUE.search(kernel or "")
+    if found:
+        return int(found.group(1))
+    found = _TEMPLATE_DTYPE.search(kernel or "")
+    return DTYPES[_KERNEL_DTYPES.get(found.group(1), found.group(1))][1] if found else None
+
+
+def logical_reduction(dims, types, concrete) -> Work | None:
+    """aten::all / aten::any(x): no FLOPs (logic, not arithmetic); bytes = the input."""
+    (x, tx), *_ = _tensors(dims, types) or [(None, None)]
+    return None if x is None else Work(0.0, "vector", "fp32", _size(x, tx))
+
+
+def mse_loss(dims, types, concrete) -> Work | None:
+    """aten::mse_loss(input, target, reduction): 3 FLOPs per element (subtract, square, sum);
+    bytes = input + target + the output (a scalar, or elementwise when reduction = 0)."""
+    (x, tx), (y, ty) = _tensors(dims, types)[:2]
+    elementwise = len(concrete) > 2 and str(concrete[2]).strip() == "0"
+    out = _size(x, tx) if elementwise else DTYPES[tx][1]
+    return Work(3.0 * _numel(x), "vector", _vector(tx), _size(x, tx) + _size(y, ty) + out)
+
+
+def max_pool_backward(dims, types, concrete) -> Work | None:
+    """aten::max_pool2d_with_indices_backward(grad_output, self, ..., indices): one add per
+    gradient element routed back; bytes = grad_output + indices read, grad_input (self's size)
+    written."""
+    tensors = _tensors(dims, types)
+    (grad, tg), (x, tx) = tensors[:2]
+    indices = tensors[2] if len(tensors) > 2 else ([], "long int")
+    return Work(
+        float(_numel(grad)),
+        "vector",
+        _vector(tg),
+        _size(grad, tg) + (_size(*indices) if indices[0] else 0.0) + _size(x, tx),
+    )
+
+
+def fused_add_rms_norm(dims, types, concrete) -> Work | None:
+    """vLLM's _C::fused_add_rms_norm(input, residual, weight, eps), in place: residual += input,
+    input = rms_norm(residual) · weight: 5 FLOPs per element (the add and the norm's 4); bytes =
+    input and residual read and written, the weight read."""
+    (x, tx), (r, tr), (w, tw) = _tensors(dims, types)[:3]
+    return Work(
+        5.0 * _numel(x), "vector", "fp32", 2 * _size(x, tx) + 2 * _size(r, tr) + _size(w, tw)
+    )
+
+
+def rotary_embedding(dims, types, concrete) -> Work | None:
+    """vLLM's _C::rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox), in
+    place: 3 FLOPs per rotated element (x·cos − y·sin) over rot_dim = the cache's width of each
+    head; bytes = query and key read and written, positions and one cache row per token read."""
+    (pos, tp), (q, tq), (k, tk), (cache, tc) = _tensors(dims, types)[:4]
+    head = int(concrete[3])
+    rotated = _numel(pos) * (q[-1] // head + k[-1] // head) * cache[-1]
+    bytes_min = 2 * (_size(q, tq) + _size(k, tk)) + _size(pos, tp)
+    bytes_min += _numel(pos) * cache[-1] * DTYPES[tc][1]
+    return Work(3.0 * rotated, "vector", "fp32", float(bytes_min))
+
+
+def reshape_and_cache(dims, types, concrete) -> Work | None:
+    """vLLM's _C_cache_ops::reshape_and_cache[_flash](key, value, key_cache, value_cache,
+    slot_mapping, ...): no FLOPs (a conversion to an 8-bit cache is not counted); bytes = key,
+    value and slot_mapping read, the same elements written at the cache's element size."""
+    (key, tk), (value, tv), (kc, tkc), (_, tvc), (slots, ts) = _tensors(dims, types)[:5]
+    written = _numel(key) * DTYPES[tkc][1] + _numel(value) * DTYPES[tvc][1]
+    return Work(
+        0.0, "vector", "fp32", _size(key, tk) + _size(value, tv) + _size(slots, ts) + written
+    )
+
+
+def fp8_rowwise_quantize(dims, types, concrete) -> Work | None:
+    """fbgemm::FloatToFP8RowwiseQuantized(input[n, d]): 2 FLOPs per element (the row's max and the
+    scaling); bytes = the input read, n·d one-byte values written (the per-row scales, a few
+    bytes a row, left out: a minimum)."""
+    (x, tx), *_ = _tensors(dims, types)
+    return Work(2.0 * _numel(x), "vector", "fp32", _size(x, tx) + _numel(x))
+
+
+def _vector(dtype: str) -> str:
+    return "fp64" if _precision(dtype) == "fp64" else "fp32"
+
+
 ELEMENTWISE = [
     "add",
     "sub",
@@ -392,27 +494,92 @@ MODELS: dict[str, Callable] = {
     "aten::contiguous": copy,
     "aten::fill_": fill,
     "aten::zero_": fill,
+    "aten::cat": cat,
+    "aten::all": logical_reduction,
+    "aten::any": logical_reduction,
+    "aten::mse_loss": mse_loss,
+    "aten::native_batch_norm": normalisation(8),
+    "aten::cudnn_batch_norm": normalisation(8),
+    "aten::miopen_batch_norm": normalisation(8),
+    "aten::native_batch_norm_backward": normalisation(9),
+    "aten::cudnn_batch_norm_backward": normalisation(9),
+    "aten::miopen_batch_norm_backward": normalisation(9),
+    "aten::max_pool2d_with_indices_backward": max_pool_backward,
+    "_C::fused_add_rms_norm": fused_add_rms_norm,
+    "_C::rotary_embedding": rotary_embedding,
+    "_C_cache_ops::reshape_and_cache": reshape_and_cache,
+    "_C_cache_ops::reshape_and_cache_flash": reshape_and_cache,
+    "fbgemm::FloatToFP8RowwiseQuantized": fp8_rowwise_quantize,
 }
+KERNEL_TYPED = {"aten::cat"}  # models that read the element size from the kernel's name
+# Operators that hold >= 1 % of a step's busy time in a shared trace (benchmarks/
+# step_operators.py) and have no model, with why: what their work depends on is not recorded.
+NO_MODEL_WHY = {
+    "aten::index": "the index tensors' shapes are not recorded (Input Dims [] for the list), so "
+    "the gathered size is unknown",
+    "vllm::moe_forward": "which experts each token is routed to, and so which weights are read, "
+    "is not in the trace",
+    "vllm::unified_attention_with_output": "the context lengths of the paged KV cache are in the "
+    "attention metadata, not in the shapes",
+    "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function": "the rows each bag pools "
+    "(indices per table and each table's width) are not in the shapes",
+    "torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>": "the backward of FBGEMM's "
+    "table-batched embedding: the rows it updates are not in the shapes",
+    "hipGraphLaunch": "a graph replay: its kernels' operators and shapes are in the capture",
+    "cudaGraphLaunch": "a graph replay: its kernels' operators and shapes are in the capture",
+}
+GENERATED = re.compile(r"^triton_")  # Inductor's fused kernels, named as operators
+GENERATED_WHY = "a torch.compile-generated Triton kernel: the fused operation is not recorded"
 
 
-def model(name: str, dims, types, concrete) -> Work | None:
-    """The Work of operator `name` with these arguments; None without a model or fitting shapes."""
+def no_model_why(name: str) -> str:
+    """Why operator `name` has no model ("" when nothing is known)."""
+    return NO_MODEL_WHY.get(name) or (GENERATED_WHY if GENERATED.match(name or "") else "")
+
+
+def model(name: str, dims, types, concrete, kernel: str = "") -> Work | None:
+    """The Work of operator `name` with these arguments (and the kernel that did its work); None
+    without a model or fitting shapes."""
     fn = MODELS.get(name)
     if fn is None or not isinstance(dims, list) or not isinstance(types, list):
         return None
     try:
+        if name in KERNEL_TYPED:
+            return fn(dims, types, concrete or [], kernel)
         return fn(dims, types, concrete or [])
     except (ValueError, IndexError, TypeError, KeyError):
         return None  # shapes that do not fit the formula: unmodelled, never a guess
 
 
+# FP32 GEMM kernels on NVIDIA's TF32 tensor path, named by cuBLAS, cuBLASLt, CUTLASS and nvjet:
+# "tf32" (sm80_xmma_gemm_f32f32_tf32f32_..., ..._tf32_...), and CUTLASS's FP32 tensor-op GEMMs
+# (tensorop_s1688gemm: the m16n8k8 TF32 MMA, the only tensor path for FP32 inputs).
+TF32_KERNEL = re.compile(r"tf32|tensorop_s1688|s1688gemm", re.IGNORECASE)
+# ... and on the FP32 vector units: SIMT GEMMs and GEMV.
+FP32_VECTOR_KERNEL = re.compile(r"sgemm|simt|gemv|gemmSN|gemmk1", re.IGNORECASE)
+FP32_ASSUMED = (
+    "FP32 GEMM kernel whose name says neither TF32 nor SIMT: counted against the FP32 vector "
+    "roof (PyTorch's default, allow_tf32=False)"
+)
+
+
+def fp32_path(kernel: str) -> str | None:
+    """Which unit an NVIDIA FP32 GEMM kernel runs on by its name: "tf32", "vector", or None
+    when the name does not say."""
+    if TF32_KERNEL.search(kernel):
+        return "tf32"
+    if FP32_VECTOR_KERNEL.search(kernel):
+        return "vector"
+    return None
+
+
 def compute_class(work: Work, vendor: str, kernel: str = "", allow_tf32: bool | None = None) -> str:
     """The roof an operator's FLOPs count against, e.g. "matrix_bf16" or "vector_fp32".
 
-    FP32 matrix work: on AMD it runs on the FP32 matrix cores (MFMA F32). On NVIDIA, PyTorch's
-    default (torch.backends.cuda.matmul.allow_tf32 = False) runs FP32 GEMMs on the FP32 vector
-    units, unless the kernel name says TF32; cuDNN convolutions follow their `allow_tf32`
-    argument (default True).
+    FP32 matrix work: on AMD it runs on the FP32 matrix cores (MFMA F32). On NVIDIA the kernel
+    name decides where it says (TF32 tensor path or SIMT, `fp32_path`); cuDNN convolutions
+    follow their `allow_tf32` argument (default True); otherwise PyTorch's default
+    (torch.backends.cuda.matmul.allow_tf32 = False) puts FP32 GEMMs on the FP32 vector units.
     """
     if work.unit == "vector":
         return (
@@ -424,6 +591,7 @@ def compute_class(work: Work, vendor: str, kernel: str = "", allow_tf32: bool | 
         return f"matrix_{work.precision}"
     if vendor == "AMD":
         return "matrix_fp32"
-    if "tf32" in kernel.lower() or allow_tf32:
+    path = fp32_path(kernel)
+    if path == "tf32" or (path is None and allow_tf32):
         return "matrix_tf32"
     return "vector_fp32"

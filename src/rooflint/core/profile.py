@@ -8,6 +8,8 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from rooflint.core.timeline import Step
+
 
 class InputFormat(StrEnum):
     """What a profile was read from. A StrEnum: a member is its text wherever it is written."""
@@ -49,6 +51,7 @@ class Profile:
     `device_hints` carries extra facts for device matching (`cu_count`, `gfx`, `product`).
     `files` are the files the profile was read from (a folder reads several), `skipped` the
     other files under a profile folder with why each was not read: nothing goes unaccounted.
+    `steps` are a timeline's step annotations (`ProfilerStep#N`, host- or device-side).
     """
 
     source: str
@@ -61,3 +64,4 @@ class Profile:
     device_hints: dict[str, object] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)

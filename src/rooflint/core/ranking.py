@@ -89,7 +89,8 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     """Per group (numbered as by group_codes): sums, counts, extremes, first device and reason,
     limiter, what was not measured."""
     verdict = analysed["verdict"]  # compared as Arrow strings: no Python string per launch
-    ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True)
+    comm = (verdict == verdicts.COMMUNICATION).to_numpy(dtype=bool, na_value=False)
+    ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True) & ~comm
     duration = analysed["duration_s"].to_numpy(dtype=float)
     t_ok = np.where(ok, duration, np.nan)
     columns = {c: analysed[c] for c in _SUMS} | {"_t_ok": t_ok}
@@ -103,6 +104,7 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     out["duration_min_s"], out["duration_max_s"] = _extremes(duration, group, n)
     above = np.bincount(group, (verdict == ABOVE_ROOF).to_numpy(bool, na_value=False), minlength=n)
     out["above_roof_launches"] = above.astype(np.int64)
+    out["_comm"] = np.bincount(group, comm, minlength=n)
     out["device_id"] = _first_present(analysed["device_id"], group, n).array
     reason = analysed["reason"]
     out["reason"] = (
@@ -234,10 +236,13 @@ UNMEASURED = {
 
 def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     """Per group (numbered as by group_codes), the comma-joined flags of what was not measured
-    in any of its launches: `vector`, `matrix` (counters absent) and `half` (FP16 vector
-    FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x)."""
+    in any of its launches: `vector`, `matrix` (counters absent), `half` (FP16 vector
+    FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x) and
+    `fp32_assumed` (an FP32 GEMM whose kernel name leaves its roof open)."""
     flags = {name: schema.lacks(analysed, quantity) for name, quantity in UNMEASURED.items()}
     flags["half"] = (analysed["ops_vector_fp16"].fillna(0) > 0).to_numpy(dtype=bool)
+    if "roof_assumed" in analysed:  # a trace's FP32 GEMM whose kernel name left its roof open
+        flags["fp32_assumed"] = analysed["roof_assumed"].fillna(False).to_numpy(dtype=bool)
     n = int(group.max()) + 1 if len(group) else 0
     text = np.full(n, "", dtype=object)
     for name, mask in flags.items():
@@ -270,6 +275,11 @@ def _group_verdicts(out: dict, threshold: float) -> pd.array:
     eff = out["efficiency"]
     memory = np.isin(out["limiter"].to_numpy(dtype=object, na_value=None), MEMORY_LIMITERS)
     codes = verdicts.classify(
-        eff, memory, ~np.isnan(eff), threshold, out["above_roof_launches"] > 0
+        eff,
+        memory,
+        ~np.isnan(eff),
+        threshold,
+        out["above_roof_launches"] > 0,
+        communication=out["_comm"] == out["launches"],  # a group of collectives
     )
     return pd.array(verdicts.names(codes), dtype="string")

@@ -10,7 +10,9 @@ from rooflint.core import analysis, schema, units
 
 # The JSON report's own version (docs/json-format.md). 2: launches one object a line with null
 # fields left out, and each source named once in "sources" (a launch gives its "source_index").
-FORMAT_VERSION = 2
+# 3: a trace is reported over its window: the timeline block, accounting.outside_window, busy
+# time in accounting.time_s and the efficiency, the communication verdict.
+FORMAT_VERSION = 3
 # The unit of every number in the JSON report, by key.
 UNITS = {
     **schema.UNITS,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, coverage, display, schema, verdicts
+from rooflint.core import analysis, coverage, display, schema, verdicts, windows
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
@@ -48,21 +48,35 @@ class Summary:
     verdict_time_s: dict[str, float | None]  # in the order of VERDICTS
     above_roof_launches: int
     above_roof_share: float  # of the total time (NaN when there is none)
-    analysed_time_s: float  # the time of the launches with a verdict
+    analysed_time_s: float  # the time the placed launches occupy (the efficiency's denominator)
     accounting: dict  # launches read = analysed + not analysable, the inputs, the coverage
+    # A trace's timeline: the JSON block (core.windows.block) and its busy time, window and idle
+    # time, and the headroom of launches that overlap another stream (None without a timeline).
+    timeline: dict | None = None
+    busy_time_s: float | None = None
+    window_s: float | None = None
+    idle_s: float | None = None
+    overlapped_headroom_s: float | None = None
 
     @classmethod
-    def of(cls, launches: pd.DataFrame, inputs: list[Profile], skipped) -> Summary:
+    def of(
+        cls, launches: pd.DataFrame, inputs: list[Profile], skipped, timeline=None, outside=None
+    ) -> Summary:
         with np.errstate(invalid="ignore"):  # inf - inf in a hand-made table: NaN, shown as such
-            return cls._of(launches, inputs, skipped)
+            return cls._of(launches, inputs, skipped, timeline, outside)
 
     @classmethod
-    def _of(cls, launches: pd.DataFrame, inputs: list[Profile], skipped) -> Summary:
+    def _of(cls, launches: pd.DataFrame, inputs: list[Profile], skipped, timeline, outside):
+        """The efficiency is Σ t_bound over the time the analysed launches occupy: their summed
+        durations, or on a timeline the union of their intervals (kernels that share the GPU
+        share its roofs); communication has a verdict but no placement."""
         duration, verdict = launches["duration_s"], launches["verdict"]
-        ok = verdict != verdicts.NOT_ANALYSABLE
+        ok = ~verdict.isin(verdicts.UNPLACED).to_numpy()
         above = verdict == verdicts.ABOVE_ROOF
-        t_ok = float(duration[ok].sum())
+        t_ok = windows.occupied_s(launches, ok) if ok.any() else 0.0
         total = duration.sum()
+        times = windows.totals(timeline) if timeline else {}
+        overlapped = windows.overlapped(launches) if timeline else None
         return cls(
             total_time_s=plain(duration.sum(min_count=1)),
             total_headroom_s=plain(launches["headroom_s"].sum(min_count=1)),
@@ -73,18 +87,33 @@ class Summary:
             above_roof_launches=int(above.sum()),
             above_roof_share=duration[above].sum() / total if total > 0 else float("nan"),
             analysed_time_s=t_ok,
-            accounting=accounting(launches, inputs, skipped),
+            accounting=accounting(launches, inputs, skipped, outside),
+            timeline=timeline,
+            busy_time_s=times.get("busy_s"),
+            window_s=times.get("window_s"),
+            idle_s=times.get("idle_s"),
+            overlapped_headroom_s=plain(launches.loc[overlapped, "headroom_s"].sum())
+            if timeline
+            else None,
         )
 
     def numbers(self) -> dict:
         """The headline figures as every format and gate shows them (JSON-safe: NaN is None)."""
-        return {
+        out = {
             "total_time_s": self.total_time_s,
             "total_headroom_s": self.total_headroom_s,
             "time_weighted_efficiency": self.time_weighted_efficiency,
             "verdict_time_s": dict(self.verdict_time_s),
             "above_roof_launches": self.above_roof_launches,
         }
+        if self.timeline is not None:
+            out.update(
+                busy_time_s=self.busy_time_s,
+                window_s=self.window_s,
+                idle_s=self.idle_s,
+                overlapped_headroom_s=self.overlapped_headroom_s,
+            )
+        return out
 
 
 @dataclass(frozen=True)
@@ -99,11 +128,28 @@ class Result:
     inputs: list[Profile]  # as read; each one's `launches` are its rows of `launches` (a view)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     latency_threshold: float = verdicts.LATENCY_THRESHOLD
+    # Traces: each one's timeline over its window, and the analysed launches outside every
+    # window (the warm-up before the profiled steps), counted apart, never in the headline;
+    # a saved report's timeline block as it was written.
+    timelines: list[windows.Windowed] = field(default_factory=list)
+    outside: pd.DataFrame | None = None
+    saved_timeline: dict | None = None
     summary: Summary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        summary = Summary.of(self.launches, self.inputs, self.skipped)
+        outside = self.outside_launches
+        block = windows.block(self.timelines, outside) if self.timelines else self.saved_timeline
+        summary = Summary.of(self.launches, self.inputs, self.skipped, block, outside)
         object.__setattr__(self, "summary", summary)  # frozen: set once, here
+
+    @property
+    def timeline(self) -> dict | None:
+        """The JSON-ready timeline block (core.windows.block); None without a timeline."""
+        return self.summary.timeline
+
+    @property
+    def outside_launches(self) -> pd.DataFrame:
+        return self.outside if self.outside is not None else self.launches.iloc[:0]
 
     def per_source(self) -> pd.DataFrame:
         return per_source(self.launches)
@@ -122,16 +168,20 @@ def _shown(result: Result, how: str) -> str:
     return display.show(result, how)
 
 
-def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
-    """launches read = analysed + not analysable, with the reasons counted."""
+def accounting(
+    launches: pd.DataFrame, inputs: list[Profile], skipped, outside: pd.DataFrame | None = None
+) -> dict:
+    """launches read = analysed + not analysable (+ outside the window, for traces), with the
+    reasons counted."""
+    outside = launches.iloc[:0] if outside is None else outside
     not_ok = launches["verdict"] == verdicts.NOT_ANALYSABLE
     reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
     reasons = reasons[reasons > 0]  # a Categorical counts each of its categories
     reasons = dict(
         sorted(((str(k), int(v)) for k, v in reasons.items()), key=lambda kv: (-kv[1], kv[0]))
     )
-    return {
-        "launches_read": int(len(launches)),
+    out = {
+        "launches_read": int(len(launches) + len(outside)),
         "analysed": int((~not_ok).sum()),
         "not_analysable": int(not_ok.sum()),
         "not_analysable_reasons": reasons,
@@ -141,6 +191,9 @@ def accounting(launches: pd.DataFrame, inputs: list[Profile], skipped) -> dict:
         "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
         **coverage.accounting(launches),
     }
+    if len(outside):
+        out["outside_window"] = windows.outside(outside)
+    return out
 
 
 def per_source(launches: pd.DataFrame) -> pd.DataFrame:

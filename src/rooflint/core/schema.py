@@ -56,14 +56,25 @@ TRACE_COLUMNS = [
     "op_input_types",  # its input dtypes ("c10::BFloat16, c10::BFloat16")
     "module",  # nn.Module path ("ViTModel_0.ViTEncoder_0.ViTLayer_3")
     "activity",  # kernel, gpu_memcpy or gpu_memset
-    "stream",
-    "device_index",
     "graph_replay",  # replayed from a CUDA graph
     "flops_source",  # counters, model, or NA
     "bytes_source",  # counters, model, or NA
     "bytes_model_min",  # the operator's minimum DRAM traffic from its shapes (byte)
     "excess_traffic",  # measured DRAM bytes / bytes_model_min
+    "roof_assumed",  # an FP32 GEMM whose kernel name left its roof open: FP32 vector assumed
 ]
+# Columns of a timeline (a trace reader's): what `core.timeline` works from, in SI units.
+TIMELINE_COLUMNS = [
+    "start_s",  # when the launch started on the GPU, from the trace's first GPU activity
+    "launch_s",  # when the host issued it (the runtime call), from the same origin; NA if none
+    "kind",  # kernel, memcpy, memset or communication
+    "stream",
+    "device_index",
+    "collective",  # a communication kernel's collective (allreduce, ...)
+    "comm_bytes",  # its message size (the larger of input and output)
+    "comm_ranks",  # the size of its process group
+]
+TRACE_COLUMNS += TIMELINE_COLUMNS
 
 UNITS = {
     "duration_s": "s",
@@ -76,6 +87,9 @@ UNITS = {
     **{p: "byte/s" for p in PEAKS if p.startswith("peak_bytes")},
     "bytes_model_min": "byte",
     "excess_traffic": "ratio",
+    "start_s": "s",
+    "launch_s": "s",
+    "comm_bytes": "byte",
 }
 
 

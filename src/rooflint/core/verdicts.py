@@ -14,6 +14,9 @@ MEMORY_BOUND = "memory-bound"
 LATENCY_BOUND = "latency-bound"
 ABOVE_ROOF = "above-roof"
 NOT_ANALYSABLE = "not-analysable"
+# NCCL/RCCL collectives (a timeline's kind "communication"): data moved between GPUs, bounded by
+# the links, not by this GPU's roofs; no FLOPs, no roofline placement, never "not analysable".
+COMMUNICATION = "communication"
 # Okabe-Ito colours (distinguishable with the common colour-vision deficiencies), in the order
 # every format lists the verdicts.
 COLOURS = {
@@ -22,8 +25,10 @@ COLOURS = {
     LATENCY_BOUND: "#CC79A7",
     ABOVE_ROOF: "#000000",  # a data error: the one colour nothing else uses
     NOT_ANALYSABLE: "#7F7F7F",
+    COMMUNICATION: "#009E73",
 }
 VERDICTS = tuple(COLOURS)
+UNPLACED = (NOT_ANALYSABLE, COMMUNICATION)  # verdicts without a roofline placement
 _CODE = {verdict: code for code, verdict in enumerate(VERDICTS)}
 
 
@@ -33,17 +38,20 @@ def classify(
     analysable: np.ndarray,
     threshold: float,
     above_roof: np.ndarray | bool = False,
+    communication: np.ndarray | bool = False,
 ) -> np.ndarray:
     """Codes into VERDICTS, of a launch or a group: at or above `threshold` of its roof it is
     bound by the term that wins (memory or compute), under it latency-bound; beyond the roof by
     more than the tolerance (or holding a launch that is, `above_roof`) above-roof; not
-    analysable where `analysable` is False."""
+    analysable where `analysable` is False; communication where `communication` (collectives
+    between GPUs: no roofline placement)."""
     bound = np.where(memory_wins, _CODE[MEMORY_BOUND], _CODE[COMPUTE_BOUND])
     verdict = np.where(efficiency >= threshold, bound, _CODE[LATENCY_BOUND])
     verdict = np.where(
         (efficiency > 1 + ABOVE_ROOF_TOLERANCE) | above_roof, _CODE[ABOVE_ROOF], verdict
     )
-    return np.where(analysable, verdict, _CODE[NOT_ANALYSABLE])
+    verdict = np.where(analysable, verdict, _CODE[NOT_ANALYSABLE])
+    return np.where(communication, _CODE[COMMUNICATION], verdict)
 
 
 def names(codes: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from rooflint.core import explain, names, opgroups, report_schema, views
+from rooflint.core import explain, names, opgroups, report_schema, views, windows
 from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
@@ -88,7 +88,34 @@ def accounting_line(result) -> str:
     if acc["not_analysable_reasons"]:
         reasons = ", ".join(f"{n} {r}" for r, n in acc["not_analysable_reasons"].items())
         line += f" ({reasons})"
+    if acc.get("outside_window"):
+        line += f" + outside the window {acc['outside_window']['launches']}"
     return line
+
+
+def accounting_lines(result) -> list[str]:
+    """The accounting line, then the launches outside the window named apart."""
+    return [
+        accounting_line(result),
+        *filter(None, [windows.outside_line(result.summary.accounting)]),
+    ]
+
+
+def total_text(result) -> str:
+    """The headline's time: a timeline's busy time in its window, else the summed launch time."""
+    summary = result.summary
+    if result.timeline is not None:
+        return windows.headline(summary.numbers(), result.timeline)
+    return f"total {si(summary.total_time_s, 's')}"
+
+
+def timeline_lines(result) -> list[str]:
+    """The breakdown of the busy time, per-step time, and the launches outside the window."""
+    block = result.timeline
+    if block is None:
+        return []
+    lines = [windows.breakdown_line(block), windows.steps_line(block)]
+    return [line for line in lines if line]
 
 
 def notes(result) -> list[str]:

@@ -44,7 +44,8 @@ def summary_line(d: diffs.Diff, gates) -> str:
     t = d.totals
     outcome = verdict(gates) if gates else "PASS (no gate set)"
     line = (
-        f"{outcome} — total time {interval_text(t)} (base {si(t['time_base_s'], 's')} → "
+        f"{outcome} — {t.get('measure', 'total time')} {interval_text(t)} (base "
+        f"{si(t['time_base_s'], 's')} → "
         f"head {si(t['time_head_s'], 's')}{noise_clause(t)})"
     )
     s = t["status"]
@@ -103,7 +104,7 @@ def match_text(r: dict) -> str:
 def cells(rank: int, r: dict) -> list[str]:
     return [
         str(rank),
-        names.short_id(r["kernel"]),
+        r["id"],
         display(r),
         match_text(r),
         _pair(r, "launches", _count),

@@ -70,7 +70,7 @@ def _group(r: dict) -> dict:
     out = {
         "kernel": r["kernel"],
         "short_name": names.short_name(r["kernel"]),
-        "short_id": names.short_id(r["kernel"]),
+        "short_id": r["id"],
         "match": r["match"],
         "status": r["status"],
         "ignored": bool(r["ignored"]),

@@ -126,7 +126,7 @@ def _details(d) -> list[list[str]]:
         blocks.append(
             ["", title, "", "| id | kernel | base | head |", "| --- | --- | --- | --- |"]
             + [
-                f"| {names.short_id(r['kernel'])} | {escape(dc.display(r))} "
+                f"| {r['id']} | {escape(dc.display(r))} "
                 f"| {escape(dc.spread_text(r, 'base'))} | {escape(dc.spread_text(r, 'head'))} |"
                 for r in noisy
             ]
@@ -136,7 +136,7 @@ def _details(d) -> list[list[str]]:
         blocks.append(
             ["", "**Fuzzy matches** (check these are the same kernel)", ""]
             + [
-                f"- `{names.short_id(r['kernel'])}` {escape(_cut(r['kernel_base']))} → "
+                f"- `{r['id']}` {escape(_cut(r['kernel_base']))} → "
                 f"{escape(_cut(r['kernel_head']))} ({escape(dc.match_text(r))})"
                 for r in fuzzy
             ]
@@ -155,7 +155,7 @@ def _details(d) -> list[list[str]]:
         blocks.append(["", "**Notes**", ""] + [f"- {escape(n)}" for n in d.notes])
     blocks.append(
         ["", "**Full kernel names**", ""]
-        + [f"- `{names.short_id(r['kernel'])}` {escape(_cut(r['kernel']))}" for r in rows]
+        + [f"- `{r['id']}` {escape(_cut(r['kernel']))}" for r in rows]
     )
     return blocks
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rooflint.core import coverage, explain, units
+from rooflint.core import coverage, explain, units, windows
 from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.core.version import __version__
 from rooflint.reporters import common
@@ -103,15 +103,23 @@ def render(result, top: int | None = None, level: str = "dram", **_options) -> s
 def _summary(result) -> str:
     s = result.summary
     parts = [
-        f'<p class="summary"><b>{esc(common.si(s.total_time_s, "s"))}</b> total · '
-        f"<b>{esc(common.si(s.total_headroom_s, 's'))}</b> headroom · "
+        f'<p class="summary">{_total(result)} · '
+        f"<b>{esc(common.si(s.total_headroom_s, 's'))}</b> headroom"
+        f"{esc(windows.overlap_text(s.numbers()))} · "
         f"<b>{esc(common.pct(s.time_weighted_efficiency))}</b> time-weighted efficiency</p>",
+        *[f"<p>{esc(line)}</p>" for line in common.timeline_lines(result)],
         f"<p>Device: {esc(common.device_line(result))}</p>",
-        f"<p>{esc(common.accounting_line(result))}</p>",
+        *[f"<p>{esc(line)}</p>" for line in common.accounting_lines(result)],
     ]
     parts += [f"<p>{esc(text)}</p>"] if (text := coverage.line(result)) else []
     parts += [f'<p class="warn">{esc(w)}</p>' for w in common.warnings(result)]
     return "\n".join(parts)
+
+
+def _total(result) -> str:
+    if result.timeline is None:
+        return f"<b>{esc(common.si(result.summary.total_time_s, 's'))}</b> total"
+    return f"<b>{esc(common.total_text(result))}</b>"
 
 
 def _num(value) -> str:

@@ -106,6 +106,7 @@ def _head(result, top: int | None) -> dict:
         "accounting": result.summary.accounting,
         "notes": sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}),
         "summary": result.summary.numbers(),
+        "timeline": result.timeline,
         "kernels": [_kernel(result, row) for row in _records(kernels)],
         "per_source": _records(result.per_source()),
     }
@@ -162,7 +163,8 @@ def _encoded(column: pd.Series, is_missing: bool, key: str) -> pa.Array | None:
     """key + JSON text for every cell, null where the value is null (NA, NaN, infinities) or,
     for `missing`, an empty map: such fields are left out."""
     if len(column) > 1 and arrow_text.one_value(column):  # ceilings, the device, unmeasured
-        return _encoded(column.iloc[:1], is_missing, key)[0]  # a scalar: the same on every line
+        one = _encoded(column.iloc[:1], is_missing, key)
+        return None if one is None else one[0]  # a scalar: the same on every line
     dtype = column.dtype
     if dtype == np.float64 and not is_missing:
         return _keyed(arrow_text.floats(column.to_numpy()), key)

@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from rooflint.core import coverage, explain, names, units
+from rooflint.core import coverage, explain, names, units, windows
 from rooflint.reporters import common
 
 DEFAULT_TOP = 10
@@ -156,15 +156,25 @@ def _head(result) -> list[str]:
         summary = "No kernel launches in the input."
     else:
         summary = (
-            f"**{common.si(s.total_time_s, 's')}** total · "
-            f"**{common.si(s.total_headroom_s, 's')}** headroom · "
+            f"{_total(result)} · "
+            f"**{common.si(s.total_headroom_s, 's')}** headroom"
+            f"{escape(windows.overlap_text(s.numbers()))} · "
             f"**{common.pct(s.time_weighted_efficiency)}** time-weighted efficiency · "
             f"device: {escape(common.device_line(result))}"
         )
-    lines = ["### rooflint report", "", summary, "", escape(common.accounting_line(result))]
+    lines = ["### rooflint report", "", summary]
+    lines += [x for line in common.timeline_lines(result) for x in ("", escape(line))]
+    lines += [x for line in common.accounting_lines(result) for x in ("", escape(line))]
     lines += ["", escape(text)] if (text := coverage.line(result)) else []
     lines += [f"\n**Warning: {escape(w)}**" for w in common.warnings(result)]
     return lines
+
+
+def _total(result) -> str:
+    """ "**906 ms** total", or on a timeline "**busy 31.9 ms of the 34.9 ms window ...**"."""
+    if result.timeline is None:
+        return f"**{common.si(result.summary.total_time_s, 's')}** total"
+    return f"**{escape(common.total_text(result))}**"
 
 
 def _text(value) -> str:

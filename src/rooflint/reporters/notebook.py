@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from rooflint.core import names
+from rooflint.core import names, windows
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import device_description
 from rooflint.core.warnings import warnings
@@ -32,6 +32,10 @@ def text(result) -> str:
     return line + (f"; {warned} warning(s)" if warned else "") + ">"
 
 
+def _outside(acc: dict) -> bool:
+    return bool(acc.get("outside_window"))
+
+
 def html(result, top: int = TOP) -> str:
     """The summary, the warnings and the top kernel groups as an HTML fragment."""
     s = result.summary
@@ -41,8 +45,15 @@ def html(result, top: int = TOP) -> str:
         f"{escape(si(s.total_headroom_s, 's'))} headroom, "
         f"{escape(pct(s.time_weighted_efficiency))} time-weighted efficiency on "
         f"{escape(device_description(result))}<br>launches read {acc['launches_read']} = "
-        f"analysed {acc['analysed']} + not analysable {acc['not_analysable']}</p>"
+        f"analysed {acc['analysed']} + not analysable {acc['not_analysable']}"
+        + (f" + outside the window {acc['outside_window']['launches']}" if _outside(acc) else "")
+        + "</p>"
     ]
+    block = result.timeline
+    if block is not None:  # a trace: its window's busy time and breakdown lead
+        lines = [windows.headline(s.numbers(), block), windows.breakdown_line(block)]
+        lines += [x for x in [windows.steps_line(block), windows.outside_line(acc)] if x]
+        parts.insert(0, "<p>" + "<br>".join(escape(x) for x in lines) + "</p>")
     parts += [f'<p style="color:#a33"><b>Warning:</b> {escape(w)}</p>' for w in warnings(result)]
     head = ["#", "kernel", "launches", "time", "share", "verdict", "efficiency", "headroom"]
     rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]

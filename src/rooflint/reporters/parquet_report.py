@@ -134,8 +134,10 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         columns = LAUNCH_COLUMNS + schema.TRACE_COLUMNS  # the trace's only in a trace report
         frame, columns = launches, [c for c in columns if c in launches.columns]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
-        types = {c: pa.int64() for c in [*schema.INT_COLUMNS, "stream", "device_index"]}
-        types["graph_replay"] = pa.bool_()
+        types = {
+            c: pa.int64() for c in [*schema.INT_COLUMNS, "stream", "device_index", "comm_ranks"]
+        }
+        types["graph_replay"] = types["roof_assumed"] = pa.bool_()
     else:
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
     fields, arrays = [], []

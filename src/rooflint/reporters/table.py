@@ -6,7 +6,7 @@ optional columns go when the name would get too narrow, and long lines wrap.
 
 from __future__ import annotations
 
-from rooflint.core import coverage, units
+from rooflint.core import coverage, units, windows
 from rooflint.reporters import common, terminal
 
 COLUMNS = [
@@ -45,10 +45,11 @@ def _head(result) -> list[str]:
     """The summary line, the accounting, then every warning."""
     s = result.summary
     lines = [
-        f"rooflint: total {common.si(s.total_time_s, 's')}, headroom "
-        f"{common.si(s.total_headroom_s, 's')}, time-weighted efficiency "
-        f"{common.pct(s.time_weighted_efficiency)} on {common.device_line(result)}",
-        common.accounting_line(result),
+        f"rooflint: {common.total_text(result)}, headroom "
+        f"{common.si(s.total_headroom_s, 's')}{windows.overlap_text(s.numbers())}, time-weighted "
+        f"efficiency {common.pct(s.time_weighted_efficiency)} on {common.device_line(result)}",
+        *common.timeline_lines(result),
+        *common.accounting_lines(result),
     ]
     lines += [text for text in [coverage.line(result)] if text]
     lines += [f"WARNING: {w}" for w in common.warnings(result)]
