@@ -76,7 +76,8 @@ def _same_gpu(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 def names_agree(a: str, b: str) -> bool:
     """ "NVIDIA H200" and "H200": one's words are all in the other's."""
     words_a, words_b = set(a.lower().split()), set(b.lower().split())
-    words_a.discard("nvidia"), words_b.discard("nvidia")
+    words_a.discard("nvidia")
+    words_b.discard("nvidia")
     return words_a <= words_b or words_b <= words_a
 
 

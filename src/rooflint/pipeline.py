@@ -17,6 +17,7 @@ import pandas as pd
 from rooflint import diffruns, hardware, inputs, join, parsers, saved
 from rooflint.core import analysis, families, gates, ranking, schema, timeline, verdicts, windows
 from rooflint.core import diff as diffs
+from rooflint.core.device import Device
 from rooflint.core.errors import InputError, RooflintError, UsageError
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
@@ -91,7 +92,10 @@ def build(
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
-    devices, uses = [], {}  # devices: (device, launch count) of each profile, in input order
+    devices: list[
+        tuple[Device | None, int]
+    ] = []  # (device, launch count) of each profile, in order
+    uses: dict[str | None, DeviceUse] = {}
     user = _user_ceilings(options)
     for profile in profiles:
         device, provenance, ident = _device_for(profile, options, user)

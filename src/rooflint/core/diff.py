@@ -297,7 +297,7 @@ _ROW_COLUMNS = (
 
 
 def _row(base: pd.DataFrame, head: pd.DataFrame, b, h, how: str) -> dict:
-    row = {"match": how}
+    row: dict[str, object] = {"match": how}
     for side, frame, i in (("base", base, b), ("head", head, h)):
         for f in SIDE_FIELDS:
             row[f"{f}_{side}"] = frame.at[i, f] if i is not None else None
@@ -371,7 +371,7 @@ def unique_ids(rows: pd.DataFrame) -> list[str]:
         f"{r.get('grid_head') or r.get('grid_base')} {r.get('block_head') or r.get('block_base')}"
         for r in rows.to_dict("records")
     ]
-    ids, nth = list(base), Counter()
+    ids, nth = list(base), Counter[str]()
     for i in sorted(
         (i for i, b in enumerate(base) if counts[b] > 1), key=lambda i: (base[i], config[i], i)
     ):

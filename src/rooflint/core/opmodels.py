@@ -279,10 +279,13 @@ def normalisation(flops_per_element: float) -> Callable:
     return per_element(flops_per_element, output_like_first=True)
 
 
+_NO_TENSOR: tuple = (None, None)  # (dims, dtype) of an operator with no tensor input
+
+
 def reduction(dims, types, concrete) -> Work | None:
     """Sum/mean/max: 1 FLOP per input element; bytes = the input (the output is at most as big,
     left out: the bound stays a minimum)."""
-    (x, tx), *_ = _tensors(dims, types) or [(None, None)]
+    (x, tx), *_ = _tensors(dims, types) or [_NO_TENSOR]
     if x is None:
         return None
     precision = "fp64" if _precision(tx) == "fp64" else "fp32"
@@ -349,7 +352,7 @@ def element_bytes(kernel: str) -> int | None:
 
 def logical_reduction(dims, types, concrete) -> Work | None:
     """aten::all / aten::any(x): no FLOPs (logic, not arithmetic); bytes = the input."""
-    (x, tx), *_ = _tensors(dims, types) or [(None, None)]
+    (x, tx), *_ = _tensors(dims, types) or [_NO_TENSOR]
     return None if x is None else Work(0.0, "vector", "fp32", _size(x, tx))
 
 

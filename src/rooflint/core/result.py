@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import analysis, coverage, display, schema, verdicts, windows
+from rooflint.core.device import Device
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
 
@@ -19,7 +20,7 @@ LAUNCH_COLUMNS = list(dict.fromkeys(schema.COLUMNS + analysis.RESULT_COLUMNS + [
 class DeviceUse:
     """A device as used for some inputs: its final ceilings and where each came from."""
 
-    device: object  # rooflint.hardware.Device, or None when no ceilings could be found
+    device: Device | None  # None when no ceilings could be found
     provenance: list[str]
     sources: list[str]
     # The device each source was analysed with: same id, but each profile's own clock and peaks.

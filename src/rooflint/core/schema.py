@@ -208,7 +208,7 @@ def mark_missing(frame: pd.DataFrame, reasons: dict[str, str | Missing]) -> pd.D
     "quantity: reason; quantity: reason", and `missing_codes` gains each entry's code.
     """
     entries = _Entries(frame)
-    kinds = {}  # "ops" quantities share the vector/matrix NA masks: worked out once
+    kinds: dict = {}  # "ops" quantities share the vector/matrix NA masks: worked out once
     for quantity, reason in reasons.items():
         na = _quantity_na(frame, quantity, kinds)
         if na.any():
