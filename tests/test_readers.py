@@ -139,9 +139,12 @@ def test_in_a_run_of_a_trace_and_a_csv_the_locale_reaches_the_csv_alone(tmp_path
     assert [path for path, _ in unsettled.skipped] == [str(csv)]  # read without a locale: refused
     settled = rooflint.report(str(TRACE), str(csv), locale="en_US")
     assert settled.skipped == []
-    # the CSV is read and paired with the trace; its one kernel ("k") is none of the trace's
-    (trace,) = settled.inputs
-    assert f"counters from {csv} filled 0 of its 1 launches" in " ".join(trace.notes)
+    # the CSV is read; its one kernel ("k") is none of the trace's, so it is no counter export
+    # of the trace's run (join.SAME_RUN) and is reported on its own, its launch not lost
+    trace, counters = settled.inputs
+    assert trace.format == "pytorch-trace"
+    assert counters.launches["kernel"].tolist() == ["k"]
+    assert counters.launches["duration_s"].tolist() == [84480e-9]  # en_US: 84,480 ns
 
 
 # --- what a reader carries ----------------------------------------------------------------
