@@ -36,6 +36,7 @@ class Point:
     intensity: float  # NaN for zero-FLOP kernels
     flops_per_s: float
     bytes_per_s: float  # at the chart's level
+    duration_s: float
     time_share: float
     verdict: str
     efficiency: float
@@ -102,6 +103,7 @@ def chart_data(result, level: str = "dram", top: int | None = None) -> ChartData
             float(row.x) if row.flops > 0 else math.nan,
             float(row.y),
             float(row.bytes_per_s),
+            float(row.duration_s),
             _float(row.time_share),
             str(row.verdict),
             _float(row.efficiency),
@@ -264,7 +266,7 @@ def _roofs(result, level: str, x_range) -> tuple[list[Roof], list[str]]:
             roofs_label = " / ".join(explain.roof_label(c, device.vendor) for c in same)
             label = f"{prefix}{roofs_label} {common.si(peak, units.shown('compute', same[0]))}"
             if ridge is not None:
-                label += f", ridge {ridge:.3g} FLOP/B"
+                label += f", ridge {common.ratio(ridge)} FLOP/B"
             if reference:
                 label += " (for reference: no kernel here has FLOPs)"
             roofs.append(

@@ -32,8 +32,10 @@ class _Log:
         return [10.0**e for e in range(math.ceil(self.lo), math.floor(self.hi) + 1)]
 
 
-def svg(data: ChartData) -> str:
-    """The roofline as inline SVG: roofs, points with a <title> each (hover), labels, strip."""
+def svg(data: ChartData, links: dict[str, str] | None = None) -> str:
+    """The roofline as inline SVG: roofs, points with a <title> each (hover), labels, strip.
+    `links` maps a point's id to the id of its row in the page: the point links there."""
+    links = links or {}
     box = _main_box(data)
     x0, y0, x1, y1 = box
     sx, sy = _Log(*data.x_range, x0, x1), _Log(*data.y_range, y1, y0)
@@ -77,11 +79,13 @@ def svg(data: ChartData) -> str:
         lambda p: sy(p.flops_per_s),
         "FLOP/s",
         box,
+        links,
         obstacles,
+        data.level,
     )
     out.append("</g>")
     if data.zero_flop:
-        out += _strip(data)
+        out += _strip(data, links)
     out += _verdict_key(data, box)
     out.append("</svg>")
     return "\n".join(out)
@@ -123,33 +127,50 @@ def _radius(point: Point, n: int) -> float:
     return (2.0 if n > 200 else 4.0) + 22 * math.sqrt(max(share, 0.0))
 
 
+def hover(p: Point, unit: str, level: str) -> str:
+    """A point's details, one line each (escaped apart: esc shows a line break in a name
+    escaped): which kernel, its time, where it sits, its verdict and efficiency."""
+    where = (
+        f"{common.ratio(p.intensity)} FLOP/byte ({LEVELS[level]})"
+        if p.intensity == p.intensity
+        else "0 FLOP"
+    )
+    value = p.flops_per_s if unit == "FLOP/s" else p.bytes_per_s
+    return "\n".join(
+        esc(line)
+        for line in (
+            f"#{p.rank} {p.label} {p.full_name}",
+            f"time {common.si(p.duration_s, 's')} ({common.pct(p.time_share, 1)} of the total)",
+            f"{where}, {common.si(value, unit)}",
+            f"{p.verdict}, {common.pct(p.efficiency)} of its roof",
+        )
+    )
+
+
 def _points(
-    points: list[Point], fx, fy, unit: str, frame, obstacles: list | None = None
+    points: list[Point],
+    fx,
+    fy,
+    unit: str,
+    frame,
+    links: dict[str, str],
+    obstacles: list | None = None,
+    level: str = "dram",
 ) -> list[str]:
-    """Markers (each with a hover <title>) and the labelled ones' ids, placed clear of each
-    other."""
+    """Markers (each with a hover <title>, linked to its table row when it has one) and the
+    labelled ones' ids, placed clear of each other."""
     n = len(points)
     opacity = "0.85" if n <= 200 else "0.4"
     out = []
     for p in sorted(points, key=lambda p: -(p.time_share if p.time_share == p.time_share else 0)):
         x, y = fx(p), fy(p)
-        value = p.flops_per_s if unit == "FLOP/s" else p.bytes_per_s
-        where = (
-            f"{common.si(p.intensity)} FLOP/byte, " if p.intensity == p.intensity else "0 FLOP, "
-        )
-        hover = "\n".join(  # esc shows a line break in the name escaped: each line apart
-            esc(line)
-            for line in (
-                f"#{p.rank} {p.label} {p.full_name}",
-                f"{where}{common.si(value, unit)}, {common.pct(p.time_share, 1)} of time, "
-                f"{p.verdict}, {common.pct(p.efficiency)} of roof",
-            )
-        )
-        out.append(
+        marker = (
             f'<circle class="pt" cx="{x:.1f}" cy="{y:.1f}" r="{_radius(p, n):.1f}" '
             f'fill="{VERDICT_COLOURS.get(p.verdict, "#777")}" fill-opacity="{opacity}" '
-            f'stroke="#fff" stroke-width="0.5"><title>{hover}</title></circle>'
+            f'stroke="#fff" stroke-width="0.5"><title>{hover(p, unit, level)}</title></circle>'
         )
+        target = links.get(p.label)
+        out.append(f'<a href="#{esc(target)}">{marker}</a>' if target else marker)
     labelled = sorted((p for p in points if p.labelled), key=lambda p: p.rank)
     taken = list(obstacles or [])
     taken += [_around(fx(p), fy(p), _radius(p, n)) for p in labelled]
@@ -218,7 +239,7 @@ def _overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _strip(data: ChartData) -> list[str]:
+def _strip(data: ChartData, links: dict[str, str]) -> list[str]:
     x0, y0, x1, y1 = STRIP
     sy = _Log(*data.strip_range, y1, y0)
     out = [
@@ -246,6 +267,8 @@ def _strip(data: ChartData) -> list[str]:
         lambda p: sy(p.bytes_per_s),
         "B/s",
         STRIP,
+        links,
+        level=data.level,
     )
     return out
 
