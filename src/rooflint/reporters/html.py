@@ -232,7 +232,9 @@ def _unplaced(data: ChartData) -> str:
     if len(data.unplaced) > 50:
         items.append(f"<li>… and {len(data.unplaced) - 50} more (see the table)</li>")
     items += [f"<li>{esc(n)}</li>" for n in data.notes]
-    return (
-        f"<details><summary>Not on the chart ({len(data.unplaced)} kernel group(s))</summary>"
-        f"<ul>{''.join(items)}</ul></details>"
+    title = (
+        f"Not on the chart ({len(data.unplaced)} kernel group(s))"
+        if data.unplaced
+        else f"Chart notes ({len(data.notes)})"
     )
+    return f"<details><summary>{esc(title)}</summary><ul>{''.join(items)}</ul></details>"

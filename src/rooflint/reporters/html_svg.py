@@ -50,7 +50,7 @@ def svg(data: ChartData, links: dict[str, str] | None = None) -> str:
     out += _grid(sx, sy, box, lambda v: f"{v:g}", lambda v: common.si(v, "FLOP/s"))
     out.append(
         f'<text x="{(x0 + x1) / 2}" y="{y1 + 40}" text-anchor="middle" font-size="13">'
-        f"arithmetic intensity (FLOP per {LEVELS[data.level]} byte)</text>"
+        f"{esc(data.axis_label)}</text>"
     )
     out.append(
         f'<text transform="translate({x0 - 86},{(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" '
@@ -81,7 +81,6 @@ def svg(data: ChartData, links: dict[str, str] | None = None) -> str:
         box,
         links,
         obstacles,
-        data.level,
     )
     out.append("</g>")
     if data.zero_flop:
@@ -127,11 +126,11 @@ def _radius(point: Point, n: int) -> float:
     return (2.0 if n > 200 else 4.0) + 22 * math.sqrt(max(share, 0.0))
 
 
-def hover(p: Point, unit: str, level: str) -> str:
+def hover(p: Point, unit: str) -> str:
     """A point's details, one line each (escaped apart: esc shows a line break in a name
     escaped): which kernel, its time, where it sits, its verdict and efficiency."""
     where = (
-        f"{common.ratio(p.intensity)} FLOP/byte ({LEVELS[level]})"
+        f"{common.ratio(p.intensity)} FLOP/byte ({LEVELS[p.level]})"
         if p.intensity == p.intensity
         else "0 FLOP"
     )
@@ -155,19 +154,21 @@ def _points(
     frame,
     links: dict[str, str],
     obstacles: list | None = None,
-    level: str = "dram",
 ) -> list[str]:
     """Markers (each with a hover <title>, linked to its table row when it has one) and the
     labelled ones' ids, placed clear of each other."""
     n = len(points)
     opacity = "0.85" if n <= 200 else "0.4"
-    out = []
+    out = _ties(points, fx, fy)
     for p in sorted(points, key=lambda p: -(p.time_share if p.time_share == p.time_share else 0)):
-        x, y = fx(p), fy(p)
-        marker = (
-            f'<circle class="pt" cx="{x:.1f}" cy="{y:.1f}" r="{_radius(p, n):.1f}" '
-            f'fill="{VERDICT_COLOURS.get(p.verdict, "#777")}" fill-opacity="{opacity}" '
-            f'stroke="#fff" stroke-width="0.5"><title>{hover(p, unit, level)}</title></circle>'
+        marker = _marker(
+            p.level,
+            fx(p),
+            fy(p),
+            _radius(p, n),
+            f'class="pt" fill="{VERDICT_COLOURS.get(p.verdict, "#777")}" '
+            f'fill-opacity="{opacity}" stroke="#fff" stroke-width="0.5"',
+            f"<title>{hover(p, unit)}</title>",
         )
         target = links.get(p.label)
         out.append(f'<a href="#{esc(target)}">{marker}</a>' if target else marker)
@@ -192,6 +193,40 @@ def _points(
             f'<text x="{x0 + 2:.1f}" y="{y1 - 3:.1f}" font-size="11" font-family="monospace">'
             f"{esc(p.label)}</text>"
         )
+    return out
+
+
+def _marker(level: str, x: float, y: float, r: float, paint: str, title: str) -> str:
+    """A point's marker: a circle at DRAM, a square at L2, a triangle at L1 (chart.MARKERS)."""
+    if level == "l2":
+        side = r * 1.6
+        return (
+            f'<rect x="{x - side / 2:.1f}" y="{y - side / 2:.1f}" width="{side:.1f}" '
+            f'height="{side:.1f}" {paint}>{title}</rect>'
+        )
+    if level == "l1":
+        h = r * 1.9
+        corners = f"{x:.1f},{y - h * 0.6:.1f} {x - h * 0.58:.1f},{y + h * 0.4:.1f} "
+        corners += f"{x + h * 0.58:.1f},{y + h * 0.4:.1f}"
+        return f'<polygon points="{corners}" {paint}>{title}</polygon>'
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}" {paint}>{title}</circle>'
+
+
+def _ties(points: list[Point], fx, fy) -> list[str]:
+    """On a hierarchical chart, a thin line through each group's points (one FLOP/s, an
+    intensity per level), in its verdict's colour."""
+    by_group: dict[int, list[Point]] = {}
+    for p in points:
+        by_group.setdefault(p.rank, []).append(p)
+    out = []
+    for group in by_group.values():
+        if len(group) > 1:
+            xs = [fx(p) for p in group]
+            out.append(
+                f'<line x1="{min(xs):.1f}" y1="{fy(group[0]):.1f}" x2="{max(xs):.1f}" '
+                f'y2="{fy(group[0]):.1f}" stroke="{VERDICT_COLOURS.get(group[0].verdict, "#777")}" '
+                'stroke-width="1" stroke-opacity="0.6"/>'
+            )
     return out
 
 
@@ -247,7 +282,7 @@ def _strip(data: ChartData, links: dict[str, str]) -> list[str]:
         'stroke="#333"/>',
         f'<text x="{(x0 + x1) / 2}" y="{y0 - 8}" text-anchor="middle" font-size="12">0 FLOP</text>',
         f'<text transform="translate({x0 - 68},{(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" '
-        f'font-size="12">zero-FLOP kernels: {LEVELS[data.level]} byte/s</text>',
+        f'font-size="12">zero-FLOP kernels: {data.level_names} byte/s</text>',
     ]
     for v in sy.decades():
         out.append(
@@ -268,7 +303,6 @@ def _strip(data: ChartData, links: dict[str, str]) -> list[str]:
         "B/s",
         STRIP,
         links,
-        level=data.level,
     )
     return out
 
@@ -282,6 +316,11 @@ def _verdict_key(data: ChartData, box) -> list[str]:
         out.append(f'<circle cx="{x + 5}" cy="22" r="5" fill="{VERDICT_COLOURS[verdict]}"/>')
         out.append(f'<text x="{x + 14}" y="26" font-size="12">{esc(verdict)}</text>')
         x += 30 + 7.2 * len(verdict)
+    if data.hierarchical:
+        for level in data.levels:
+            out.append(_marker(level, x + 5, 21, 5, 'fill="#777"', ""))
+            out.append(f'<text x="{x + 14}" y="26" font-size="12">{esc(LEVELS[level])}</text>')
+            x += 30 + 7.2 * len(LEVELS[level])
     out.append(
         f'<text x="{box[2]}" y="{H - 4}" font-size="11" text-anchor="end" fill="#666">'
         "marker area ∝ share of time; hover a marker for details</text>"
