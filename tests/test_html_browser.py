@@ -8,6 +8,7 @@ reason, where selenium, chromium or chromedriver is missing (`.ci/run` installs 
 
 from __future__ import annotations
 
+import base64
 import shutil
 
 import pytest
@@ -28,6 +29,7 @@ if CHROMIUM is None or DRIVER is None:
 
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.print_page_options import PrintOptions  # noqa: E402
 
 TRAIN = FIXTURES / "kineto" / "h200-train-trace.json.gz"
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
@@ -186,3 +188,24 @@ def test_the_page_loads_nothing_and_its_script_passes_its_own_policy(browser, pa
     assert problems == []
     resources = browser.execute_script("return performance.getEntriesByType('resource').length")
     assert resources == 0
+
+
+def test_printed_on_a4_the_table_fits_and_the_controls_go(browser, pages):
+    _open(browser, pages, "train", width=794)  # A4 portrait at 96 px per inch
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        shown = browser.execute_script(
+            "return ['.tools', '#tip']"
+            ".map(s => getComputedStyle(document.querySelector(s)).display)"
+        )
+        assert shown == ["none", "none"]
+        table, inner = browser.execute_script(
+            "return [document.getElementById('kernels').getBoundingClientRect().width,"
+            " window.innerWidth]"
+        )
+        assert table <= inner
+        options = PrintOptions()
+        options.page_width, options.page_height = 21.0, 29.7
+        assert base64.b64decode(browser.print_page(options))[:5] == b"%PDF-"
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})

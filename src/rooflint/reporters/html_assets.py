@@ -35,7 +35,9 @@ svg .pt:hover,svg a:focus .pt{stroke:#000;stroke-width:1.5}
 #tip{position:fixed;display:none;pointer-events:none;z-index:2;max-width:560px;padding:5px 8px;
 background:#222;color:#fff;border-radius:4px;font-size:12px;white-space:pre-line}
 @media print{body{max-width:none;margin:0;padding:0;font-size:11px}.tools,#tip{display:none}
-th{position:static}#kernels tbody{break-inside:avoid}h2,h3{break-after:avoid}svg{break-inside:avoid}
+table{font-size:9px}th,td{padding:2px 3px}code,.id,.full{font-size:8.5px}
+td.name{min-width:0}th{position:static}#kernels tbody{break-inside:avoid}
+#kernels tr.why td{font-size:9px;padding-left:2.5em}h2,h3{break-after:avoid}svg{break-inside:avoid}
 a{color:inherit;text-decoration:none}}
 """
 
