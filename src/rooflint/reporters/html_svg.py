@@ -11,6 +11,11 @@ from rooflint.reporters.common import esc
 
 W, H = 960, 536
 STRIP = (84, 40, 184, 460)  # x0, y0, x1, y1 of the zero-FLOP strip, when there is one
+# Text over the points: a white outline keeps it readable, and the pointer reaches the points.
+HALO = (
+    'stroke="#fff" stroke-width="3" stroke-opacity="0.85" paint-order="stroke" '
+    'pointer-events="none"'
+)
 
 
 def _main_box(data: ChartData) -> tuple[int, int, int, int]:
@@ -47,7 +52,7 @@ def svg(data: ChartData, links: dict[str, str] | None = None) -> str:
         f'height="{y1 - y0}"/></clipPath></defs>',
         f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="#fff" stroke="#333"/>',
     ]
-    out += _grid(sx, sy, box, lambda v: f"{v:g}", lambda v: common.si(v, "FLOP/s"))
+    out += _grid(sx, sy, box, _decade, lambda v: common.si(v, "FLOP/s"))
     out.append(
         f'<text x="{(x0 + x1) / 2}" y="{y1 + 40}" text-anchor="middle" font-size="13">'
         f"{esc(data.axis_label)}</text>"
@@ -57,7 +62,7 @@ def svg(data: ChartData, links: dict[str, str] | None = None) -> str:
         'font-size="13">achieved FLOP/s</text>'
     )
     out.append('<g clip-path="url(#plot)">')
-    obstacles = []
+    obstacles, texts = [], []  # roof labels go on top of the points, with a white halo
     for roof in data.roofs:
         (ax, ay), (bx, by) = roof.start, roof.end
         colour = "#222" if roof.kind == "compute" else "#555"
@@ -66,13 +71,13 @@ def svg(data: ChartData, links: dict[str, str] | None = None) -> str:
             f'stroke="{colour}" stroke-width="2"><title>{esc(roof.label)}</title></line>'
         )
         if roof.kind == "compute":
-            out.append(
-                f'<text x="{x1 - 6}" y="{sy(ay) - 5:.1f}" text-anchor="end" font-size="11">'
-                f"{esc(roof.label)}</text>"
+            texts.append(
+                f'<text x="{x1 - 6}" y="{sy(ay) - 5:.1f}" text-anchor="end" font-size="11" '
+                f"{HALO}>{esc(roof.label)}</text>"
             )
             obstacles.append((x1 - 6 - 6.6 * len(roof.label), sy(ay) - 18, x1 - 6, sy(ay) - 1))
         else:
-            out.append(_slope_text(roof, sx, sy))
+            texts.append(_slope_text(roof, sx, sy))
     out += _points(
         data.points,
         lambda p: sx(p.intensity),
@@ -82,12 +87,19 @@ def svg(data: ChartData, links: dict[str, str] | None = None) -> str:
         links,
         obstacles,
     )
+    out += texts
     out.append("</g>")
     if data.zero_flop:
         out += _strip(data, links)
     out += _verdict_key(data, box)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _decade(value: float) -> str:
+    """An intensity tick: 0.001 … 100000 as plain numbers, beyond as 1e6, 1e-4."""
+    exponent = round(math.log10(value))
+    return f"{value:g}" if -3 <= exponent <= 5 else f"1e{exponent}"
 
 
 def _grid(sx: _Log, sy: _Log, box, fx, fy) -> list[str]:
@@ -116,7 +128,7 @@ def _slope_text(roof, sx: _Log, sy: _Log) -> str:
     mx = math.sqrt(ax * bx)  # halfway along the segment on a log axis
     px, py = sx(mx), sy(roof.value * mx)
     return (
-        f'<text x="{px:.1f}" y="{py - 6:.1f}" font-size="11" text-anchor="middle" '
+        f'<text x="{px:.1f}" y="{py - 6:.1f}" font-size="11" text-anchor="middle" {HALO} '
         f'transform="rotate({angle:.2f} {px:.1f} {py:.1f})">{esc(roof.label)}</text>'
     )
 
@@ -187,10 +199,11 @@ def _points(
         )
         out.append(
             f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" '
-            'fill="#fff" fill-opacity="0.8" rx="2"/>'
+            'fill="#fff" fill-opacity="0.8" rx="2" pointer-events="none"/>'
         )
         out.append(
-            f'<text x="{x0 + 2:.1f}" y="{y1 - 3:.1f}" font-size="11" font-family="monospace">'
+            f'<text x="{x0 + 2:.1f}" y="{y1 - 3:.1f}" font-size="11" font-family="monospace" '
+            'pointer-events="none">'
             f"{esc(p.label)}</text>"
         )
     return out
