@@ -4,6 +4,8 @@
 
 Writes benchmarks/screenshots/NAME-WIDTH.png: the first screen (summary and chart) and the
 kernel table's first rows, as a browser window WIDTH pixels wide (default 1400) shows them.
+Beside them, h200-block-hierarchical.png is the hierarchical chart of the H200 block export:
+    rooflint plot fixtures/ncu/h200-block-raw-stdout.csv --level dram,l2,l1 -o FILE.png
 """
 
 from __future__ import annotations
