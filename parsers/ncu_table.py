@@ -16,7 +16,7 @@ from rooflint.core import schema
 from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
-from .ncu_lines import Loose, opens_quote
+from .ncu_lines import Loose, Spanning, opens_quote
 from .ncu_locale import NO_VALUE_CELLS
 
 EXPORT_HINT = (
@@ -92,6 +92,10 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
     def rows_of(piece, read, *options):
         """read(buffer, *options) of the piece's rows; a Loose piece is read as it is when the
         parser refuses each other line in it and reads as many records as it has lines."""
+        if isinstance(piece, Spanning):  # a line end inside a quoted cell: Arrow told so
+            reading, _, convert = options[0]
+            spanning = (reading, parse_options(on_invalid, spanning=True), convert)
+            return read(piece, spanning, *options[1:])
         if not isinstance(piece, Loose):
             return read(piece, *options)
         seen, before = len(ragged), records[0]
@@ -113,7 +117,9 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
         if not piece:
             continue
         if first and typed is not None:
+            spanning = isinstance(piece, Spanning)
             units, piece = _units_row(piece)
+            piece = Spanning(piece) if spanning else piece
             if units:
                 take(_read_csv(units, text, source))
             typed = None if _grouped(piece) else typed
@@ -161,10 +167,11 @@ def _options(names: list[str], keep: list[str], on_invalid, numbers: list[str]) 
     )
 
 
-def parse_options(on_invalid) -> pacsv.ParseOptions:
-    """How every row is split: a line is a row (no line end inside a quoted cell), and a line
-    of another number of fields goes to `on_invalid`."""
-    return pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False)
+def parse_options(on_invalid, spanning: bool = False) -> pacsv.ParseOptions:
+    """How every row is split: a line is a row (no line end inside a quoted cell, unless
+    `spanning`: rows that `ncu_lines` found running on past a line end), and a line of another
+    number of fields goes to `on_invalid`."""
+    return pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=spanning)
 
 
 def refused(lines: bytes, width: int) -> bool:

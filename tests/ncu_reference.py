@@ -1,6 +1,7 @@
 """The reference ncu CSV reader: the per-cell reader rooflint shipped before one vectorised
 reader replaced it (parsers/ncu_csv.py at commit a6a6ea3, its general path, unchanged but for
-this docstring, the imports and the removed fast path). Tests compare the reader with it."""
+this docstring, the imports and the removed fast path; since issue 33 a line that continues a
+quoted cell left open is a row's, `_body`). Tests compare the reader with it."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def read(path, locale: str | None = None, **_options) -> Profile:
             f"header line without the {', '.join(map(repr, lacking))} column(s); {EXPORT_HINT}",
             path=source,
         )
-    body = [line for line in lines[start:] if line.startswith('"')]
+    body = [lines[start], *_body(lines[start + 1 :])]
     cut = _cut_short(text, body, len(header))
     if cut:
         body = body[:-1]
@@ -110,6 +111,24 @@ def read(path, locale: str | None = None, **_options) -> Profile:
             "(each launch's notes name the quantity)"
         )
     return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
+
+
+def _body(lines: list[str]) -> list[str]:
+    """The quoted lines, and the lines that continue a quoted cell a row before them left
+    open (a line break in a kernel name; issue 33): a whole row (an even count of quotes)
+    closes every cell, an odd one opens a cell or closes the open one, a continuing line
+    flips it by its own count."""
+    body: list[str] = []
+    open_ = False
+    for line in lines:
+        odd = line.count('"') % 2 == 1
+        if line.startswith('"'):
+            body.append(line)
+            open_ = odd and not open_
+        elif open_:
+            body.append(line)
+            open_ = not odd
+    return body
 
 
 def _name_devices(launches: pd.DataFrame, body: list[str], notes: list[str]) -> None:
@@ -207,7 +226,8 @@ def _parse(body: list[str], header: list[str], source: str) -> tuple[pa.Table, l
             io.BytesIO(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(
-                invalid_row_handler=on_invalid, newlines_in_values=False
+                invalid_row_handler=on_invalid,
+                newlines_in_values=any(not line.startswith('"') for line in body[1:]),
             ),
             convert_options=pacsv.ConvertOptions(
                 column_types={n: pa.string() for n in keep},

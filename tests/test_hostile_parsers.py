@@ -1,0 +1,77 @@
+"""Damaged and hostile inputs at the parsers (issue 33): each test builds its bad input in
+tmp_path from a bundled export, and checks that no launch is merged, invented or lost without a
+word."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from rooflint import parsers
+from rooflint.parsers import ncu_lines
+from tests.helpers import A100, FIXTURES, raw_rows, write_raw
+
+H200_BLOCK = FIXTURES / "ncu" / "h200-block-raw-stdout.csv"  # 20 launches among app prints
+BREAKS = ["\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x85", "\u2028", "\u2029"]
+
+
+def _with_name(rows: list[list[str]], row: int, name: str) -> list[list[str]]:
+    k = rows[0].index("Kernel Name")
+    rows[row][k] = name
+    return rows
+
+
+def _csv(rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
+# --- item 2: a line break inside a quoted kernel name ------------------------------------------
+
+
+@pytest.mark.parametrize("brk", BREAKS)
+@pytest.mark.parametrize("where", ["middle", "start", "end"])
+@pytest.mark.parametrize("piece", [None, 2000])
+def test_line_break_in_a_quoted_kernel_name_keeps_every_launch(tmp_path, brk, where, piece):
+    # h200-block-raw-stdout.csv: 20 launches (header, units row, 20 rows: counted in the file)
+    prelude, rows = raw_rows(H200_BLOCK)
+    assert len(rows) == 22
+    k = rows[0].index("Kernel Name")
+    name = rows[4][k]
+    broken = {"middle": name[:5] + brk + name[5:], "start": brk + name, "end": name + brk}[where]
+    path = write_raw(tmp_path / "broken.csv", prelude, _with_name(rows, 4, broken))
+    whole = ncu_lines.PIECE_BYTES
+    ncu_lines.PIECE_BYTES = piece or whole
+    try:
+        profile = parsers.read(path)
+    finally:
+        ncu_lines.PIECE_BYTES = whole
+    launches = profile.launches
+    assert len(launches) == 20
+    assert launches["launch_id"].tolist() == [int(r[0]) for r in rows[2:]]
+    # the name keeps both sides of the break (every break reads as "\n", as splitlines gives it)
+    assert launches["kernel"].iloc[2] == broken.replace("\r\n", "\n").replace(brk, "\n")
+    assert not profile.repairs
+
+
+def test_line_break_in_a_kernel_name_on_a_details_page(tmp_path):
+    # a100-gemm-details.csv: 11 launches; every metric row of launch ID 0 gets the broken name
+    lines = A100.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.reader(lines[start:]))
+    k = rows[0].index("Kernel Name")
+    first = rows[1][0]
+    for row in rows[1:]:
+        if row[0] == first:
+            row[k] = row[k][:4] + "\n" + row[k][4:]
+    path = tmp_path / "details.csv"
+    path.write_text("".join(lines[:start]) + _csv(rows), encoding="utf-8")
+    reference = parsers.read(A100).launches
+    launches = parsers.read(path).launches
+    assert len(launches) == len(reference) == 11
+    for column in ("duration_s", "ops_matrix_fp16", "bytes_dram"):
+        assert launches[column].tolist() == reference[column].tolist()
+    assert "\n" in launches["kernel"].iloc[0]
