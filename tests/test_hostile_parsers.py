@@ -10,6 +10,7 @@ import io
 import pytest
 
 from rooflint import parsers
+from rooflint.core.errors import InputError
 from rooflint.parsers import ncu_lines
 from tests.helpers import A100, FIXTURES, raw_rows, write_raw
 
@@ -75,3 +76,70 @@ def test_line_break_in_a_kernel_name_on_a_details_page(tmp_path):
     for column in ("duration_s", "ops_matrix_fp16", "bytes_dram"):
         assert launches[column].tolist() == reference[column].tolist()
     assert "\n" in launches["kernel"].iloc[0]
+
+
+# --- item 5: a repeated header row -------------------------------------------------------------
+
+
+def _lines(path) -> tuple[list[str], int]:
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    return lines, next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+
+
+def test_two_raw_exports_joined_keep_their_launches_and_no_header_row(tmp_path):
+    # h200-block-raw-stdout.csv twice: 2 x 20 launches; the second header and units row are
+    # not launches (they were read as 2 more, with no launch ID)
+    path = tmp_path / "twice.csv"
+    path.write_text(H200_BLOCK.read_text(encoding="utf-8") * 2, encoding="utf-8")
+    once = parsers.read(H200_BLOCK).launches
+    profile = parsers.read(path)
+    assert len(profile.launches) == 40
+    assert profile.launches["launch_id"].tolist() == once["launch_id"].tolist() * 2
+    assert profile.launches["duration_s"].tolist() == once["duration_s"].tolist() * 2
+    assert profile.repairs[:2] == [
+        "1 repeated header line(s) skipped (exports joined into one file?)",
+        "1 repeated units row(s) skipped",
+    ]
+    assert "40 rows share 20 launch ID(s)" in profile.repairs[2]
+
+
+@pytest.mark.parametrize("units", [False, True])
+def test_a_header_printed_again_among_the_rows_is_not_a_launch(tmp_path, units):
+    lines, h = _lines(H200_BLOCK)
+    again = [lines[h], lines[h + 1]] if units else [lines[h]]
+    path = tmp_path / "again.csv"
+    path.write_text("".join(lines[: h + 8] + again + lines[h + 8 :]), encoding="utf-8")
+    profile = parsers.read(path)
+    assert len(profile.launches) == 20
+    assert profile.launches["launch_id"].tolist() == list(range(20))  # IDs 0..19 in the file
+
+
+def test_two_details_exports_joined(tmp_path):
+    # a100-gemm-details.csv twice: the same 11 launch IDs, each metric's first row wins
+    path = tmp_path / "twice.csv"
+    path.write_text(A100.read_text(encoding="utf-8") * 2, encoding="utf-8")
+    once = parsers.read(A100).launches
+    profile = parsers.read(path)
+    assert profile.launches["launch_id"].tolist() == once["launch_id"].tolist()
+    assert profile.launches["duration_s"].tolist() == once["duration_s"].tolist()
+    assert "1 repeated header line(s) skipped (exports joined into one file?)" in profile.repairs
+
+
+def test_a_second_header_with_other_columns_is_refused(tmp_path):
+    lines, h = _lines(H200_BLOCK)
+    other = lines[h].replace('"Kernel Name"', '"Kernel Name (demangled)"')
+    path = tmp_path / "other.csv"
+    path.write_text("".join(lines[: h + 8] + [other] + lines[h + 8 :]), encoding="utf-8")
+    with pytest.raises(InputError, match="second header line names other columns") as err:
+        parsers.read(path)
+    assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+
+
+def test_a_units_row_with_other_units_is_refused(tmp_path):
+    lines, h = _lines(H200_BLOCK)
+    assert '"ns"' in lines[h + 1]
+    other = lines[h + 1].replace('"ns"', '"usecond"')
+    path = tmp_path / "units.csv"
+    path.write_text("".join(lines[: h + 8] + [other] + lines[h + 8 :]), encoding="utf-8")
+    with pytest.raises(InputError, match="units row in the middle of the page"):
+        parsers.read(path)
