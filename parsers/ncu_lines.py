@@ -150,7 +150,10 @@ class Rows:
         data = bytes(piece.data)
         start = data.rfind(b"\n") + 1
         line = data[start:]
-        if not line.startswith(b'"'):  # a text reader compares the last row with the file's end
+        if start and continued(piece, [start]):  # the last line continues a quoted cell
+            start = data.rfind(b'\n"', 0, start) + 1  # where its row starts
+            line = data[start:]
+        elif not line.startswith(b'"'):  # a text reader compares the last row with the file's end
             found = data.rfind(b'\n"', 0, start) + 1 if start else 0
             if data.startswith(b'"') and not found:
                 found = 0 if data.find(b"\n") < start else -1

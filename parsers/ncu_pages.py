@@ -198,6 +198,8 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
     ids = table.column("ID").combine_chunks().dictionary_encode()
     launch = ids.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     n_launches = len(ids.dictionary)
+    table, launch, cut = _without_cut_launch(table, launch, n_launches)
+    n_launches -= len(cut)
     metric, metric_names = _codes(table.column("Metric Name"))
     if "Metric Unit" in table.column_names:
         unit, unit_names = _codes(table.column("Metric Unit"))
@@ -223,7 +225,30 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
     pivoted = [_pivot(launch[num_rows], metric[num_rows], values, n_launches, display)]
     notes: list[str] = []
     launches = metrics.launch_table(pivoted, identity(per_launch), source, notes)
-    return launches, notes, unreadable
+    return launches, notes, cut + unreadable
+
+
+def _without_cut_launch(table: pa.Table, launch: np.ndarray, n: int):
+    """(table, launch codes, repairs) without the last launch when its metric rows stop short:
+    they are the first rows of the launch before it, and fewer (the file ends mid-launch;
+    ncu writes every launch's sections in the same order, so a whole one has them all)."""
+    if n < 2 or launch[-1] != n - 1:
+        return table, launch, []
+    start = int(np.argmax(launch == n - 1))
+    before = int(np.argmax(launch == n - 2))
+    if not (launch[start:] == n - 1).all() or not (launch[before:start] == n - 2).all():
+        return table, launch, []  # the two launches' rows interleave: not ncu's order
+    names = table.column("Metric Name")
+    last = names.slice(start).to_pylist()
+    whole = names.slice(before, start - before).to_pylist()
+    if len(last) >= len(whole) or whole[: len(last)] != last:
+        return table, launch, []
+    ident = table.column("ID")[start].as_py()
+    repair = (
+        f"last launch (ID {ident}) cut short: {len(last)} of its {len(whole)} metric rows "
+        "(the file ends mid-launch: a truncated copy?), left out"
+    )
+    return table.slice(0, start), launch[:start], [repair]
 
 
 def _codes(column) -> tuple[np.ndarray, list]:

@@ -143,3 +143,48 @@ def test_a_units_row_with_other_units_is_refused(tmp_path):
     path.write_text("".join(lines[: h + 8] + [other] + lines[h + 8 :]), encoding="utf-8")
     with pytest.raises(InputError, match="units row in the middle of the page"):
         parsers.read(path)
+
+
+# --- item 3: a details page cut mid-launch -----------------------------------------------------
+
+
+def _cut_in_last_launch(data: bytes, rows_kept: int, then: bytes) -> bytes:
+    """a100-gemm-details.csv up to `rows_kept` metric rows of its last launch (ID 10, the
+    last 6 lines: every launch has 6 metric rows, counted in the file), then `then`."""
+    lines = data.rstrip(b"\n").split(b"\n")
+    assert lines[-6].startswith(b'"10",') and not lines[-7].startswith(b'"10",')
+    return b"\n".join(lines[: len(lines) - 6 + rows_kept]) + b"\n" + then
+
+
+@pytest.mark.parametrize(
+    "rows_kept, then, cut_line",
+    [
+        (4, b"", False),  # cut at a line end: nothing tells but the launch's missing rows
+        (4, b'"', True),  # right after the opening quote of the next row
+        (5, b'"10","5","', True),  # right after an opening quote inside the row
+        (1, b'"10","5","python3.10","' + b"x" * 10, True),
+    ],
+)
+def test_a_details_page_cut_mid_launch_leaves_that_launch_out(tmp_path, rows_kept, then, cut_line):
+    path = tmp_path / "cut.csv"
+    path.write_bytes(_cut_in_last_launch(A100.read_bytes(), rows_kept, then))
+    whole = parsers.read(A100).launches
+    profile = parsers.read(path)
+    # the ten whole launches, with the numbers of the whole file; launch 10 listed, not kept
+    assert profile.launches["launch_id"].tolist() == list(range(10))
+    for column in ("duration_s", "ops_matrix_fp16", "bytes_dram"):
+        assert profile.launches[column].tolist() == whole[column].iloc[:10].tolist()
+    expected = (
+        f"last launch (ID 10) cut short: {rows_kept} of its 6 metric rows (the file ends "
+        "mid-launch: a truncated copy?), left out"
+    )
+    assert profile.repairs[-1] == expected
+    assert (profile.repairs[0].startswith("last line cut short")) == cut_line
+
+
+def test_a_whole_last_launch_is_kept(tmp_path):
+    # cut after launch 10's sixth and last row: nothing is missing
+    path = tmp_path / "whole.csv"
+    path.write_bytes(_cut_in_last_launch(A100.read_bytes(), 6, b""))
+    profile = parsers.read(path)
+    assert len(profile.launches) == 11 and not profile.repairs
