@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
+import pandas as pd
 import pytest
 
 from rooflint import parsers
@@ -188,3 +190,31 @@ def test_a_whole_last_launch_is_kept(tmp_path):
     path.write_bytes(_cut_in_last_launch(A100.read_bytes(), 6, b""))
     profile = parsers.read(path)
     assert len(profile.launches) == 11 and not profile.repairs
+
+
+# --- item 4: quantities derived from negative metrics ------------------------------------------
+
+
+@pytest.mark.parametrize("cycles, clock", [("-1", "-1"), ("-1,708,634.20", "765,001,631.38")])
+def test_negative_cycles_over_a_negative_clock_is_no_duration(tmp_path, cycles, clock):
+    # a100-gemm-details.csv has no gpu__time_duration: each duration is sm__cycles_elapsed.avg
+    # / sm__cycles_elapsed.avg.per_second (launch 0: 1,708,634.20 cycles / 765,001,631.38 Hz)
+    text = A100.read_text(encoding="utf-8")
+    for metric, value in (
+        ("sm__cycles_elapsed.avg", cycles),
+        ("sm__cycles_elapsed.avg.per_second", clock),
+    ):
+        row = re.compile(rf'^("0",.*"{re.escape(metric)}","[^"]*",)"[^"]*"$', re.M)
+        text, count = row.subn(rf'\g<1>"{value}"', text, 1)
+        assert count == 1
+    path = tmp_path / "negative.csv"
+    path.write_text(text, encoding="utf-8")
+    launches = parsers.read(path).launches
+    whole = parsers.read(A100).launches
+    assert whole["duration_s"].iloc[0] == pytest.approx(1_708_634.20 / 765_001_631.38)
+    assert pd.isna(launches["duration_s"].iloc[0])  # not 1.0 s (-1 / -1), nor |cycles| / clock
+    assert (
+        "duration_s negative or infinite in the input, read as missing"
+        in (launches["notes"].iloc[0])
+    )
+    assert launches["duration_s"].iloc[1:].tolist() == whole["duration_s"].iloc[1:].tolist()
