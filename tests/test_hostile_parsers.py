@@ -5,8 +5,10 @@ word."""
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import re
+import tracemalloc
 
 import pandas as pd
 import pytest
@@ -218,3 +220,64 @@ def test_negative_cycles_over_a_negative_clock_is_no_duration(tmp_path, cycles, 
         in (launches["notes"].iloc[0])
     )
     assert launches["duration_s"].iloc[1:].tolist() == whole["duration_s"].iloc[1:].tolist()
+
+
+# --- items 14 and 16: gzip bombs and damaged gzip streams --------------------------------------
+
+ROCPROF_V3 = FIXTURES / "rocprof" / "v3_docs_2025_counter_collection.csv"
+ROCPROF_PMC = FIXTURES / "rocprof" / "omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"
+
+
+@pytest.mark.e2e  # decompresses 100 MB under tracemalloc: ~4 s
+def test_a_gzip_bomb_is_refused_within_the_limit_and_bounded_memory(tmp_path, monkeypatch):
+    # h200-block raw page with one launch row repeated 40,000 times: ~0.6 MB of gzip that
+    # decompresses to ~100 MB, under a 2 MB limit on the compressed size and the decompressed one
+    lines, h = _lines(H200_BLOCK)
+    path = tmp_path / "bomb.csv.gz"
+    with gzip.open(path, "wb") as fh:
+        fh.write("".join(lines[: h + 3]).encode())
+        fh.write(lines[h + 3].encode() * 40_000)
+    expanded = len(gzip.decompress(path.read_bytes()))
+    assert path.stat().st_size < 2_000_000 < 10 * 2_000_000 < expanded
+    monkeypatch.setenv("ROOFLINT_MAX_INPUT_BYTES", "2000000")
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="decompresses to more than the input limit") as err:
+            parsers.read(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "2,000,000 bytes" in str(err.value) and "\n" not in str(err.value)
+    assert peak < expanded / 4  # a buffer at a time: the limit and a piece (8 MB), not it all
+
+
+def test_a_gzip_stream_within_the_limit_loads(tmp_path, monkeypatch):
+    path = tmp_path / "ok.csv.gz"
+    path.write_bytes(gzip.compress(H200_BLOCK.read_bytes()))
+    monkeypatch.setenv("ROOFLINT_MAX_INPUT_BYTES", str(H200_BLOCK.stat().st_size))
+    assert len(parsers.read(path).launches) == 20
+    monkeypatch.setenv("ROOFLINT_MAX_INPUT_BYTES", str(H200_BLOCK.stat().st_size - 1))
+    with pytest.raises(InputError, match="decompresses to more than"):
+        parsers.read(path)
+
+
+def _damaged(data: bytes, how: str) -> bytes:
+    if how == "truncated":
+        return data[: len(data) // 2]
+    if how == "end cut":
+        return data[:-3]
+    if how == "crc":  # the trailer's CRC-32, one bit off
+        return data[:-8] + bytes([data[-8] ^ 1]) + data[-7:]
+    if how == "length":  # the trailer's length
+        return data[:-4] + b"\xff\xff\xff\x7f"
+    return data[:40] + bytes([data[40] ^ 0xFF]) + data[41:]  # a flipped byte in the stream
+
+
+@pytest.mark.parametrize("how", ["truncated", "end cut", "crc", "length", "flipped"])
+@pytest.mark.parametrize("source", [ROCPROF_V3, ROCPROF_PMC, H200_BLOCK], ids=lambda p: p.name)
+def test_a_damaged_gzip_export_is_one_clear_error(tmp_path, how, source):
+    path = tmp_path / (source.name + ".gz")
+    path.write_bytes(_damaged(gzip.compress(source.read_bytes()), how))
+    with pytest.raises(InputError, match="gzip stream is damaged") as err:
+        parsers.read(path)
+    assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
