@@ -281,3 +281,36 @@ def test_a_damaged_gzip_export_is_one_clear_error(tmp_path, how, source):
     with pytest.raises(InputError, match="gzip stream is damaged") as err:
         parsers.read(path)
     assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+
+
+# --- item 15: a huge nvprof Invocations count --------------------------------------------------
+
+NVPROF = FIXTURES / "ncu" / "nvprof-k20c-metrics.csv"  # 3 invocations of one kernel
+
+
+def _invocations(tmp_path, count: str):
+    text = NVPROF.read_text(encoding="utf-8")
+    assert text.count('",3,"') == 19  # every metric row of the one kernel says 3 invocations
+    path = tmp_path / "nvprof.csv"
+    path.write_text(text.replace('",3,"', f'",{count},"'), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("count", ["100000000", "1000001", "1e30", "9" * 40])
+def test_a_huge_invocation_count_is_refused_not_allocated(tmp_path, count):
+    path = _invocations(tmp_path, count)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="claims more than 1,000,000 invocations") as err:
+            parsers.read(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50e6 and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "count, launches", [("3", 3), ("1000", 1000), ("-5", 1), ("x", 1), ("2.5", 1)]
+)
+def test_an_invocation_count_within_reason_is_repeated(tmp_path, count, launches):
+    assert len(parsers.read(_invocations(tmp_path, count)).launches) == launches
