@@ -175,7 +175,10 @@ class TraceEvents:
     def _op(self, event: dict, a: dict, shared) -> None:
         c = self.ops.columns
         name = event.get("name", "")
-        packed = dumps((a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")))
+        packed = dumps(
+            (a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs"))
+            + ((a["kernel_kwargs"],) if "kernel_kwargs" in a else ())
+        )
         pid, tid, module = event.get("pid"), event.get("tid"), a.get("Module Hierarchy")
         c["name"].append(shared(name, name))
         c["pid"].append(shared(pid, pid))
@@ -232,5 +235,11 @@ def _dim(value):
 
 def arguments(packed: bytes) -> tuple[list | None, list | None, list | None]:
     """(Input Dims, Input type, Concrete Inputs) of an operator from its packed `arguments`."""
-    dims, types, concrete = loads(packed)
+    dims, types, concrete = loads(packed)[:3]
     return dims, types, concrete
+
+
+def kernel_kwargs(packed: bytes) -> str | None:
+    """A Triton kernel operator's `kernel_kwargs` ("XBLOCK=64,R0_BLOCK=128"), or None."""
+    unpacked = loads(packed)
+    return str(unpacked[3]) if len(unpacked) > 3 else None

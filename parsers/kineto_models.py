@@ -11,7 +11,8 @@ import pandas as pd
 from rooflint.core import opmodels, provenance, schema
 from rooflint.core.provenance import Provenance
 
-from .kineto_events import Columns, arguments
+from . import kineto_triton
+from .kineto_events import Columns, arguments, kernel_kwargs
 
 MODEL_BYTES_NOTE = (
     "modelled launches have no measured DRAM bytes: their memory term uses the "
@@ -52,11 +53,13 @@ def apply(
     klass = np.full(n, None, dtype=object)
     reason = np.full(n, NO_MODEL, dtype=object)
     assumed = np.zeros(n, dtype=bool)  # FP32 GEMMs whose kernel name leaves the roof open
+    estimated = np.zeros(n, dtype=bool)  # torch.compile Triton kernels: estimates
     if ops is not None and "activity" in launches:
         _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed)
+        _triton(launches, ops, vendor, (flops, bytes_min, klass, reason, estimated), notes)
         _copies(launches, flops, bytes_min, klass, reason)
         launches["roof_assumed"] = pd.array(assumed, dtype="boolean")
-    return _store(launches, flops, bytes_min, klass, reason, notes)
+    return _store(launches, flops, bytes_min, klass, reason, notes, estimated)
 
 
 def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed) -> None:
@@ -76,6 +79,8 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
+        if kineto_triton.is_triton(names[i]):
+            continue  # _triton's
         typed = kernels[row] if names[i] in opmodels.KERNEL_TYPED else ""
         key = (names[i], packed[i], typed)
         if key not in cache:
@@ -101,6 +106,36 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
         schema.add_note(launches, opmodels.FP32_ASSUMED, assumed)
     if tf32_note:
         notes.append(_fp32_note(vendor))
+
+
+def _triton(launches, ops, vendor: str, out: tuple, notes: list[str]) -> None:
+    """torch.compile's Triton kernels, each from the operator Inductor records around it
+    (parsers/kineto_triton.py); a note says how many were modelled and from what. `out`: the
+    flops, bytes, class, reason and estimated arrays it fills."""
+    flops, bytes_min, klass, reason, estimated = out
+    owner = launches["_op_index"].to_numpy()
+    names, packed = ops.get("name"), ops.get("arguments")
+    rows = [
+        r
+        for r in np.flatnonzero(owner >= 0).tolist()
+        if launches["activity"].iat[r] == "kernel" and kineto_triton.is_triton(names[owner[r]])
+    ]
+    cache: dict = {}
+    for row in rows:
+        i = owner[row]
+        if (names[i], packed[i]) not in cache:
+            args = arguments(packed[i])
+            kwargs = kernel_kwargs(packed[i])
+            cache[names[i], packed[i]] = kineto_triton.model(names[i], *args, kwargs)
+        work, why = cache[names[i], packed[i]]
+        reason[row] = why or ""
+        if work is None:
+            continue
+        flops[row], bytes_min[row] = work.flops, work.bytes_min
+        klass[row] = opmodels.compute_class(work, vendor)
+        estimated[row] = work.unit == "vector"
+    if rows:
+        notes.append(kineto_triton.count_note(len(rows), flops[rows], bytes_min[rows]))
 
 
 def _unmodelled_helpers(owner, kernel, main, reason) -> None:
@@ -168,7 +203,7 @@ def _copies(launches, flops, bytes_min, klass, reason) -> None:
     reason[host] = HOST_COPY
 
 
-def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
+def _store(launches, flops, bytes_min, klass, reason, notes, estimated) -> pd.DataFrame:
     out = launches
     measured_ops = schema.flops(out).notna().to_numpy()
     modelled = ~np.isnan(flops) & ~measured_ops
@@ -183,11 +218,19 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
     out["bytes_model_min"] = bytes_min
     n = len(out)
     out["flops_source"] = provenance.column(
-        n, (measured_ops, Provenance.COUNTERS), (modelled, Provenance.MODEL)
+        n,
+        (measured_ops, Provenance.COUNTERS),
+        (modelled & estimated, Provenance.ESTIMATE),
+        (modelled, Provenance.MODEL),
     )
     out["bytes_source"] = provenance.column(
-        n, (measured_bytes, Provenance.COUNTERS), (use_model, Provenance.MODEL)
+        n,
+        (measured_bytes, Provenance.COUNTERS),
+        (use_model & estimated, Provenance.ESTIMATE),
+        (use_model, Provenance.MODEL),
     )
+    if (modelled & estimated).any():
+        schema.add_note(out, kineto_triton.ESTIMATE_NOTE, modelled & estimated)
     out["excess_traffic"] = np.full(n, np.nan)
     if use_model.any():  # each launch's note follows from bytes_source (provenance.note_bytes)
         notes.append(MODEL_BYTES_NOTE)
