@@ -50,6 +50,11 @@ class Columns:
         """Use these columns instead (same length for all)."""
         self.columns = dict(columns)
 
+    def extend(self, other: Columns) -> None:
+        """Append `other`'s rows (the same columns); no view of a column may be held."""
+        for name, column in self.columns.items():
+            column.extend(other.columns[name])
+
     def __len__(self) -> int:
         return len(next(iter(self.columns.values()), []))
 
@@ -110,9 +115,9 @@ class TraceEvents:
             ("ts", "dur"), ("kind",), ("name", "pid", "tid")
         )
     )
-    runtime: Columns = field(
+    runtime: Columns = field(  # "kernel": the kernel a launch call names (HIP/ROCm traces)
         default_factory=lambda: Columns(
-            ("ts",), ("correlation", "external"), ("name", "pid", "tid")
+            ("ts",), ("correlation", "external"), ("name", "pid", "tid", "kernel")
         )
     )
     steps: Columns = field(  # ProfilerStep#N annotations: host-side (0) or device-side (1)
@@ -218,6 +223,8 @@ class TraceEvents:
         c["ts"].append(_float(event.get("ts")))
         c["correlation"].append(_int(a.get("correlation")))
         c["external"].append(_int(a.get("External id")))
+        kernel = a.get("kernel")
+        c["kernel"].append(shared(kernel, kernel) if isinstance(kernel, str) else None)
 
 
 def _float(value) -> float:

@@ -66,7 +66,7 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
     owner = launches["_op_index"].to_numpy()
     kernel = (
         (launches["activity"] == "kernel").to_numpy()
-        & ~launches["graph_replay"].to_numpy()
+        & (~launches["graph_replay"].to_numpy() | launches["_captured"].to_numpy())
         & (owner >= 0)
     )
     if not kernel.any():

@@ -9,7 +9,8 @@ launched with (`kernel_kwargs`, "XBLOCK=64,R0_BLOCK=128"). From them:
 - iteration space N = the product of those trailing sizes: one per X/Y/Z block in
   `kernel_kwargs`, plus one per reduction dimension (R0_BLOCK, R1_BLOCK ... in a `red` kernel's
   kwargs; a `per`sistent reduction passes no R block but its r0_numel is among the scalars);
-  with no sizes passed (a constant-size kernel) N is the largest buffer's element count;
+  a kernel with its sizes compiled in passes none, and gets no model (its buffers can be far
+  larger than what it touches: vLLM's triton_poi_fused_0 writes into a 579 M-element cache);
 - bytes = Σ over buffers of min(elements, N) × bytes per element: a buffer larger than the
   iteration space (a slice of a bigger one) is touched at most N times, a smaller one (a bias,
   a reduction's output) once per element. A pointwise kernel with one buffer of N elements
@@ -153,7 +154,12 @@ def model(name: str, dims, types, concrete, kwargs: str | None) -> tuple[Work | 
     if kind == "tem":
         return _template(body, dims, types)
     sizes = numels(kind, types, concrete, kwargs)
-    space = math.prod(sizes) if sizes else max(n for n, _ in buffers)
+    if sizes is None:
+        return None, (
+            f"Triton {KIND_WORDS[kind]} kernel with its sizes compiled in (no xnumel among its "
+            "arguments): how many elements of its buffers it touches is not recorded"
+        )
+    space = math.prod(sizes)
     found, unknown = words(body)
     moved = float(sum(min(n, space) * size for n, size in buffers))
     full = [size for n, size in buffers if n >= space]
