@@ -8,7 +8,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from rooflint.core import opmodels, provenance, schema
+from rooflint.core import opmodels, opmodels_llm, provenance, schema
 from rooflint.core.provenance import Provenance
 
 from . import kineto_triton
@@ -77,18 +77,21 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
     names, packed = ops.get("name"), ops.get("arguments")
     tf32_note = False
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
+    ranges = launches["range"].to_numpy(dtype=object, na_value=None)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
         if kineto_triton.is_triton(names[i]):
             continue  # _triton's
         typed = kernels[row] if names[i] in opmodels.KERNEL_TYPED else ""
-        key = (names[i], packed[i], typed)
+        step = ranges[row] if names[i] in opmodels_llm.NEEDS_LENGTHS else None
+        key = (names[i], packed[i], typed, step)
         if key not in cache:
             parsed = arguments(packed[i])  # (dims, types, concrete inputs), decoded once per key
-            cache[key] = (opmodels.model(names[i], *parsed, typed), parsed[2], parsed[0])
-        work, concrete, dims = cache[key]
+            cache[key] = (*_model(names[i], parsed, typed, step), parsed[2], parsed[0])
+        work, why, concrete, dims = cache[key]
         if work is None:
-            reason[row] = NO_SHAPES if dims is None and names[i] in opmodels.MODELS else NO_MODEL
+            known = names[i] in opmodels.MODELS or opmodels_llm.handles(names[i])
+            reason[row] = why or (NO_SHAPES if dims is None and known else NO_MODEL)
             continue
         allow_tf32 = (
             names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
@@ -106,6 +109,13 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
         schema.add_note(launches, opmodels.FP32_ASSUMED, assumed)
     if tf32_note:
         notes.append(_fp32_note(vendor))
+
+
+def _model(name: str, parsed: tuple, typed: str, step: str | None):
+    """(Work or None, why) of operator `name` from its (dims, types, concrete) arguments."""
+    if opmodels_llm.handles(name):
+        return opmodels_llm.model(name, *parsed, opmodels_llm.Lengths.of(step))
+    return opmodels.model(name, *parsed, typed), ""
 
 
 def _triton(launches, ops, vendor: str, out: tuple, notes: list[str]) -> None:
