@@ -125,11 +125,11 @@ def _triton(launches, ops, vendor: str, out: tuple, notes: list[str]) -> None:
     flops, bytes_min, klass, reason, estimated = out
     owner = launches["_op_index"].to_numpy()
     names, packed = ops.get("name"), ops.get("arguments")
-    rows = [
-        r
-        for r in np.flatnonzero(owner >= 0).tolist()
-        if launches["activity"].iat[r] == "kernel" and kineto_triton.is_triton(names[owner[r]])
-    ]
+    kernel = (launches["activity"] == "kernel").to_numpy()
+    by_op = kernel & _triton_names(np.array(names + [""], dtype=object)[owner])
+    by_name = kernel & _triton_names(schema.filled(launches["kernel"], "").to_numpy(dtype=object))
+    reason[by_name & ~by_op] = kineto_triton.NAME_ONLY
+    rows = np.flatnonzero(by_op).tolist()
     cache: dict = {}
     for row in rows:
         i = owner[row]
@@ -146,6 +146,12 @@ def _triton(launches, ops, vendor: str, out: tuple, notes: list[str]) -> None:
         estimated[row] = work.unit == "vector"
     if rows:
         notes.append(kineto_triton.count_note(len(rows), flops[rows], bytes_min[rows]))
+
+
+def _triton_names(values: np.ndarray) -> np.ndarray:
+    """Whether each name is a Triton kernel's (worked out once per distinct name)."""
+    codes, distinct = pd.factorize(values)
+    return np.array([kineto_triton.is_triton(str(n)) for n in distinct] + [False])[codes]
 
 
 def _unmodelled_helpers(owner, kernel, main, reason) -> None:

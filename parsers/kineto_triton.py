@@ -74,6 +74,10 @@ _WORDS = sorted(FLOPS_PER_ELEMENT, key=len, reverse=True)  # longest first: nati
 # one full-size buffer without reading it
 CREATION = {"arange", "full", "zeros", "ones", "empty", "new_zeros", "fill"}
 GEMM_TEMPLATE = re.compile(r"(?:^|_)(b?mm|addmm|baddbmm)(?:_|$)")
+NAME_ONLY = (
+    "a torch.compile Triton kernel recorded without its own operator (older PyTorch records no "
+    "arguments for it): which buffers it reads and writes, and how large, is not in the trace"
+)
 ESTIMATE_NOTE = (
     "FLOPs and DRAM bytes of a torch.compile Triton kernel estimated from its operator's "
     "arguments (buffers x element size, iteration space from xnumel/rnumel) and fused op names"

@@ -161,3 +161,25 @@ def test_triton_time_has_a_verdict(name):
     assert len(launches) <= count  # those outside the window are reported apart
     share = launches.loc[judged, "duration_s"].sum() / launches["duration_s"].sum()
     assert share >= 0.9
+
+
+def test_a_triton_kernel_without_its_operator_says_why(tmp_path):
+    """Older PyTorch: the Triton kernel runs under CompiledFunction with no operator of its own,
+    so its buffers are unknown; the launch says so."""
+    doc = {
+        "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9,
+                              "computeMinor": 0, "numSms": 132, "totalGlobalMem": 85018279936}],
+        "traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "CompiledFunction", "pid": 1, "tid": 1, "ts": 0,
+             "dur": 50, "args": {"External id": 7}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cuLaunchKernel", "pid": 1, "tid": 1,
+             "ts": 10, "dur": 5, "args": {"correlation": 3, "External id": 7}},
+            {"ph": "X", "cat": "kernel", "name": "triton_poi_fused_add_0", "pid": 0, "tid": 7,
+             "ts": 100, "dur": 4, "args": {"correlation": 3, "External id": 7, "device": 0,
+                                           "stream": 7, "grid": [1, 1, 1], "block": [128, 1, 1]}},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    (row,) = parsers.read(path).launches.itertuples()
+    assert np.isnan(row.bytes_dram) and kineto_triton.NAME_ONLY in row.missing
