@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint import cluster, diffruns, hardware, inputs, join, parsers, saved
+from rooflint import cluster, diffruns, graphs, hardware, inputs, join, parsers, saved
 from rooflint.core import analysis, families, gates, ranking, schema, timeline, verdicts, windows
 from rooflint.core import diff as diffs
 from rooflint.core.device import Device
@@ -88,7 +88,7 @@ def build(
     """Read every input, resolve each one's device, analyse, rank."""
     options = options or Options()
     profiles, skipped = read_all(paths, options, progress)
-    return assemble(join.pair(profiles), skipped, options)
+    return assemble(join.pair(graphs.pair(profiles)), skipped, options)
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
