@@ -7,10 +7,10 @@ import pandas as pd
 import pyarrow as pa
 
 from rooflint.core import schema
+from rooflint.core.choices import LOCALES
 
 from . import ncu_metrics as metrics
 from .ncu_locale import (
-    LOCALES,
     checked_locale,
     choose_locale,
     decided_locale,

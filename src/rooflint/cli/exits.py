@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rooflint.core import gates
+from rooflint.core import gates, thresholds
 from rooflint.core.names import visible
 
 EXIT_OK, EXIT_GATE, EXIT_ERROR = 0, 1, 2
@@ -26,9 +26,9 @@ class Parsed(click.ParamType):
         return self.parse(value, param.opts[-1] if param is not None and param.opts else "")
 
 
-PERCENT = Parsed(gates.parse_percent, "PCT")
-FRACTION = Parsed(gates.parse_fraction, "FRACTION")
-LEVEL = Parsed(gates.parse_level, "PCT")
+PERCENT = Parsed(thresholds.percent_option, "PCT")  # "10" → "10%", as rooflint.diff takes it
+FRACTION = Parsed(thresholds.parse_fraction, "FRACTION")
+LEVEL = Parsed(thresholds.parse_level, "PCT")
 
 
 def enforce(outcomes: list[gates.Gate]) -> None:

@@ -9,14 +9,14 @@ import click
 
 from rooflint import hardware
 from rooflint.cli import exits
-from rooflint.core import bounds, gates
+from rooflint.core import bounds, thresholds
 from rooflint.core.formatting import si
 from rooflint.core.names import visible
 
 _DTYPE = click.Choice(list(bounds.DTYPE_BYTES))
 _COUNT = click.IntRange(1, bounds.MAX_COUNT)
 _ANY_COUNT = click.IntRange(0, bounds.MAX_COUNT)
-_OPS = exits.Parsed(functools.partial(gates.parse_amount, high=bounds.MAX_COUNT), "OPS")
+_OPS = exits.Parsed(functools.partial(thresholds.parse_amount, high=bounds.MAX_COUNT), "OPS")
 
 
 def _device_options(f):

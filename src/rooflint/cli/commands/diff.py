@@ -121,9 +121,8 @@ def diff(
         level=settings["confidence"],
         **vars(inputs),
     )
-    gates = gate_mod.diff_gates(
-        d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins
-    )
+    threshold = None if settings["fail_on_regression"] is None else d.threshold
+    gates = gate_mod.diff_gates(d, threshold, settings["fail_on_new_latency_bound"], origins)
     chosen, options = formats.choose(reporters.DIFF, fmt, output, {"top": top})
     text = reporters.render_diff(d, gates, chosen.name, **options)
     if chosen.name == "github":

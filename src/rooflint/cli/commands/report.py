@@ -11,7 +11,7 @@ from rooflint.cli import output as outputs
 from rooflint.cli.choices import Suggesting
 from rooflint.cli.inputs import input_options
 from rooflint.core import gates
-from rooflint.core.ranking import GROUPINGS
+from rooflint.core.groupings import GROUPINGS
 
 
 @click.command()
