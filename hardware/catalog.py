@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rooflint.core.device import Ceiling, CeilingSource, Device, Origin
 from rooflint.core.errors import DeviceError
-from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
+from rooflint.core.quantities import COMPUTE_CLASSES, MEMORY_LEVELS
 
 from . import ranges
 from .names import token_key, tokens

@@ -7,7 +7,7 @@ from dataclasses import fields
 
 import click
 
-from rooflint.cli import config, exits
+from rooflint.cli import config, exits, memory
 from rooflint.cli.choices import Suggesting
 from rooflint.core import choices
 from rooflint.options import InputOptions
@@ -27,6 +27,7 @@ def input_options(command):
 
     @functools.wraps(command)
     def settled(**kwargs):
+        memory.return_freed_memory()  # before anything imports pandas or pyarrow
         given = {f.name: kwargs.pop(f.name) for f in fields(InputOptions)}
         values, _ = config.settle(click.get_current_context(), given)
         return command(inputs=InputOptions(**values), **kwargs)

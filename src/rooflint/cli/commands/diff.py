@@ -12,7 +12,6 @@ from rooflint.cli import config, exits, formats
 from rooflint.cli import output as outputs
 from rooflint.cli.choices import Suggesting
 from rooflint.cli.inputs import input_options
-from rooflint.core import gates as gate_mod
 from rooflint.core.errors import UsageError
 from rooflint.core.names import visible
 
@@ -112,6 +111,8 @@ def diff(
             "confidence": confidence,
         },
     )
+    from rooflint.core import gates as gate_mod  # pandas: only once a profile is read
+
     base_paths, head_paths = _runs(base, head, base_runs, head_runs)
     d = rooflint.diff(
         base_paths,
