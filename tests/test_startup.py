@@ -84,3 +84,17 @@ def test_a_report_does_import_them():
     got = started(["report", str(FIXTURES / "ncu" / "a100-gemm-details.csv"), "-q"])
     assert got["code"] == 0, got
     assert {"pandas", "pyarrow", "numpy"} <= set(got["heavy"])
+
+
+def test_a_misspelt_command_names_the_closest_one():
+    """The commands load on first use, so the group suggests from its list, not what is loaded."""
+    from click.testing import CliRunner
+
+    from rooflint.cli import main
+
+    res = CliRunner().invoke(main, ["reprot", "x.csv"])
+    assert res.exit_code == 2
+    assert res.output.strip() == (
+        "rooflint: error: command 'reprot' is not one of bound, devices, diff, metrics, plot, "
+        "report; did you mean report?"
+    )

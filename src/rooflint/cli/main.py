@@ -11,7 +11,8 @@ import click
 from rooflint import __version__
 from rooflint.cli import signals
 from rooflint.cli.exits import EXIT_ERROR
-from rooflint.core.errors import RooflintError
+from rooflint.core.choices import unknown
+from rooflint.core.errors import RooflintError, UsageError
 from rooflint.core.names import visible
 
 # Each command and the module of rooflint.cli.commands that defines it, imported when the command
@@ -38,6 +39,12 @@ class RooflintGroup(click.Group):
             module = import_module(f"rooflint.cli.commands.{COMMANDS[cmd_name]}")
             self.add_command(getattr(module, cmd_name))
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx, args):
+        """A misspelt command is one line naming the closest ("did you mean report?"), exit 2."""
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            raise UsageError(unknown("command", args[0], self.list_commands(ctx)))
+        return super().resolve_command(ctx, args)
 
     def all_commands(self) -> dict[str, click.Command]:
         """Every command, loaded (for tests and documentation that walk them)."""
