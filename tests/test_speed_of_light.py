@@ -165,6 +165,8 @@ def test_every_format_says_it_is_an_estimate_and_what_to_collect():
         assert "`rooflint metrics ncu`" in text and "dram__bytes.sum" in text, fmt
         assert "an estimate from ncu's percentages" in text, fmt
     doc = json.loads(reporters.render(result, "json"))
+    (warning,) = [w for w in doc["warnings"] if w.startswith("estimates: 3 launch(es)")]
+    assert "`rooflint metrics ncu`" in warning and "dram__bytes.sum" in warning
     assert doc["summary"]["estimated_launches"] == 3 and doc["summary"]["estimated_share"] == 1.0
     assert {launch["bytes_source"] for launch in doc["launches"]} == {"throughput_pct"}
     assert {launch["compute_source"] for launch in doc["launches"]} == {"pipe_utilisation"}

@@ -105,6 +105,7 @@ def _head(result, top: int | None) -> dict:
         "devices": devices,
         "accounting": result.summary.accounting,
         "notes": sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}),
+        "warnings": common.warnings(result),
         "summary": result.summary.numbers(),
         "timeline": result.timeline,
         "kernels": [_kernel(result, row) for row in _records(kernels)],
