@@ -14,7 +14,7 @@ import pytest
 
 import rooflint
 from rooflint import reporters
-from rooflint.core import analysis, schema
+from rooflint.core import analysis, schema, speed_of_light
 from rooflint.core.verdicts import COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND, NOT_ANALYSABLE
 from tests.helpers import B200_RAW, FIXTURES, shared
 
@@ -88,7 +88,7 @@ def test_raw_page_daxpy_by_hand():
     assert daxpy["efficiency"] == pytest.approx(0.90717411 * 6.903955 / 7.0, rel=1e-6)
     assert daxpy["t_compute_s"] == pytest.approx(0.12035369 * 249.216e-6, rel=1e-6)
     assert (daxpy["verdict"], daxpy["limiter"], daxpy["pipe"]) == (MEMORY_BOUND, "dram", "fp64")
-    assert analysis.DRAM_NOTE in daxpy["notes"]
+    assert speed_of_light.DRAM_NOTE in daxpy["notes"]
     assert result.launches["verdict"].tolist() == [MEMORY_BOUND] * 3
 
 

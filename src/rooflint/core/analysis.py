@@ -12,9 +12,8 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
-from rooflint.core import provenance, schema, verdicts
+from rooflint.core import schema, speed_of_light, verdicts
 from rooflint.core.device import Device
-from rooflint.core.provenance import Provenance
 from rooflint.core.verdicts import LATENCY_THRESHOLD, VERDICTS
 
 RESULT_COLUMNS = [
@@ -101,7 +100,8 @@ def analyze_each(
         raise ValueError(f"devices cover {sum(n for _, n in devices)} rows of {len(launches)}")
     ceilings = _Ceilings(devices)
     duration = launches["duration_s"].to_numpy(dtype=float)
-    sol = _SpeedOfLight(launches, duration, ceilings)
+    dram_roof = ceilings.memory.get("dram", np.nan) * ceilings.dram_clock_ratio(launches)
+    sol = speed_of_light.Estimates(launches, duration, dram_roof, ceilings.known)
     bytes_dram = sol.bytes_dram
     flops = schema.flops(launches).to_numpy()
     t_compute, compute_limiter, uncovered = _compute_time(launches, ceilings.compute)
@@ -140,82 +140,6 @@ def analyze_each(
     kept = sol.marked(launches[[c for c in launches.columns if c not in RESULT_COLUMNS]])
     results = pd.DataFrame(columns, index=launches.index, copy=False)
     return pd.concat([kept, results], axis=1)
-
-
-DRAM_NOTE = "DRAM bytes estimated from ncu's DRAM throughput % (x the DRAM roof x duration)"
-COMPUTE_NOTES = {
-    Provenance.PIPE_UTILISATION: "compute time estimated from ncu's busiest-pipe utilisation "
-    "(not FLOPs)",
-    Provenance.SM_THROUGHPUT_PCT: "compute time estimated from ncu's SM throughput % (not FLOPs)",
-}
-
-
-class _SpeedOfLight:
-    """Where an ncu export lacks counters, ncu's percentages of peak (schema.SOL_COLUMNS) stand
-    in: DRAM bytes = DRAM throughput x the DRAM roof at the measured DRAM clock x duration
-    (bytes_source throughput_pct); where no FLOP counter has a value, the compute time = the
-    busiest pipe's share (else the SM throughput) x duration, limited by that pipe ("pipe_alu")
-    or "sm" (compute_source pipe_utilisation / sm_throughput_pct). With both, efficiency is
-    ncu's larger percentage and the verdict NVIDIA's speed-of-light rule: the same rule."""
-
-    def __init__(self, launches: pd.DataFrame, duration: np.ndarray, ceilings: _Ceilings):
-        n = len(launches)
-        measured = launches["bytes_dram"].to_numpy(dtype=float)
-        dram_share = _column(launches, "dram_throughput")
-        peak = ceilings.memory.get("dram", np.nan) * ceilings.dram_clock_ratio(launches)
-        estimate = dram_share * peak * duration
-        self.bytes_estimated = np.isnan(measured) & ~np.isnan(estimate)
-        self.bytes_dram = np.where(self.bytes_estimated, estimate, measured)
-        no_flops = schema.all_na(launches, schema.OPS)
-        pipe_share = _column(launches, "pipe_utilisation")
-        sm_share = _column(launches, "sm_throughput")
-        self.by_pipe = no_flops & ~np.isnan(pipe_share)
-        self.by_sm = no_flops & ~self.by_pipe & ~np.isnan(sm_share)
-        self.compute = (self.by_pipe | self.by_sm) & ceilings.known
-        self.t_compute = np.where(self.by_pipe, pipe_share, sm_share) * duration
-        pipes = launches["pipe"] if "pipe" in launches else schema.repeated(None, n)
-        codes, names = pd.factorize(pd.Series(pipes, copy=False), use_na_sentinel=True)
-        labels = [f"pipe_{p}" for p in names] + ["sm"]
-        code = np.where(self.by_pipe, codes, np.where(self.by_sm, len(names), -1))
-        self.limiter = (np.where(self.compute, code, -1), labels)
-
-    def marked(self, kept: pd.DataFrame) -> pd.DataFrame:
-        """The launch table with the estimated DRAM bytes in place, their sources (bytes_source,
-        compute_source) and a note on each estimated launch; unchanged where none was."""
-        if not (self.bytes_estimated.any() or self.compute.any()):
-            return kept
-        n = len(kept)
-        counted = ~np.isnan(kept["bytes_dram"].to_numpy(dtype=float))
-        if "bytes_source" in kept:
-            rows = np.flatnonzero(self.bytes_estimated)
-            source = provenance.changed(kept["bytes_source"], rows, Provenance.THROUGHPUT_PCT)
-        else:
-            source = provenance.column(
-                n, (self.bytes_estimated, Provenance.THROUGHPUT_PCT), (counted, Provenance.COUNTERS)
-            )
-        flops = ~schema.all_na(kept, schema.OPS)
-        by_pipe, by_sm = self.compute & self.by_pipe, self.compute & self.by_sm
-        compute = provenance.column(
-            n,
-            (by_pipe, Provenance.PIPE_UTILISATION),
-            (by_sm, Provenance.SM_THROUGHPUT_PCT),
-            (flops, Provenance.COUNTERS),
-        )
-        kept = kept.assign(bytes_dram=self.bytes_dram, bytes_source=source, compute_source=compute)
-        for where, note in [
-            (self.bytes_estimated, DRAM_NOTE),
-            (by_pipe, COMPUTE_NOTES[Provenance.PIPE_UTILISATION]),
-            (by_sm, COMPUTE_NOTES[Provenance.SM_THROUGHPUT_PCT]),
-        ]:
-            if where.any():
-                schema.add_note(kept, note, where)
-        return kept
-
-
-def _column(launches: pd.DataFrame, name: str) -> np.ndarray:
-    if name not in launches:
-        return np.full(len(launches), np.nan)
-    return launches[name].to_numpy(dtype="float64", na_value=np.nan)
 
 
 def _communication(launches: pd.DataFrame) -> np.ndarray:
