@@ -175,3 +175,16 @@ def test_every_format_says_it_is_an_estimate_and_what_to_collect():
     csv = reporters.render(result, "csv")
     header = csv.splitlines()[0].split(",")
     assert {"bytes_source", "compute_source", "dram_throughput", "pipe"} <= set(header)
+
+
+def test_a_latency_verdict_from_the_sm_percentages_says_every_instruction_counted():
+    """ncu's pipe and SM percentages count integer and other instructions too, so the latency
+    sentence does not say they are left out."""
+    from rooflint.core import explain
+
+    text = explain.sentence(LATENCY_BOUND, 0.23, "sm", unmeasured="sm_pct")
+    assert "neither DRAM bandwidth nor the SM's busiest pipe" in text
+    assert "integer and other instructions are not counted" not in text
+    assert text.endswith(
+        "an estimate from ncu's percentages (SM throughput %), not from counted bytes and FLOPs"
+    )

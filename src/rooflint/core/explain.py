@@ -84,6 +84,12 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
                 "the profile has no vector FLOP counters, so arithmetic may be the limit; "
                 "collect them (`rooflint metrics`) before concluding"
             )
+        if flags & {"pipe_pct", "sm_pct"}:  # ncu's SM percentages count every instruction
+            return (
+                f"latency-bound: {pct} of the nearest ({roof}) roof — neither DRAM bandwidth "
+                "nor the SM's busiest pipe explains the time; look at parallelism in flight, "
+                "synchronisation, launch overhead"
+            )
         return (
             f"latency-bound: {pct} of the nearest ({roof}) roof — neither bandwidth nor "
             "floating-point arithmetic explains the time (integer and other instructions are "
