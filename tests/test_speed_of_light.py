@@ -188,3 +188,9 @@ def test_a_latency_verdict_from_the_sm_percentages_says_every_instruction_counte
     assert text.endswith(
         "an estimate from ncu's percentages (SM throughput %), not from counted bytes and FLOPs"
     )
+
+
+def test_a_diff_of_estimated_runs_warns_on_each_side():
+    d = rooflint.diff(NVTX_RAW, FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv")
+    (warning,) = [w for w in d.warnings if "ncu's speed-of-light percentages" in w]
+    assert warning.startswith("base estimates: 3 launch(es)") and "rooflint metrics ncu" in warning
