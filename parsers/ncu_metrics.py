@@ -219,7 +219,7 @@ def launch_table(
         wide, schema.filled(identity["kernel"], ""), identity["arch"]
     )
     source_ = schema.repeated(source, len(wide))
-    sol = ncu_sol.columns(wide)
+    sol = ncu_sol.columns(wide) if _lacking(quantities_) else None
     del wide
     table = pd.DataFrame({**identity, **quantities_, "source": source_}, copy=False)
     del quantities_  # the frame holds them (copy=False: not copied into 2-D blocks)
@@ -231,15 +231,20 @@ def launch_table(
     return schema.mark_missing(table, MISSING_REASONS)
 
 
-def _speed_of_light(table: pd.DataFrame, sol: dict) -> None:
-    """ncu's percentages join the table where they stand in for a counter the export lacks: no
-    launch has DRAM bytes, or none has a FLOP counter (a launch whose counter value was bad
-    stays missing), and the export has a percentage."""
-    lacking = (
-        np.isnan(table["bytes_dram"].to_numpy()).all() or schema.all_na(table, schema.OPS).all()
+def _lacking(quantities_: dict) -> bool:
+    """Whether the export lacks a counter ncu's percentages stand in for: no launch has DRAM
+    bytes, or none has a FLOP counter (a launch whose counter value was bad stays missing)."""
+    ops = [quantities_[c] for c in schema.OPS if c in quantities_]
+    return bool(np.isnan(quantities_["bytes_dram"]).all() or all(np.isnan(o).all() for o in ops))
+
+
+def _speed_of_light(table: pd.DataFrame, sol: dict | None) -> None:
+    """ncu's percentages join the table of an export that lacks counters (`sol`, None when it
+    does not), where it has at least one."""
+    given = sol is not None and any(
+        (~np.isnan(sol[c])).any() for c in schema.SOL_COLUMNS if c != "pipe"
     )
-    given = any((~np.isnan(sol[c])).any() for c in schema.SOL_COLUMNS if c != "pipe")
-    if len(table) and lacking and given:
+    if sol is not None and len(table) and given:
         for column in schema.SOL_COLUMNS:
             table[column] = sol[column]
 
