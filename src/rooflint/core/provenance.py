@@ -15,7 +15,11 @@ class Provenance(StrEnum):
 
     COUNTERS = "counters"  # the profiler's counters measured it
     MODEL = "model"  # an operator model worked it out from the trace's shapes
-    # ncu's speed-of-light percentages (core.analysis): estimates, never counted FLOPs or bytes
+    # an estimate from a generated kernel's arguments and name (torch.compile Triton kernels):
+    # which buffers it reads and writes, and the arithmetic of its fused operations, are guessed
+    ESTIMATE = "estimate"
+    # ncu's speed-of-light percentages (core.speed_of_light): estimates, never counted FLOPs or
+    # bytes
     THROUGHPUT_PCT = "throughput_pct"  # DRAM bytes: DRAM throughput % x DRAM peak x duration
     PIPE_UTILISATION = "pipe_utilisation"  # compute time: the busiest SM pipe's share x duration
     SM_THROUGHPUT_PCT = "sm_throughput_pct"  # compute time: SM throughput % x duration
@@ -25,10 +29,15 @@ class Provenance(StrEnum):
 DTYPE = pd.CategoricalDtype(sorted(p.value for p in Provenance))
 COLUMNS = ["flops_source", "bytes_source", "compute_source"]
 # The sources that are ncu's percentages, not a measurement or a model of the work.
-ESTIMATES = (Provenance.THROUGHPUT_PCT, Provenance.PIPE_UTILISATION, Provenance.SM_THROUGHPUT_PCT)
+NCU_PERCENTAGES = (
+    Provenance.THROUGHPUT_PCT,
+    Provenance.PIPE_UTILISATION,
+    Provenance.SM_THROUGHPUT_PCT,
+)
 # A launch whose DRAM bytes the operator model gave, by where its bytes come from now.
 BYTES_NOTES = {
     Provenance.MODEL: "DRAM bytes = operator minimum from shapes",
+    Provenance.ESTIMATE: "DRAM bytes = estimate from the kernel's buffers (not a measurement)",
     Provenance.COUNTERS: "measured DRAM bytes from counters",  # lent by a counter export
 }
 
@@ -49,9 +58,9 @@ def changed(values: pd.Series, rows: np.ndarray, source: Provenance) -> pd.Categ
     return pd.Categorical.from_codes(codes, dtype=DTYPE)
 
 
-def has(values: pd.Series, source: Provenance) -> np.ndarray:
-    """Rows of a provenance column that come from `source` (NA: none)."""
-    return (values == source).to_numpy(dtype=bool, na_value=False)
+def has(values: pd.Series, *sources: Provenance) -> np.ndarray:
+    """Rows of a provenance column that come from one of `sources` (NA: none)."""
+    return pd.Series(values).isin(list(sources)).to_numpy(dtype=bool)
 
 
 def note_bytes(launches: pd.DataFrame, modelled: np.ndarray) -> None:
@@ -65,9 +74,9 @@ def note_bytes(launches: pd.DataFrame, modelled: np.ndarray) -> None:
 
 
 def estimated(launches: pd.DataFrame) -> np.ndarray:
-    """Rows whose DRAM bytes or compute time are ncu's percentages (ESTIMATES), not counted."""
+    """Rows whose DRAM bytes or compute time are ncu's percentages (NCU_PERCENTAGES)."""
     out = np.zeros(len(launches), dtype=bool)
     for column in ("bytes_source", "compute_source"):
         if column in launches:
-            out |= launches[column].isin([s.value for s in ESTIMATES]).to_numpy(dtype=bool)
+            out |= launches[column].isin([s.value for s in NCU_PERCENTAGES]).to_numpy(dtype=bool)
     return out
