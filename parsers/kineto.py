@@ -59,8 +59,15 @@ def _read(source: str) -> Profile:
         events.take(batch)
     if not len(events.gpu) and not len(events.ranges):
         raise InputError(NO_GPU, path=source)
-    devices = _devices(stream.header)
-    notes: list[str] = []
+    return profile(events, _devices(stream.header), source, InputFormat.PYTORCH_TRACE)
+
+
+def profile(events: TraceEvents, devices: dict[int, dict], source: str, fmt, notes=None) -> Profile:
+    """The Profile of a timeline's events, however they were read (a Kineto trace, an Nsight
+    Systems export): launches linked to their operators, operator models, device hints, steps.
+    `devices` are deviceProperties records by device index (name, computeMajor/Minor, numSms,
+    totalGlobalMem)."""
+    notes = [] if notes is None else notes
     launches = (
         _counter_ranges(events, devices, source, notes)
         if not len(events.gpu)
@@ -69,7 +76,7 @@ def _read(source: str) -> Profile:
     launches = kineto_models.apply(launches, _vendor(devices), notes, events.ops)
     return Profile(
         source=source,
-        format=InputFormat.PYTORCH_TRACE,
+        format=fmt,
         launches=launches,
         notes=notes,
         device_hints=_hints(devices, notes),

@@ -89,6 +89,7 @@ BUNDLED_PROFILES = (
     "ncu/rtx2080ti-sgemm-raw-base.csv",
     "ncu/rtx3070-nvtx-details-locale-de_DE_head.csv",
     "ncu/rtx3070-nvtx-raw.csv",
+    "nsys/nsysai-2xh100-excerpt.sqlite",
     "rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv",
     "rocprof/omniperf2_mi300a_rocprofv1_rocm621_pmc_perf.csv",
     "rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
@@ -105,7 +106,8 @@ BUNDLED_PROFILES = (
     "rocprof/v3_rocm7x_mi300a_counter_collection_head.csv",
 )
 
-# The files under ../shared/fixtures (ncu/, rocprof/, kineto/) that load into at least one launch.
+# The files under ../shared/fixtures (ncu/, rocprof/, kineto/, nsys/) that load into at least one
+# launch.
 SHARED_PROFILES = (
     "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
     "ncu/actualparam-a100-ncu2021.2-sam-decoder.csv",
@@ -175,6 +177,9 @@ SHARED_PROFILES = (
     "kineto/tracelens-mi300x-xdit-sd35-triton.json.gz",
     "kineto/tracelens-vllm-decode-graph-capture.json.gz",
     "kineto/tracelens-vllm-decode-graph-replay.json.gz",
+    "nsys/dlprof-rtx2070s-nvtx-shapes.sqlite",
+    "nsys/fuser-h200-matmul.sqlite",
+    "nsys/nsysai-2xh100-1s.sqlite",
 )
 
 

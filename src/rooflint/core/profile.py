@@ -19,6 +19,7 @@ class InputFormat(StrEnum):
     NCU_REP = "ncu-rep"  # Nsight Compute report, read with ncu_report
     NVPROF_METRICS = "nvprof-metrics"  # nvprof --csv --metrics: per-kernel averages
     PYTORCH_TRACE = "pytorch-trace"  # PyTorch profiler (Kineto) trace
+    NSYS_SQLITE = "nsys-sqlite"  # Nsight Systems export (nsys export --type sqlite)
     ROCPROF_V1_RESULTS = "rocprof-v1-results"
     ROCPROF_V1_DB = "rocprof-v1-db"
     ROCPROF_COMPUTE_PMC = "rocprof-compute-pmc"  # a pmc_perf.csv on its own

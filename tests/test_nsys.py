@@ -1,0 +1,250 @@
+"""Nsight Systems SQLite exports (parsers/nsys.py), against what plain sqlite3 reads from them.
+
+Counts, intervals and the NVTX range around each launch are queried here with sqlite3 and plain
+Python, never through the reader; the convolution's FLOPs and bytes are worked by hand from the
+shapes its DLProf marker records.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from rooflint import parsers
+from rooflint.cli import main
+from rooflint.core import timeline
+from rooflint.core.errors import InputError, UnsupportedFormatError
+from rooflint.core.profile import InputFormat
+from rooflint.hardware.identify import identify
+from rooflint.parsers import nsys
+from tests.helpers import FIXTURES, plain_union, shared
+
+EXCERPT = FIXTURES / "nsys" / "nsysai-2xh100-excerpt.sqlite"
+ACTIVITY = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+)
+READABLE = ("fuser-h200-matmul", "nsysai-2xh100-1s", "dlprof-rtx2070s-nvtx-shapes")
+# ns kept as seconds from the first activity: a float64 of ~1 s resolves 2e-16 s
+CLOCK = 1e-12
+
+
+def query(path, sql: str, *args) -> list[tuple]:
+    con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def activity_rows(path) -> list[tuple]:
+    """(start, end, deviceId) of every kernel, copy and fill (ns)."""
+    return [row for t in ACTIVITY for row in query(path, f"SELECT start, end, deviceId FROM {t}")]
+
+
+def innermost_operator(path) -> dict[int, str]:
+    """kernel correlation id -> the operator of the innermost emit_nvtx operator range open on
+    its launching thread when the runtime call began (plain SQL and a regex, per kernel)."""
+    rows = query(
+        path,
+        "SELECT k.correlationId, n.start, n.text FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId "
+        "AND (r.globalTid >> 24) = (k.globalPid >> 24) "
+        "JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.start <= r.start "
+        'AND n."end" >= r.start',
+    )
+    best: dict[int, tuple[int, str]] = {}
+    for corr, start, text in rows:
+        found = re.match(r"^([A-Za-z_]\w*::\w+), (seq|op_id) = ", text or "")
+        if found and (corr not in best or start > best[corr][0]):
+            best[corr] = (start, found.group(1))
+    return {corr: op for corr, (_, op) in best.items()}
+
+
+# --- the bundled excerpt (a plain clone) -----------------------------------------------------
+
+
+def test_excerpt_is_claimed_and_every_activity_is_a_launch():
+    assert parsers.detect(EXCERPT) is nsys.READER
+    profile = parsers.read(EXCERPT)
+    assert profile.format == InputFormat.NSYS_SQLITE
+    assert len(profile.launches) == len(activity_rows(EXCERPT)) == 300
+
+
+def test_excerpt_busy_time_per_device_is_the_union_of_its_intervals():
+    rows = activity_rows(EXCERPT)
+    profile = parsers.read(EXCERPT)
+    devices = timeline.build(profile.launches, profile.steps).devices
+    assert [d.device for d in devices] == [0, 1]
+    for device in devices:
+        mine = [(s, e) for s, e, d in rows if d == device.device]
+        assert device.launches == len(mine)
+        assert device.busy_s == pytest.approx(plain_union(mine) * 1e-9, abs=CLOCK)
+
+
+def kernel_ops(path) -> dict[int, str]:
+    """kernel correlation id -> the `op` rooflint gave it, matched by device and start time."""
+    rows = query(path, "SELECT correlationId, start, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    by_start = {(start, device): corr for corr, start, device in rows}
+    origin = min(s for s, _, _ in activity_rows(path))
+    launches = parsers.read(path).launches
+    kernels = launches[launches["activity"] == "kernel"]
+    return {
+        by_start[(round(start_s * 1e9) + origin, device)]: op
+        for start_s, device, op in zip(
+            kernels["start_s"], kernels["device_index"], kernels["op"], strict=True
+        )
+    }
+
+
+def test_excerpt_emit_nvtx_operators_reach_their_kernels():
+    expected = innermost_operator(EXCERPT)
+    ops = kernel_ops(EXCERPT)
+    assert len(expected) > 100
+    assert {c: ops[c] for c in expected} == expected
+    assert {"aten::mm", "aten::copy_", "aten::mul"} <= set(expected.values())
+
+
+def test_excerpt_device_from_evidence_is_provisional():
+    """The excerpt keeps the export's metadata: perf_h100_sp2_fa3.nsys-rep names the H100."""
+    profile = parsers.read(EXCERPT)
+    assert set(profile.launches["arch"].dropna()) == {"9.0"}
+    assert any("no TARGET_INFO_GPU" in n and "'h100'" in n for n in profile.notes)
+    found = identify(profile.launches, profile.device_hints)
+    assert (found.device.id, found.provisional) == ("h100-sxm", True)
+    assert {"h100-pcie", "h100-nvl"} <= set(found.candidates)
+
+
+def test_group_by_op_on_the_excerpt(tmp_path):
+    out = tmp_path / "r.json"
+    run = CliRunner().invoke(
+        main, ["report", str(EXCERPT), "--group-by", "op", "-q", "-o", str(out), "--top", "1000"]
+    )
+    assert run.exit_code == 0, run.output
+    doc = json.loads(out.read_text())
+    names = {g["group"].split(" ")[0] for g in doc["kernels"]}
+    assert {"aten::mm", "aten::copy_"} <= names
+
+
+def test_a_rocprof_database_is_not_claimed():
+    path = FIXTURES / "rocprof" / "v1_mi250_rocm571_results_head.db"
+    assert parsers.detect(path) is not nsys.READER
+
+
+def test_metrics_nsys_prints_the_capture_and_export():
+    run = CliRunner().invoke(main, ["metrics", "nsys"])
+    assert run.exit_code == 0
+    assert (
+        "nsys profile --trace=cuda,nvtx --cuda-graph-trace=node --pytorch=autograd-shapes-nvtx"
+        in run.output
+    )
+    assert "nsys export --type sqlite -o report.sqlite report.nsys-rep" in run.output
+    plain = CliRunner().invoke(main, ["metrics", "nsys", "--no-shapes"]).output
+    assert "--pytorch" not in plain.splitlines()[2]
+
+
+def test_an_nsys_rep_is_refused_with_the_export_command(tmp_path):
+    path = tmp_path / "report.nsys-rep"
+    path.write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(UnsupportedFormatError) as err:
+        parsers.read(path)
+    assert "nsys export --type sqlite -o report.sqlite report.nsys-rep" in str(err.value)
+
+
+# --- the shared exports ----------------------------------------------------------------------
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", READABLE)
+def test_every_kernel_copy_and_fill_is_one_launch(name):
+    path = shared(f"nsys/{name}.sqlite")
+    counts = [query(path, f"SELECT count(*) FROM {t}")[0][0] for t in ACTIVITY]
+    assert len(parsers.read(path).launches) == sum(counts)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", READABLE)
+def test_busy_time_per_device_is_the_union_of_kernels_copies_and_fills(name):
+    path = shared(f"nsys/{name}.sqlite")
+    rows = activity_rows(path)
+    profile = parsers.read(path)
+    devices = timeline.build(profile.launches, profile.steps).devices
+    assert sorted(d.device for d in devices) == sorted({d for _, _, d in rows})
+    for device in devices:
+        mine = [(s, e) for s, e, d in rows if d == device.device]
+        assert device.busy_s == pytest.approx(plain_union(mine) * 1e-9, abs=CLOCK)
+
+
+@pytest.mark.e2e
+def test_fuser_export_is_an_h200_from_its_device_table():
+    """TARGET_INFO_GPU: "NVIDIA H200", 132 SMs, compute capability 9.0."""
+    profile = parsers.read(shared("nsys/fuser-h200-matmul.sqlite"))
+    launches = profile.launches
+    assert set(launches["device_name"]) == {"NVIDIA H200"} and set(launches["sm_count"]) == {132}
+    found = identify(launches, profile.device_hints)
+    assert (found.device.id, found.provisional) == ("h200-sxm", False)
+
+
+@pytest.mark.e2e
+def test_two_h100s_by_evidence():
+    path = shared("nsys/nsysai-2xh100-1s.sqlite")
+    profile = parsers.read(path)
+    assert sorted(profile.launches["device_index"].unique()) == [0, 1]
+    found = identify(profile.launches, profile.device_hints)
+    assert (found.device.id, found.provisional) == ("h100-sxm", True)
+
+
+@pytest.mark.e2e
+def test_emit_nvtx_operator_names_reach_the_kernels():
+    path = shared("nsys/nsysai-2xh100-1s.sqlite")
+    expected = innermost_operator(path)
+    ops = kernel_ops(path)
+    assert len(expected) > 1000
+    assert {c: ops[c] for c in expected} == expected
+    unlinked = [c for c, op in ops.items() if c not in expected]
+    assert all(ops[c] is pd.NA for c in unlinked)  # no range around them: no operator
+
+
+@pytest.mark.e2e
+def test_dlprof_convolution_model_by_hand():
+    """The first conv2d marker: input (1, 3, 32, 32), weight (6, 3, 3, 3), bias (6,), float32,
+    F.conv2d's defaults (stride 1, padding 0): output 30 x 30. FLOPs 2·N·K·C·R·S·P·Q =
+    2·1·6·3·3·3·30·30 = 291,600; bytes 4·(3·32·32 + 6·27 + 6·30·30) = 12,288 + 648 + 21,600 =
+    34,536; on the longest kernel launched inside the marker (cuDNN tries several algorithms):
+    found here by SQL over the runtime calls that begin inside it."""
+    path = shared("nsys/dlprof-rtx2070s-nvtx-shapes.sqlite")
+    (lo, hi, tid) = query(
+        path,
+        "SELECT start, \"end\", globalTid FROM NVTX_EVENTS WHERE text LIKE '%''op'': ''conv2d''%' "
+        "ORDER BY start LIMIT 1",
+    )[0]
+    (longest,) = query(
+        path,
+        "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId "
+        "JOIN StringIds s ON s.id = k.demangledName "
+        "WHERE r.globalTid = ? AND r.start BETWEEN ? AND ? "
+        'ORDER BY k."end" - k.start DESC LIMIT 1',
+        tid, lo, hi,
+    )[0]  # fmt: skip
+    launches = parsers.read(path).launches
+    row = launches[launches["ops_vector_fp32"] == 291_600]
+    assert len(row) == 1
+    assert row["kernel"].iloc[0] == longest and row["op"].iloc[0] == "aten::conv2d"
+    assert row["bytes_dram"].iloc[0] == 34_536
+    assert row["op_input_dims"].iloc[0] == "[[1,3,32,32],[6,3,3,3],[6]]"
+
+
+@pytest.mark.e2e
+def test_a_capture_without_cuda_tracing_is_refused_with_the_command():
+    path = shared("nsys/dynamicvit-no-cuda-tables.sqlite")
+    assert parsers.detect(path) is nsys.READER
+    with pytest.raises(InputError) as err:
+        parsers.read(path)
+    assert "nsys profile --trace=cuda,nvtx" in str(err.value)
