@@ -248,3 +248,74 @@ def test_a_capture_without_cuda_tracing_is_refused_with_the_command():
     with pytest.raises(InputError) as err:
         parsers.read(path)
     assert "nsys profile --trace=cuda,nvtx" in str(err.value)
+
+
+# --- a hand-built export with the real schema -------------------------------------------------
+
+THREAD = (7 << 24) | 42  # globalTid: pid 7, tid 42 (the kernel's globalPid is pid 7, tid 0)
+
+
+def handmade(tmp_path, ranges, calls, kernels):
+    """An export with the excerpt's CREATE statements and these rows: ranges (start, end,
+    eventType, text), calls (start, correlationId), kernels (start, end, correlationId)."""
+    path = tmp_path / "hand.sqlite"
+    con = sqlite3.connect(path)
+    for (sql,) in query(EXCERPT, "SELECT sql FROM sqlite_master WHERE type = 'table'"):
+        con.execute(sql)
+    con.executemany(
+        "INSERT INTO StringIds VALUES (?, ?)", [(1, "kernel_a"), (2, "cudaLaunchKernel_v7000")]
+    )
+    con.executemany(
+        'INSERT INTO NVTX_EVENTS (start, "end", eventType, text, globalTid) VALUES (?, ?, ?, ?, ?)',
+        [(*r, THREAD) for r in ranges],
+    )
+    con.executemany(
+        'INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, "end", eventClass, globalTid, '
+        "correlationId, nameId, returnValue) VALUES (?, ?, 1, ?, ?, 2, 0)",
+        [(s, s + 5, THREAD, c) for s, c in calls],
+    )
+    columns = (
+        'start, "end", deviceId, contextId, streamId, correlationId, globalPid, demangledName, '
+        "shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, "
+        "staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId, "
+        "tensorSizeMinusOneElements"
+    )
+    con.executemany(
+        f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({columns}) VALUES "
+        "(?, ?, 0, 1, 7, ?, ?, 1, 1, 32, 4, 2, 1, 128, 1, 1, 0, 0, 0, 0, 1, '[]')",
+        [(s, e, c, 7 << 24) for s, e, c in kernels],
+    )
+    con.commit()
+    con.close()
+    return path
+
+
+def test_nested_ranges_and_profiler_steps(tmp_path):
+    """Two ProfilerStep ranges (push/pop) with a start/end range "forward" inside the first;
+    each kernel takes the ranges open around its launch call; the third kernel, launched after
+    the steps, falls outside their window. (The steps are 10 ns apart: kineto_link's sweep
+    counts a range that ends where the next starts as still open.)"""
+    path = handmade(
+        tmp_path,
+        ranges=[
+            (1_000, 2_000, 59, "ProfilerStep#1"),
+            (1_100, 1_900, 60, "forward"),
+            (2_010, 3_000, 59, "ProfilerStep#2"),
+        ],
+        calls=[(1_200, 11), (2_100, 12), (4_000, 13)],
+        kernels=[(1_500, 1_700, 11), (2_200, 2_600, 12), (5_000, 5_100, 13)],
+    )
+    profile = parsers.read(path)
+    launches = profile.launches
+    assert list(launches["range"][:2]) == ["ProfilerStep#1/forward", "ProfilerStep#2"]
+    assert launches["range"].isna().iloc[2]
+    assert list(launches["grid"]) == ["(4, 2, 1)"] * 3 and list(launches["stream"]) == [7] * 3
+    assert list(launches["launch_s"] * 1e9) == pytest.approx([1_200 - 1_500, 2_100 - 1_500, 2_500])
+    assert [(s.name, s.start_s * 1e9, s.end_s * 1e9) for s in profile.steps] == [
+        ("ProfilerStep#1", pytest.approx(-500), pytest.approx(500)),
+        ("ProfilerStep#2", pytest.approx(510), pytest.approx(1_500)),
+    ]
+    tl = timeline.build(launches, profile.steps)
+    assert tl.outside_launches == 1
+    (device,) = tl.devices
+    assert device.busy_s == pytest.approx((200 + 400) * 1e-9, abs=CLOCK)
