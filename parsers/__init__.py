@@ -10,7 +10,7 @@ from rooflint.core.errors import InputError, UnsupportedFormatError, UsageError
 from rooflint.core.profile import Profile
 from rooflint.core.reader import Reader
 
-from . import kineto, ncu_csv, ncu_rep, nsys, nvprof, rocprof
+from . import kineto, ncu_csv, ncu_rep, nsys, nvprof, rocprof, rocprofv3_json
 from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
 # One Reader (rooflint.core.reader) per module. Order matters only where two formats could both
@@ -19,6 +19,7 @@ READERS: list[Reader] = [
     ncu_rep.READER,
     kineto.READER,
     nsys.READER,
+    rocprofv3_json.READER,
     ncu_csv.READER,
     nvprof.READER,
     rocprof.READER,

@@ -87,16 +87,18 @@ def _events(con, found: set[str]) -> tuple[TraceEvents, dict, list[str]]:
     """The events, the device records, and (without them) the export's recorded texts."""
     text = tables.strings(con)
     events = TraceEvents()
-    _gpu(events, con, found, text)
-    _runtime(events, con, found, text)
+    origin = _gpu(events, con, found, text)
+    _runtime(events, con, found, text, origin)
     if tables.NVTX in found:
-        _nvtx(events, tables.nvtx(con, text))
+        _nvtx(events, tables.nvtx(con, text), origin)
     devices = nsys_device.devices(tables.gpus(con, found))
     return events, devices, [] if devices else tables.metadata(con, found)
 
 
-def _gpu(events: TraceEvents, con, found: set[str], text: np.ndarray) -> None:
-    """Kernels, copies and fills, in order of their start on the GPU."""
+def _gpu(events: TraceEvents, con, found: set[str], text: np.ndarray) -> int:
+    """Kernels, copies and fills, in order of their start on the GPU; returns the first start
+    (ns), the origin every time is kept from: subtracted as integers, so that no nanosecond is
+    lost to a float of ~1e11 ns."""
     parts = [_kernels(con, text)]
     if tables.MEMCPY in found:
         parts.append(_copies(con))
@@ -106,8 +108,9 @@ def _gpu(events: TraceEvents, con, found: set[str], text: np.ndarray) -> None:
     order = np.argsort(merged["start"], kind="stable")
     c = {k: v[order] for k, v in merged.items()}
     n = len(order)
+    origin = int(c["start"].min()) if n else 0
     events.gpu.replace(
-        ts=c["start"] / 1e3,
+        ts=(c["start"] - origin) / 1e3,
         dur=(c["end"] - c["start"]) / 1e3,
         bytes=c["bytes"],
         correlation=_key(c["pid"], c["correlation"]),
@@ -120,6 +123,7 @@ def _gpu(events: TraceEvents, con, found: set[str], text: np.ndarray) -> None:
         device=c["device"].tolist(),
         comm=[None] * n,
     )
+    return origin
 
 
 def _common(rows: dict, cat: str, names: np.ndarray) -> dict[str, np.ndarray]:
@@ -197,7 +201,7 @@ def _key(pid: np.ndarray, correlation: np.ndarray) -> np.ndarray:
     return np.where(correlation == tables.ABSENT, NO_ID, (pid << 32) | (correlation & 0xFFFFFFFF))
 
 
-def _runtime(events: TraceEvents, con, found: set[str], text: np.ndarray) -> None:
+def _runtime(events: TraceEvents, con, found: set[str], text: np.ndarray, origin: int) -> None:
     """The CUDA runtime calls (the launch and copy calls among them issued each activity)."""
     if tables.RUNTIME not in found:
         return
@@ -207,7 +211,7 @@ def _runtime(events: TraceEvents, con, found: set[str], text: np.ndarray) -> Non
     thread = rows["globalTid"]
     pid = (thread >> 24) & PID_BITS
     events.runtime.replace(
-        ts=rows["start"] / 1e3,
+        ts=(rows["start"] - origin) / 1e3,
         correlation=_key(pid, rows["correlationId"]),
         external=np.full(len(thread), NO_ID, dtype=np.int64),
         name=[str(n) for n in text[rows["nameId"]].tolist()],
@@ -216,7 +220,7 @@ def _runtime(events: TraceEvents, con, found: set[str], text: np.ndarray) -> Non
     )
 
 
-def _nvtx(events: TraceEvents, ranges: tables.Ranges) -> None:
+def _nvtx(events: TraceEvents, ranges: tables.Ranges, origin: int) -> None:
     """NVTX ranges: operators (emit_nvtx, DLProf) as the trace's CPU operators, the others as
     annotation ranges, and ProfilerStep#N ranges as steps too."""
     read = nsys_nvtx.read_all(ranges.text)
@@ -226,7 +230,7 @@ def _nvtx(events: TraceEvents, ranges: tables.Ranges) -> None:
         read = [r.name if isinstance(r, nsys_nvtx.Operator) and not r.shaped else r for r in read]
     is_op = np.array([isinstance(r, nsys_nvtx.Operator) for r in read], dtype=bool)
     named = np.array([isinstance(r, str) for r in read], dtype=bool)
-    ts, dur = ranges.start / 1e3, (ranges.end - ranges.start) / 1e3
+    ts, dur = (ranges.start - origin) / 1e3, (ranges.end - ranges.start) / 1e3
     pid = ((ranges.thread >> 24) & PID_BITS).tolist()
     tid = ranges.thread.tolist()
     ops, spans = np.flatnonzero(is_op), np.flatnonzero(named)

@@ -158,6 +158,7 @@ SHARED_PROFILES = (
     "rocprof/v3_docs_2024_counter_collection.csv",
     "rocprof/v3_docs_2025_counter_collection.csv",
     "rocprof/v3_docs_2025_kernel_trace.csv",
+    "rocprof/v3_mi350x_rocm_json_results.json.gz",
     "rocprof/v3_rocm621_mi300a_kernel_trace_head.csv",
     "rocprof/v3_rocm711_mi300a_rocpd2csv_kernel_trace_head.csv",
     "rocprof/v3_rocm7x_mi300a_counter_collection_head.csv",
@@ -183,7 +184,9 @@ SHARED_PROFILES = (
 )
 
 
-def profile_params(folders=("ncu", "rocprof", "kineto"), bundled=True, shared_too=True) -> list:
+def profile_params(
+    folders=("ncu", "rocprof", "kineto", "nsys"), bundled=True, shared_too=True
+) -> list:
     """pytest params over the listed profiles in `folders`: "fixtures/…" (bundled) and
     "shared/…" paths (marked e2e), each turned into a file by real_path (a shared one skips
     when absent)."""

@@ -37,8 +37,8 @@ EXPECTED = {
     "nsys/nsysai-2xh100-1s.sqlite": ("h100-sxm", {"h100-pcie", "h100-nvl"}),
     "nsys/dlprof-rtx2070s-nvtx-shapes.sqlite": NO_DEVICE,
     "nsys/dynamicvit-no-cuda-tables.sqlite": NOT_A_PROFILE,
-    # rocprofv3 JSON: no reader yet (issue 29)
-    "rocprof/v3_mi350x_rocm_json_results.json.gz": NOT_A_PROFILE,
+    # rocprofv3 JSON: its GPU agents are named "AMD Instinct MI350X" (gfx950, 256 CUs)
+    "rocprof/v3_mi350x_rocm_json_results.json.gz": "mi350x",
     "ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv": "a100-pcie-40gb",
     # README: Tesla V100-PCIE-32GB. SM clock 1233 MHz ~ V100 PCIe base 1245 (SXM2's is 1312,
     # Titan V's 1200); the 16GB and 32GB PCIe cards share every ceiling, either is right.

@@ -28,6 +28,7 @@ class InputFormat(StrEnum):
     ROCPROFV3_COUNTER_COLLECTION = "rocprofv3-counter-collection"
     ROCPROFV3_KERNEL_TRACE = "rocprofv3-kernel-trace"
     ROCPROFV3_FOLDER = "rocprofv3-folder"
+    ROCPROFV3_JSON = "rocprofv3-json"  # rocprofv3 --output-format json
     ROCPD = "rocpd"  # a rocprofv3 rocpd database
     ROCPD_FOLDER = "rocpd-folder"
     SAVED_REPORT = "rooflint-json"  # a saved `rooflint report --format json`, read back
