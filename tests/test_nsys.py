@@ -319,3 +319,13 @@ def test_nested_ranges_and_profiler_steps(tmp_path):
     assert tl.outside_launches == 1
     (device,) = tl.devices
     assert device.busy_s == pytest.approx((200 + 400) * 1e-9, abs=CLOCK)
+
+
+def test_diff_between_two_captures_goes_op_by_op(tmp_path):
+    """The excerpt against itself: every operator group matched, none new or removed."""
+    out = tmp_path / "d.json"
+    run = CliRunner().invoke(main, ["diff", str(EXCERPT), str(EXCERPT), "-o", str(out)])
+    assert run.exit_code == 0, run.output
+    groups = json.loads(out.read_text())["groups"]
+    assert {g["status"] for g in groups} == {"unchanged"}
+    assert {"aten::mm", "aten::copy_"} <= {g["kernel"] for g in groups}
