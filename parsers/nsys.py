@@ -9,6 +9,7 @@ reader's linking, operator models, device records and steps apply unchanged.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,8 @@ NO_CUDA = (
     "capture again with `nsys profile --trace=cuda,nvtx` and export it with "
     "`nsys export --type sqlite`"
 )
+UNREADABLE = "Nsight Systems export whose tables cannot be read"
+EXPORT_AGAIN = "export it again with `nsys export --type sqlite -o report.sqlite report.nsys-rep`"
 NO_DEVICE_TABLE = "the export has no TARGET_INFO_GPU table: device from evidence, provisional: "
 # CUPTI's memcpy kinds and memory kinds (ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND), named as
 # a PyTorch trace names copies ("Memcpy HtoD (Pinned -> Device)").
@@ -58,6 +61,8 @@ def read(path) -> Profile:
     con = tables.connect(Path(path))
     try:
         events, devices, said = _events(con, found)
+    except (sqlite3.Error, ValueError) as exc:  # a damaged table, a cell of the wrong type
+        raise InputError(f"{UNREADABLE} ({exc}); {EXPORT_AGAIN}", path=source) from None
     finally:
         con.close()
     if not len(events.gpu):

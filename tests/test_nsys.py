@@ -329,3 +329,16 @@ def test_diff_between_two_captures_goes_op_by_op(tmp_path):
     groups = json.loads(out.read_text())["groups"]
     assert {g["status"] for g in groups} == {"unchanged"}
     assert {"aten::mm", "aten::copy_"} <= {g["kernel"] for g in groups}
+
+
+def test_a_damaged_table_is_one_line_with_the_export_again(tmp_path):
+    path = tmp_path / "bad.sqlite"
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start TEXT, "end" INTEGER)')
+    con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ('soon', 5)")
+    con.commit()
+    con.close()
+    with pytest.raises(InputError) as err:
+        parsers.read(path)
+    assert "cannot be read" in str(err.value) and "nsys export --type sqlite" in str(err.value)
