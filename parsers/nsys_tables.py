@@ -18,6 +18,7 @@ GPU = "TARGET_INFO_GPU"
 CUDA_DEVICE = "TARGET_INFO_CUDA_DEVICE"  # older exports: the CUDA device properties
 # Tables every Nsight Systems export has, whatever was traced (none of rocprof's databases do).
 MARKERS = (STRINGS, "TARGET_INFO_SESSION_START_TIME")
+BATCH = 65_536  # rows fetched at a time
 ABSENT = -1  # an integer cell that is NULL, or a column an older schema lacks
 
 # Per activity table, the integer columns read (start and end in ns, ids into StringIds).
@@ -65,12 +66,16 @@ def _columns(con: sqlite3.Connection, table: str) -> set[str]:
 
 def integers(con: sqlite3.Connection, table: str, wanted: tuple[str, ...], where: str = ""):
     """The integer columns `wanted` of `table` as int64 arrays (NULL and absent columns read
-    ABSENT): one query, its rows turned into one 2-D array by numpy, no Python loop per row."""
+    ABSENT): one query, its rows turned into 2-D arrays by numpy BATCH rows at a time (no
+    Python loop per row; a million rows as Python tuples would hold 0.7 GB at once)."""
     have = _columns(con, table)
     select = ", ".join(f'COALESCE("{c}", {ABSENT})' if c in have else str(ABSENT) for c in wanted)
-    rows = con.execute(f'SELECT {select} FROM "{table}" {where}').fetchall()
-    array = np.array(rows, dtype=np.int64).reshape(len(rows), len(wanted))
-    return {c: array[:, i] for i, c in enumerate(wanted)}
+    cursor = con.execute(f'SELECT {select} FROM "{table}" {where}')
+    parts = [np.empty((0, len(wanted)), dtype=np.int64)]
+    while rows := cursor.fetchmany(BATCH):
+        parts.append(np.array(rows, dtype=np.int64).reshape(len(rows), len(wanted)))
+    array = np.concatenate(parts)
+    return {c: np.ascontiguousarray(array[:, i]) for i, c in enumerate(wanted)}
 
 
 def strings(con: sqlite3.Connection) -> np.ndarray:

@@ -77,6 +77,7 @@ def _events(runs: list[dict], notes: list[str]) -> tuple[TraceEvents, dict[int, 
     """Every run's dispatches and copies (one per process), in order of their start."""
     rows: list[dict] = []
     devices: dict[int, dict] = {}
+    unread: list[str] = []
     for run in runs:
         gpus = {a["id"]["handle"]: a for a in run.get("agents", []) if a.get("type") == GPU_AGENT}
         index = {h: int(a.get("logical_node_type_id", i)) for i, (h, a) in enumerate(gpus.items())}
@@ -84,7 +85,8 @@ def _events(runs: list[dict], notes: list[str]) -> tuple[TraceEvents, dict[int, 
         records = run.get("buffer_records", {})
         rows += _dispatches(run, records.get("kernel_dispatch", []), index)
         rows += _copies(run, records.get("memory_copy", []), index)
-        _unread(run, records, notes)
+        unread += _unread(run, records)
+    notes += dict.fromkeys(unread)  # each once, however many runs say it
     rows.sort(key=lambda r: r["start"])
     events = TraceEvents()
     frame = pd.DataFrame(rows, columns=["start", "end", "name", "cat", "grid", "block", "device",
@@ -189,11 +191,8 @@ def _operations(run: dict, kind: str) -> dict[int, str]:
     return {}
 
 
-def _unread(run: dict, records: dict, notes: list[str]) -> None:
-    """Say what the document holds that is not read yet."""
-    for key, why in NOT_READ.items():
-        if records.get(key) and why not in notes:
-            notes.append(why)
+def _unread(run: dict, records: dict) -> list[str]:
+    """What the run's document holds that is not read yet."""
+    said = [why for key, why in NOT_READ.items() if records.get(key)]
     collected = run.get("callback_records", {}).get("counter_collection")
-    if (collected or run.get("counters")) and COUNTERS_NOT_READ not in notes:
-        notes.append(COUNTERS_NOT_READ)
+    return said + ([COUNTERS_NOT_READ] if collected or run.get("counters") else [])

@@ -92,3 +92,40 @@ def test_a_document_without_dispatches_is_refused(tmp_path):
     with pytest.raises(InputError) as err:
         parsers.read(path)
     assert "--kernel-trace" in str(err.value)
+
+
+def test_a_copy_and_the_records_not_read_yet(tmp_path):
+    """A hand-made document: one GPU agent, one dispatch (1,024 work-items in workgroups of 256:
+    a grid of 4) and one host-to-device copy, named by the document's own MEMORY_COPY operation
+    list; its roctx records are said to be unread."""
+    gpu = {"type": 2, "id": {"handle": 9}, "logical_node_type_id": 0, "name": "gfx942",
+           "product_name": "AMD Instinct MI300X", "cu_count": 304}  # fmt: skip
+    run = {
+        "agents": [gpu],
+        "kernel_symbols": [{"kernel_id": 3, "kernel_name": "k.kd", "demangled_kernel_name": "k"}],
+        "strings": {"buffer_records": [{"kind": "MEMORY_COPY", "operations": [
+            "MEMORY_COPY_NONE", "MEMORY_COPY_HOST_TO_HOST", "MEMORY_COPY_HOST_TO_DEVICE"]}]},
+        "buffer_records": {
+            "kernel_dispatch": [{
+                "start_timestamp": 2_000, "end_timestamp": 2_500,
+                "correlation_id": {"internal": 1},
+                "dispatch_info": {"agent_id": {"handle": 9}, "queue_id": {"handle": 4},
+                                  "kernel_id": 3, "grid_size": {"x": 1024, "y": 1, "z": 1},
+                                  "workgroup_size": {"x": 256, "y": 1, "z": 1}}}],
+            "memory_copy": [{
+                "start_timestamp": 1_000, "end_timestamp": 1_800, "operation": 2,
+                "src_agent_id": {"handle": 1}, "dst_agent_id": {"handle": 9},
+                "bytes": 1_048_576, "correlation_id": {"internal": 2}}],
+            "marker_api": [{"start_timestamp": 0, "end_timestamp": 10}],
+        },
+    }  # fmt: skip
+    path = tmp_path / "run_results.json"
+    path.write_text(json.dumps({"rocprofiler-sdk-tool": [run]}))
+    profile = parsers.read(path)
+    launches = profile.launches
+    assert list(launches["kernel"]) == ["Memcpy HtoD", "k"]
+    assert list(launches["kind"]) == [timeline.MEMCPY, timeline.KERNEL]
+    assert list(launches["device_index"]) == [0, 0]
+    assert launches["grid"].iloc[1] == "(4, 1, 1)" and launches["block"].iloc[1] == "(256, 1, 1)"
+    assert list(launches["start_s"] * 1e9) == pytest.approx([0, 1_000])
+    assert rocprofv3_json.NOT_READ["marker_api"] in profile.notes
