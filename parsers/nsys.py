@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from rooflint.core import schema, timeline
 from rooflint.core.errors import InputError
@@ -161,12 +162,13 @@ def _kernels(con, text: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _dims(rows: dict, prefix: str) -> np.ndarray:
-    """(x, y, z) per launch, one tuple object per distinct shape."""
-    xyz = np.stack([rows[prefix + axis] for axis in "XYZ"], axis=1)
-    distinct, inverse = np.unique(xyz, axis=0, return_inverse=True)
-    shapes = np.empty(len(distinct), dtype=object)
-    shapes[:] = [tuple(int(v) for v in row) for row in distinct]
-    return shapes[inverse.reshape(-1)]
+    """(x, y, z) per launch, one tuple object per distinct shape: the three packed into one
+    int64 (CUDA: x < 2^31, y and z < 2^16) and hashed, not sorted row by row."""
+    x, y, z = (rows[prefix + axis] for axis in "XYZ")
+    codes, keys = pd.factorize((x << 32) | ((y & 0xFFFF) << 16) | (z & 0xFFFF))
+    shapes = np.empty(len(keys), dtype=object)
+    shapes[:] = [(int(k >> 32), int((k >> 16) & 0xFFFF), int(k & 0xFFFF)) for k in keys]
+    return shapes[codes]
 
 
 def _copies(con) -> dict[str, np.ndarray]:
