@@ -116,7 +116,9 @@ from rooflint import parsers
 base = high_water()
 began = time.perf_counter()
 profile = parsers.read(sys.argv[1])
-print(time.perf_counter() - began, high_water() * 1024, base * 1024, len(profile.launches))
+took = time.perf_counter() - began
+table = int(profile.launches.memory_usage(deep=True).sum())
+print(took, high_water() * 1024, base * 1024, len(profile.launches), table)
 """
 
 
@@ -129,7 +131,7 @@ def main(n: int) -> None:
         out = subprocess.run(
             [sys.executable, "-c", READ, str(path)], capture_output=True, text=True, check=True
         ).stdout.split()
-        read_s, peak, base, launches = float(out[0]), int(out[1]), int(out[2]), int(out[3])
+        read_s, peak, base, launches, held = (float(out[0]), *map(int, out[1:]))
         assert launches == n, (launches, n)
         print(f"{n:,} kernels, file {size / 2**20:.0f} MiB")
         print(f"plain sqlite3 query into Arrow: {query_s:.2f} s")
@@ -138,6 +140,7 @@ def main(n: int) -> None:
             f"peak RSS {peak / 2**20:.0f} MiB = {peak / size:.1f}x the file (target <= 3x); "
             f"above the imports' {base / 2**20:.0f} MiB: {(peak - base) / size:.1f}x"
         )
+        print(f"the launch table it returns: {held / 2**20:.0f} MiB = {held / size:.1f}x the file")
 
 
 if __name__ == "__main__":

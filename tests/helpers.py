@@ -10,6 +10,7 @@ import csv
 import functools
 import importlib.util
 import io
+import json
 import os
 import sys
 from html.parser import HTMLParser
@@ -529,3 +530,42 @@ def plain_union(intervals: list[tuple[float, float]]) -> float:
             total += current[1] - current[0] if current else 0.0
             current = [start, end]
     return total + (current[1] - current[0] if current else 0.0)
+
+
+# --- a synthetic ncu export to join with a timeline -----------------------------------------
+
+
+def ncu_details(rows: list[tuple[str, str, str, dict]], cc: str = "9.0") -> str:
+    """A details-page ncu CSV: (kernel, block, grid, {metric: (unit, value)}) per launch, from a
+    GPU of compute capability `cc`."""
+    head = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+        '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+        '"Metric Value"'
+    )
+    lines = [head]
+    for i, (kernel, block, grid, metrics) in enumerate(rows):
+        for metric, (unit, value) in metrics.items():
+            lines.append(
+                ",".join(
+                    json.dumps(x)
+                    for x in (
+                        str(i),
+                        "1",
+                        "python",
+                        "h",
+                        kernel,
+                        "1",
+                        "7",
+                        block,
+                        grid,
+                        "0",
+                        cc,
+                        "Command line profiler metrics",
+                        metric,
+                        unit,
+                        value,
+                    )
+                )
+            )
+    return "\n".join(lines) + "\n"

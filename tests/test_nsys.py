@@ -22,7 +22,7 @@ from rooflint.core.errors import InputError, UnsupportedFormatError
 from rooflint.core.profile import InputFormat
 from rooflint.hardware.identify import identify
 from rooflint.parsers import nsys
-from tests.helpers import FIXTURES, plain_union, shared
+from tests.helpers import FIXTURES, ncu_details, plain_union, shared
 
 EXCERPT = FIXTURES / "nsys" / "nsysai-2xh100-excerpt.sqlite"
 ACTIVITY = (
@@ -342,3 +342,41 @@ def test_a_damaged_table_is_one_line_with_the_export_again(tmp_path):
     with pytest.raises(InputError) as err:
         parsers.read(path)
     assert "cannot be read" in str(err.value) and "nsys export --type sqlite" in str(err.value)
+
+
+@pytest.mark.e2e
+def test_an_ncu_export_beside_the_capture_lends_its_counters(tmp_path):
+    """A synthetic ncu export of the DLProf capture's modelled convolution kernel (same name,
+    grid and block) moving 3x the operator's minimum bytes (34,536): its counters replace the
+    model on that kernel, and the excess-traffic ratio is 3."""
+    from rooflint import pipeline
+
+    path = shared("nsys/dlprof-rtx2070s-nvtx-shapes.sqlite")
+    alone = parsers.read(path).launches
+    modelled = alone[alone["ops_vector_fp32"] == 291_600].iloc[0]
+    csv = tmp_path / "ncu.csv"
+    csv.write_text(
+        ncu_details(
+            [
+                (
+                    modelled["kernel"],
+                    modelled["block"],
+                    modelled["grid"],
+                    {
+                        "gpu__time_duration.sum": ("nsecond", "10688"),
+                        "dram__bytes.sum": ("byte", str(3 * 34_536)),
+                        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": ("", "1000"),
+                    },
+                )
+            ],
+            cc="7.5",
+        )
+    )
+    launches = pipeline.build(
+        [str(path), str(csv)], pipeline.Options(device="rtx-2080-ti")
+    ).launches
+    assert len(launches) == len(alone)
+    lent = launches[launches["flops_source"] == "counters"]
+    assert len(lent) == 1 and lent["kernel"].iloc[0] == modelled["kernel"]
+    assert lent["bytes_dram"].iloc[0] == 3 * 34_536
+    assert lent["excess_traffic"].iloc[0] == pytest.approx(3.0)
