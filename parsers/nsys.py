@@ -235,6 +235,11 @@ def _nvtx(events: TraceEvents, ranges: tables.Ranges, origin: int) -> None:
         # DLProf's markers carry the shapes; PyTorch's emit_nvtx ranges inside them do not:
         # the markers are the operators, the emit_nvtx ranges annotation ranges
         read = [r.name if isinstance(r, nsys_nvtx.Operator) and not r.shaped else r for r in read]
+    if ranges.domains:  # an annotation range of a named domain: "Domain:name", as nsys shows it
+        prefix = [ranges.domains.get(d) for d in ranges.domain.tolist()]
+        read = [
+            f"{p}:{r}" if p and isinstance(r, str) else r for p, r in zip(prefix, read, strict=True)
+        ]
     is_op = np.array([isinstance(r, nsys_nvtx.Operator) for r in read], dtype=bool)
     named = np.array([isinstance(r, str) for r in read], dtype=bool)
     ts, dur = (ranges.start - origin) / 1e3, (ranges.end - ranges.start) / 1e3

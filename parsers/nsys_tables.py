@@ -33,6 +33,7 @@ MEMSET_COLUMNS = COMMON + ("bytes", "memKind")
 RUNTIME_COLUMNS = ("start", "correlationId", "globalTid", "nameId")
 # NVTX push/pop (59) and start/end (60) ranges; marks and domain records are not ranges.
 NVTX_RANGES = (59, 60)
+NVTX_DOMAIN = 75  # NvtxDomainCreate: a domain's id and name
 NVTX_COLUMNS = ("start", "end", "globalTid", "domainId")
 GPU_COLUMNS = ("id", "name", "smCount", "totalMemory", "computeMajor", "computeMinor")
 # Where an export records its own file names and the capture's command line (device evidence).
@@ -98,6 +99,7 @@ class Ranges:
     thread: np.ndarray
     domain: np.ndarray
     text: list
+    domains: dict  # domain id -> its name (nvtxDomainCreate), for ranges outside the default
 
 
 def nvtx(con: sqlite3.Connection, text: np.ndarray) -> Ranges:
@@ -108,12 +110,16 @@ def nvtx(con: sqlite3.Connection, text: np.ndarray) -> Ranges:
     ids = integers(con, NVTX, ("textId",), where)["textId"] if "textId" in have else None
     inline = [t for (t,) in con.execute(f'SELECT "text" FROM "{NVTX}" {where}')]
     registered = text[ids] if ids is not None else np.full(len(inline), None, dtype=object)
+    domains = con.execute(
+        f'SELECT domainId, "text" FROM "{NVTX}" WHERE eventType = {NVTX_DOMAIN}'
+    ).fetchall()
     return Ranges(
         numbers["start"],
         numbers["end"],
         numbers["globalTid"],
         numbers["domainId"],
         [i if i is not None else r for i, r in zip(inline, registered.tolist(), strict=True)],
+        {d: name for d, name in domains if d is not None and name},
     )
 
 

@@ -257,7 +257,8 @@ THREAD = (7 << 24) | 42  # globalTid: pid 7, tid 42 (the kernel's globalPid is p
 
 def handmade(tmp_path, ranges, calls, kernels):
     """An export with the excerpt's CREATE statements and these rows: ranges (start, end,
-    eventType, text), calls (start, correlationId), kernels (start, end, correlationId)."""
+    eventType, text[, domainId]), calls (start, correlationId), kernels (start, end,
+    correlationId)."""
     path = tmp_path / "hand.sqlite"
     con = sqlite3.connect(path)
     for (sql,) in query(EXCERPT, "SELECT sql FROM sqlite_master WHERE type = 'table'"):
@@ -266,8 +267,9 @@ def handmade(tmp_path, ranges, calls, kernels):
         "INSERT INTO StringIds VALUES (?, ?)", [(1, "kernel_a"), (2, "cudaLaunchKernel_v7000")]
     )
     con.executemany(
-        'INSERT INTO NVTX_EVENTS (start, "end", eventType, text, globalTid) VALUES (?, ?, ?, ?, ?)',
-        [(*r, THREAD) for r in ranges],
+        'INSERT INTO NVTX_EVENTS (start, "end", eventType, text, globalTid, domainId) '
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(*r[:4], THREAD, r[4] if len(r) > 4 else 0) for r in ranges],
     )
     con.executemany(
         'INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, "end", eventClass, globalTid, '
@@ -291,7 +293,8 @@ def handmade(tmp_path, ranges, calls, kernels):
 
 
 def test_nested_ranges_and_profiler_steps(tmp_path):
-    """Two ProfilerStep ranges (push/pop) with a start/end range "forward" inside the first;
+    """Two ProfilerStep ranges (push/pop) with a start/end range "forward" of the domain "Train"
+    inside the first;
     each kernel takes the ranges open around its launch call; the third kernel, launched after
     the steps, falls outside their window. (The steps are 10 ns apart: kineto_link's sweep
     counts a range that ends where the next starts as still open.)"""
@@ -299,7 +302,8 @@ def test_nested_ranges_and_profiler_steps(tmp_path):
         tmp_path,
         ranges=[
             (1_000, 2_000, 59, "ProfilerStep#1"),
-            (1_100, 1_900, 60, "forward"),
+            (0, None, 75, "Train", 5),
+            (1_100, 1_900, 60, "forward", 5),
             (2_010, 3_000, 59, "ProfilerStep#2"),
         ],
         calls=[(1_200, 11), (2_100, 12), (4_000, 13)],
@@ -307,7 +311,7 @@ def test_nested_ranges_and_profiler_steps(tmp_path):
     )
     profile = parsers.read(path)
     launches = profile.launches
-    assert list(launches["range"][:2]) == ["ProfilerStep#1/forward", "ProfilerStep#2"]
+    assert list(launches["range"][:2]) == ["ProfilerStep#1/Train:forward", "ProfilerStep#2"]
     assert launches["range"].isna().iloc[2]
     assert list(launches["grid"]) == ["(4, 2, 1)"] * 3 and list(launches["stream"]) == [7] * 3
     assert list(launches["launch_s"] * 1e9) == pytest.approx([1_200 - 1_500, 2_100 - 1_500, 2_500])
