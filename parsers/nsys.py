@@ -9,13 +9,14 @@ reader's linking, operator models, device records and steps apply unchanged.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema, timeline
+from rooflint.core import schema
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
@@ -43,6 +44,7 @@ MEMORY_KINDS = {
     0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
     6: "Managed Static",
 }  # fmt: skip
+PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 PID_BITS = 0xFFFFFF  # a serialized GlobalId: hw (8 bits), vm (8), pid (24), tid (24)
 
 
@@ -54,14 +56,16 @@ def sniff(path: Path, head: str) -> bool:
     return bool(found) and (tables.KERNEL in found or all(t in found for t in tables.MARKERS))
 
 
-def read(path) -> Profile:
+def read(path, nvtx_step: str | None = None) -> Profile:
+    """`nvtx_step`: the NVTX range that marks a step (numbered in time order unless its name
+    ends in #N); by default ranges named ProfilerStep#N."""
     source = str(path)
     found = tables.tables(Path(path)) or set()
     if tables.KERNEL not in found:
         raise InputError(NO_CUDA, path=source)
     con = tables.connect(Path(path))
     try:
-        events, devices, said = _events(con, found)
+        events, devices, said = _events(con, found, nvtx_step)
     except (sqlite3.Error, ValueError) as exc:  # a damaged table, a cell of the wrong type
         raise InputError(f"{UNREADABLE} ({exc}); {EXPORT_AGAIN}", path=source) from None
     finally:
@@ -85,18 +89,19 @@ READER = Reader(
     FORMATS,
     sniff,
     read,
+    ("nvtx_step",),
     carries=Carries.TIMELINE | Carries.OPERATORS,
 )
 
 
-def _events(con, found: set[str]) -> tuple[TraceEvents, dict, list[str]]:
+def _events(con, found: set[str], step: str | None) -> tuple[TraceEvents, dict, list[str]]:
     """The events, the device records, and (without them) the export's recorded texts."""
     text = tables.strings(con)
     events = TraceEvents()
     origin = _gpu(events, con, found, text)
     _runtime(events, con, found, text, origin)
     if tables.NVTX in found:
-        _nvtx(events, tables.nvtx(con, text), origin)
+        _nvtx(events, tables.nvtx(con, text), origin, step)
     devices = nsys_device.devices(tables.gpus(con, found))
     return events, devices, [] if devices else tables.metadata(con, found)
 
@@ -227,7 +232,7 @@ def _runtime(events: TraceEvents, con, found: set[str], text: np.ndarray, origin
     )
 
 
-def _nvtx(events: TraceEvents, ranges: tables.Ranges, origin: int) -> None:
+def _nvtx(events: TraceEvents, ranges: tables.Ranges, origin: int, step: str | None) -> None:
     """NVTX ranges: operators (emit_nvtx, DLProf) as the trace's CPU operators, the others as
     annotation ranges, and ProfilerStep#N ranges as steps too."""
     read = nsys_nvtx.read_all(ranges.text)
@@ -264,13 +269,26 @@ def _nvtx(events: TraceEvents, ranges: tables.Ranges, origin: int) -> None:
         pid=[pid[i] for i in spans.tolist()],
         tid=[tid[i] for i in spans.tolist()],
     )
-    steps = [i for i in spans.tolist() if timeline.STEP_NAME.match(str(read[i]))]
+    steps, names = _steps([str(read[i]) for i in spans.tolist()], ts[spans], step)
     events.steps.replace(
-        ts=ts[steps],
-        dur=dur[steps],
+        ts=ts[spans][steps],
+        dur=dur[spans][steps],
         gpu=np.zeros(len(steps), dtype=np.int64),
-        name=[read[i] for i in steps],
+        name=names,
     )
+
+
+def _steps(names: list[str], ts: np.ndarray, step: str | None) -> tuple[np.ndarray, list[str]]:
+    """Which annotation ranges are steps (positions) and their step names: ProfilerStep#N, or
+    the ranges named `step` (NAME or NAME#N), numbered 1, 2, ... in time order when unnumbered."""
+    pattern = PROFILER_STEP if step is None else re.compile(rf"^{re.escape(step)}(#\d+)?$")
+    picked = np.array([i for i, n in enumerate(names) if pattern.match(n)], dtype=np.int64)
+    picked = picked[np.argsort(ts[picked], kind="stable")]
+    if step is None:
+        return picked, [names[i] for i in picked.tolist()]
+    return picked, [
+        names[i] if names[i] != step else f"{step}#{k}" for k, i in enumerate(picked.tolist(), 1)
+    ]
 
 
 def _device_from_evidence(profile: Profile, texts: list[str]) -> None:

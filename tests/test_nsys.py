@@ -384,3 +384,33 @@ def test_an_ncu_export_beside_the_capture_lends_its_counters(tmp_path):
     assert len(lent) == 1 and lent["kernel"].iloc[0] == modelled["kernel"]
     assert lent["bytes_dram"].iloc[0] == 3 * 34_536
     assert lent["excess_traffic"].iloc[0] == pytest.approx(3.0)
+
+
+def test_nvtx_step_names_the_step_ranges(tmp_path):
+    """--nvtx-step train: the two "train" ranges are steps 1 and 2 (in time order); --steps 2
+    reports the second alone."""
+    path = handmade(
+        tmp_path,
+        ranges=[(2_010, 3_000, 59, "train"), (1_000, 2_000, 59, "train")],
+        calls=[(1_200, 11), (2_100, 12)],
+        kernels=[(1_500, 1_700, 11), (2_200, 2_600, 12)],
+    )
+    assert parsers.read(path).steps == []  # no ProfilerStep#N range
+    profile = parsers.read(path, nvtx_step="train")
+    assert [s.name for s in profile.steps] == ["train#1", "train#2"]
+    assert [s.number for s in profile.steps] == [1, 2]
+    tl = timeline.build(profile.launches, profile.steps, "2")
+    assert tl.window.steps == ("train#2",) and tl.outside_launches == 1
+    out = tmp_path / "r.json"
+    run = CliRunner().invoke(
+        main, ["report", str(path), "--nvtx-step", "train", "--steps", "1", "-q", "-o", str(out)]
+    )
+    assert run.exit_code == 0, run.output
+    assert json.loads(out.read_text())["accounting"]["launches_read"] == 2
+
+
+def test_nvtx_step_with_no_nsys_input_is_a_usage_error(tmp_path):
+    out = tmp_path / "r.json"
+    raw = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
+    run = CliRunner().invoke(main, ["report", str(raw), "--nvtx-step", "x", "-o", str(out)])
+    assert run.exit_code == 2 and "Nsight Systems" in run.output and not out.exists()
