@@ -414,3 +414,17 @@ def test_nvtx_step_with_no_nsys_input_is_a_usage_error(tmp_path):
     raw = FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
     run = CliRunner().invoke(main, ["report", str(raw), "--nvtx-step", "x", "-o", str(out)])
     assert run.exit_code == 2 and "Nsight Systems" in run.output and not out.exists()
+
+
+def test_diff_between_an_nsys_capture_and_a_pytorch_trace(tmp_path):
+    """Both sides group by operator where they know it: the excerpt's aten::mm (emit_nvtx
+    recorded no shapes), the bundled BERT trace's aten::addmm with its shapes and dtypes."""
+    trace = FIXTURES / "kineto" / "tracelens-h100-bert-small-uncased.json.gz"
+    out = tmp_path / "d.json"
+    run = CliRunner().invoke(
+        main, ["diff", str(EXCERPT), str(trace), "--device", "h100-sxm", "-o", str(out)]
+    )
+    assert run.exit_code == 0, run.output
+    groups = {g["kernel"]: g["status"] for g in json.loads(out.read_text())["groups"]}
+    assert groups["aten::mm"] == "removed"
+    assert {v for k, v in groups.items() if k.startswith("aten::addmm [[")} == {"new"}
