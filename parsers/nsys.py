@@ -229,6 +229,7 @@ def _runtime(events: TraceEvents, con, found: set[str], text: np.ndarray, origin
         name=[str(n) for n in text[rows["nameId"]].tolist()],
         pid=pid.tolist(),
         tid=thread.tolist(),
+        kernel=[None] * len(thread),  # the kernel a launch call names: HIP traces' only
     )
 
 
