@@ -36,6 +36,8 @@ COUNTERS_NOT_READ = (
     "the run collected counters, which rooflint reads from rocprofv3's CSV output, not its "
     "JSON yet: collect again with --output-format csv"
 )
+MALFORMED = "rocprofv3 JSON whose records are not as rocprofv3 writes them"
+AGAIN = "write it again with `rocprofv3 --kernel-trace --output-format json`"
 NO_DISPATCH = (
     "rocprofv3 JSON with no kernel dispatches or memory copies; capture with "
     "`rocprofv3 --kernel-trace --memory-copy-trace --output-format json`"
@@ -63,7 +65,12 @@ def read(path) -> Profile:
     if not runs:
         raise InputError(f"no {TOOL} run in the document; export it again", path=source)
     notes: list[str] = []
-    events, devices = _events(runs, notes)
+    try:
+        events, devices = _events(runs, notes)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a record of other shape
+        raise InputError(
+            f"{MALFORMED} ({type(exc).__name__}: {exc}); {AGAIN}", path=source
+        ) from None
     if not len(events.gpu):
         raise InputError(NO_DISPATCH, path=source)
     return kineto.profile(events, devices, source, InputFormat.ROCPROFV3_JSON, notes)

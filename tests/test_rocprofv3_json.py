@@ -129,3 +129,12 @@ def test_a_copy_and_the_records_not_read_yet(tmp_path):
     assert launches["grid"].iloc[1] == "(4, 1, 1)" and launches["block"].iloc[1] == "(256, 1, 1)"
     assert list(launches["start_s"] * 1e9) == pytest.approx([0, 1_000])
     assert rocprofv3_json.NOT_READ["marker_api"] in profile.notes
+
+
+def test_a_record_of_another_shape_is_one_line(tmp_path):
+    path = tmp_path / "results.json"
+    run = {"agents": [], "buffer_records": {"kernel_dispatch": [{"dispatch_info": 5}]}}
+    path.write_text(json.dumps({"rocprofiler-sdk-tool": [run]}))
+    with pytest.raises(InputError) as err:
+        parsers.read(path)
+    assert "not as rocprofv3 writes them" in str(err.value) and "\n" not in str(err.value)
