@@ -92,8 +92,22 @@ def _read(source: str, capture: str | None = None) -> Profile:
     events = _events(source, header)
     if not len(events.gpu) and not len(events.ranges):
         raise InputError(NO_GPU, path=source)
-    devices = _devices(header)
-    notes: list[str] = []
+    return profile(events, _devices(header), source, InputFormat.PYTORCH_TRACE, capture=capture)
+
+
+def profile(
+    events: TraceEvents,
+    devices: dict[int, dict],
+    source: str,
+    fmt: InputFormat,
+    notes: list[str] | None = None,
+    capture: str | None = None,
+) -> Profile:
+    """The Profile of a timeline's events, however they were read (a Kineto trace, an Nsight
+    Systems export, rocprofv3 JSON): launches linked to their operators, operator models,
+    device hints, steps. `devices` are deviceProperties records by device index (name,
+    computeMajor/Minor, numSms, totalGlobalMem); `capture`, a graph capture trace's path."""
+    notes = [] if notes is None else notes
     taken = _events(capture) if capture else None
     launches = (
         _counter_ranges(events, devices, source, notes)
@@ -106,7 +120,7 @@ def _read(source: str, capture: str | None = None) -> Profile:
         notes.append(CAPTURE_NOTE.format(captured))
     return Profile(
         source=source,
-        format=InputFormat.PYTORCH_TRACE,
+        format=fmt,
         launches=launches,
         notes=notes,
         device_hints=_hints(devices, notes),

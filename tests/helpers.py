@@ -10,6 +10,7 @@ import csv
 import functools
 import importlib.util
 import io
+import json
 import os
 import sys
 from html.parser import HTMLParser
@@ -90,6 +91,7 @@ BUNDLED_PROFILES = (
     "ncu/rtx3070-nvtx-details-all_daxpy.csv",
     "ncu/rtx3070-nvtx-details-locale-de_DE_head.csv",
     "ncu/rtx3070-nvtx-raw.csv",
+    "nsys/nsysai-2xh100-excerpt.sqlite",
     "rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv",
     "rocprof/omniperf2_mi300a_rocprofv1_rocm621_pmc_perf.csv",
     "rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
@@ -106,7 +108,8 @@ BUNDLED_PROFILES = (
     "rocprof/v3_rocm7x_mi300a_counter_collection_head.csv",
 )
 
-# The files under ../shared/fixtures (ncu/, rocprof/, kineto/) that load into at least one launch.
+# The files under ../shared/fixtures (ncu/, rocprof/, kineto/, nsys/) that load into at least one
+# launch.
 SHARED_PROFILES = (
     "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
     "ncu/actualparam-a100-ncu2021.2-sam-decoder.csv",
@@ -157,6 +160,7 @@ SHARED_PROFILES = (
     "rocprof/v3_docs_2024_counter_collection.csv",
     "rocprof/v3_docs_2025_counter_collection.csv",
     "rocprof/v3_docs_2025_kernel_trace.csv",
+    "rocprof/v3_mi350x_rocm_json_results.json.gz",
     "rocprof/v3_rocm621_mi300a_kernel_trace_head.csv",
     "rocprof/v3_rocm711_mi300a_rocpd2csv_kernel_trace_head.csv",
     "rocprof/v3_rocm7x_mi300a_counter_collection_head.csv",
@@ -176,10 +180,15 @@ SHARED_PROFILES = (
     "kineto/tracelens-mi300x-xdit-sd35-triton.json.gz",
     "kineto/tracelens-vllm-decode-graph-capture.json.gz",
     "kineto/tracelens-vllm-decode-graph-replay.json.gz",
+    "nsys/dlprof-rtx2070s-nvtx-shapes.sqlite",
+    "nsys/fuser-h200-matmul.sqlite",
+    "nsys/nsysai-2xh100-1s.sqlite",
 )
 
 
-def profile_params(folders=("ncu", "rocprof", "kineto"), bundled=True, shared_too=True) -> list:
+def profile_params(
+    folders=("ncu", "rocprof", "kineto", "nsys"), bundled=True, shared_too=True
+) -> list:
     """pytest params over the listed profiles in `folders`: "fixtures/…" (bundled) and
     "shared/…" paths (marked e2e), each turned into a file by real_path (a shared one skips
     when absent)."""
@@ -522,3 +531,42 @@ def plain_union(intervals: list[tuple[float, float]]) -> float:
             total += current[1] - current[0] if current else 0.0
             current = [start, end]
     return total + (current[1] - current[0] if current else 0.0)
+
+
+# --- a synthetic ncu export to join with a timeline -----------------------------------------
+
+
+def ncu_details(rows: list[tuple[str, str, str, dict]], cc: str = "9.0") -> str:
+    """A details-page ncu CSV: (kernel, block, grid, {metric: (unit, value)}) per launch, from a
+    GPU of compute capability `cc`."""
+    head = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+        '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+        '"Metric Value"'
+    )
+    lines = [head]
+    for i, (kernel, block, grid, metrics) in enumerate(rows):
+        for metric, (unit, value) in metrics.items():
+            lines.append(
+                ",".join(
+                    json.dumps(x)
+                    for x in (
+                        str(i),
+                        "1",
+                        "python",
+                        "h",
+                        kernel,
+                        "1",
+                        "7",
+                        block,
+                        grid,
+                        "0",
+                        cc,
+                        "Command line profiler metrics",
+                        metric,
+                        unit,
+                        value,
+                    )
+                )
+            )
+    return "\n".join(lines) + "\n"

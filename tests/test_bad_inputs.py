@@ -184,7 +184,7 @@ def test_refused_with_one_clear_line(tmp_path, name):
     "name, words",
     [
         ("prof-lines-only.csv", ["==PROF==", "--kernel-name"]),
-        ("nsys-cuda-gpu-kern-sum.csv", ["Nsight Systems", "Nsight Compute"]),
+        ("nsys-cuda-gpu-kern-sum.csv", ["nsys stats", "nsys export --type sqlite"]),
         ("pytorch-key-averages.csv", ["PyTorch profiler", "Nsight Compute"]),
     ],
 )

@@ -378,10 +378,17 @@ PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 32 << 20
 
 
+READER_OPTIONS = ("locale", "nvtx_step")  # the input options a reader takes, not the analysis
+
+
 def _reader_options(options: Options, candidates: list[Path], paths: list[str]) -> dict:
     """The reader options the run was given. Each input's reader gets those it takes (--locale is
     for ncu CSV exports, not for a trace read with them); one that no input takes is an error."""
-    given = {"locale": options.locale} if options.locale is not None else {}
+    given = {
+        name: getattr(options, name)
+        for name in READER_OPTIONS
+        if getattr(options, name) is not None
+    }
     readers = [_reader_or_none(c) for c in candidates] if given else []
     taken = {option for reader in readers if reader for option in reader.options}
     for name in sorted(given.keys() - taken):
