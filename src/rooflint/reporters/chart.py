@@ -239,22 +239,29 @@ def _groups(result, level: str) -> pd.DataFrame:
     )
 
 
+def _missing(row) -> str:
+    """What keeps a group's point off the chart: "flops", "duration", "bytes" ("" for none)."""
+    if pd.isna(row.flops):
+        return "flops"
+    if pd.isna(row.duration_s) or row.duration_s <= 0:
+        return "duration"
+    if pd.isna(row.bytes) or row.bytes <= 0:
+        return "bytes"
+    return ""
+
+
 def _why(row, level: str) -> str:
     """Why a group has no point at `level` ("" when it has one)."""
-    if pd.isna(row.flops):
-        return "no FLOP counters"
-    if pd.isna(row.duration_s) or row.duration_s <= 0:
-        return "no duration"
-    if pd.isna(row.bytes) or row.bytes <= 0:
+    missing = _missing(row)
+    if missing == "bytes":
         return f"no {LEVELS[level]} bytes"
-    return ""
+    return {"flops": "no FLOP counters", "duration": "no duration"}.get(missing, "")
 
 
 def _why_all(rows, levels) -> str:
     """Why a group has no point at any of `levels`: "no DRAM bytes", "no DRAM, L2 or L1 bytes"."""
-    reason = _why(rows[0], levels[0])
-    if not reason.endswith(" bytes") or len(levels) < 2:
-        return reason
+    if _missing(rows[0]) != "bytes" or len(levels) < 2:
+        return _why(rows[0], levels[0])
     names = [LEVELS[lvl] for lvl in levels]
     return f"no {', '.join(names[:-1])} or {names[-1]} bytes"
 
