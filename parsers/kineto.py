@@ -15,7 +15,7 @@ from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
 
-from . import kineto_models, ncu_metrics
+from . import kineto_fields, kineto_models, ncu_metrics
 from .kineto_events import NO_ID, TraceEvents
 from .kineto_link import link
 from .kineto_stream import TraceStream
@@ -54,12 +54,12 @@ READER = Reader(
 
 def _read(source: str) -> Profile:
     stream = TraceStream(Path(source))
-    events = TraceEvents()
+    events = TraceEvents(source=source)
     for batch in stream.batches():
         events.take(batch)
     if not len(events.gpu) and not len(events.ranges):
         raise InputError(NO_GPU, path=source)
-    devices = _devices(stream.header)
+    devices = _devices(stream.header, source)
     notes: list[str] = []
     launches = (
         _counter_ranges(events, devices, source, notes)
@@ -114,9 +114,9 @@ def _no_gc():
             gc.enable()
 
 
-def _devices(header: dict) -> dict[int, dict]:
-    props = header.get("deviceProperties") or []
-    return {p.get("id", i): p for i, p in enumerate(props) if isinstance(p, dict)}
+def _devices(header: dict, source: str) -> dict[int, dict]:
+    props = kineto_fields.devices(header, source)
+    return {p.get("id", i): p for i, p in enumerate(props)}
 
 
 def _vendor(devices: dict[int, dict]) -> str:

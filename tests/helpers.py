@@ -10,6 +10,7 @@ import csv
 import functools
 import importlib.util
 import io
+import json
 import os
 import sys
 from html.parser import HTMLParser
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,6 +211,51 @@ def benchmark_generator():
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
+
+
+# --- refusals through the CLI: one line, exit 2, nothing written -----------------------------
+
+
+def report(tmp_path: Path, *inputs, extra=(), env=None):
+    """`rooflint report INPUTS -q -o out.json`; returns (result, out path)."""
+    from rooflint.cli import main  # the CLI only for the tests that run it
+
+    out = tmp_path / "out.json"
+    args = ["report", *map(str, inputs), "-q", "-o", str(out), *extra]
+    result = CliRunner().invoke(main, args, env=env)
+    return result, out
+
+
+def assert_refused(result, out: Path, path, *expected: str) -> str:
+    """Exit 2, exactly one `rooflint: error: <path>: ...` line with the expected words, no
+    traceback, and neither the report nor a temporary file left in the output folder."""
+    assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
+    assert isinstance(result.exception, SystemExit), result.exception  # not an escaped bug
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    assert line.startswith(f"rooflint: error: {path}"), line
+    assert "Traceback" not in result.stderr + result.stdout
+    problem_and_fix = line.removeprefix(f"rooflint: error: {path}")
+    assert ";" in problem_and_fix or " or " in problem_and_fix, f"no fix offered: {line}"
+    for word in expected:
+        assert word.lower() in line.lower(), f"{word!r} not in {line!r}"
+    assert not out.exists()
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".out.json")] == []
+    return line
+
+
+def loaded(result, out: Path) -> dict:
+    """Exit 0, nothing on stderr, and the JSON report that was written."""
+    assert result.exit_code == 0, (result.exit_code, result.stderr, result.exception)
+    assert result.exception is None, result.exception
+    assert result.stderr == ""
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    acc = doc["accounting"]
+    outside = acc.get("outside_window", {}).get("launches", 0)  # a trace's, beyond its steps
+    assert acc["launches_read"] == acc["analysed"] + acc["not_analysable"] + outside
+    assert sum(acc["not_analysable_reasons"].values()) == acc["not_analysable"]
+    return doc
 
 
 # --- building inputs from real exports ---------------------------------------------------------
