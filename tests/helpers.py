@@ -226,6 +226,15 @@ def report(tmp_path: Path, *inputs, extra=(), env=None):
     return result, out
 
 
+def diffed(tmp_path: Path, base, head, extra=()):
+    """`rooflint diff BASE HEAD -o out.json`; returns (result, out path)."""
+    from rooflint.cli import main
+
+    out = tmp_path / "out.json"
+    args = ["diff", str(base), str(head), "-o", str(out), *extra]
+    return CliRunner().invoke(main, args), out
+
+
 def assert_refused(result, out: Path, path, *expected: str) -> str:
     """Exit 2, exactly one `rooflint: error: <path>: ...` line with the expected words, no
     traceback, and neither the report nor a temporary file left in the output folder."""
