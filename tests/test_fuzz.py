@@ -59,6 +59,7 @@ def content(path: Path) -> bytes:
 # list.
 KNOWN_BUGS: set[tuple[str, str]] = {
     ("IndexError", "rocprof_columns.py"),  # test_known_bug_rocprof_sqlite_cut_after_its_header
+    ("ValueError", "rocprof.py"),  # test_known_bug_rocpd_cut_in_its_tables
 }
 
 
@@ -482,5 +483,17 @@ def test_known_bug_rocprof_sqlite_cut_after_its_header(tmp_path):
     parsers/rocprof_columns.clean_kernel (an empty kernel table) instead of one line."""
     path = tmp_path / "results.db"
     path.write_bytes((ROCPROF / "v1_mi250_rocm571_results_head.db").read_bytes()[:4101])
+    result, _ = report(tmp_path, path)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+
+
+@pytest.mark.xfail(strict=True, reason="rocprof._rocpd_table: pandas merge ValueError")
+def test_known_bug_rocpd_cut_in_its_tables(tmp_path):
+    """Found by the fuzz: a rocpd database (tests/helpers.make_rocpd) cut after 12,293 bytes
+    reads its kernel table's dispatch ids as text, and parsers/rocprof._rocpd_table's merge with
+    the counters raises pandas' "You are trying to merge on object and int64 columns for key
+    'Dispatch_Id'" ValueError instead of one line."""
+    path = make_rocpd(tmp_path / "run_results.db")
+    path.write_bytes(path.read_bytes()[:12293])
     result, _ = report(tmp_path, path)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
