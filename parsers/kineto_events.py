@@ -53,6 +53,11 @@ class Columns:
         """Use these columns instead (same length for all)."""
         self.columns = dict(columns)
 
+    def extend(self, other: Columns) -> None:
+        """Append `other`'s rows (the same columns); no view of a column may be held."""
+        for name, column in self.columns.items():
+            column.extend(other.columns[name])
+
     def __len__(self) -> int:
         return len(next(iter(self.columns.values()), []))
 
@@ -113,9 +118,9 @@ class TraceEvents:
             ("ts", "dur"), ("kind",), ("name", "pid", "tid")
         )
     )
-    runtime: Columns = field(
+    runtime: Columns = field(  # "kernel": the kernel a launch call names (HIP/ROCm traces)
         default_factory=lambda: Columns(
-            ("ts",), ("correlation", "external"), ("name", "pid", "tid")
+            ("ts",), ("correlation", "external"), ("name", "pid", "tid", "kernel")
         )
     )
     steps: Columns = field(  # ProfilerStep#N annotations: host-side (0) or device-side (1)
@@ -219,6 +224,8 @@ class TraceEvents:
         c["ts"].append(_float(event.get("ts")))
         c["correlation"].append(_int(a.get("correlation")))
         c["external"].append(_int(a.get("External id")))
+        kernel = a.get("kernel")
+        c["kernel"].append(shared(kernel, kernel) if isinstance(kernel, str) else None)
 
     def _range(self, event: dict, at: int) -> None:
         c, src = self.ranges.columns, self.source
@@ -237,10 +244,12 @@ def _int(value) -> int:
 
 
 def _pack(a: dict) -> bytes:
-    """An operator's (Input Dims, Input type, Concrete Inputs) as JSON bytes. An integer beyond
-    64 bits (which orjson cannot write) is written by json, and so reads back as a float, as
-    orjson reads such a number in the trace."""
-    arguments = (a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs"))
+    """An operator's (Input Dims, Input type, Concrete Inputs[, kernel_kwargs]) as JSON bytes.
+    An integer beyond 64 bits (which orjson cannot write) is written by json, and so reads back
+    as a float, as orjson reads such a number in the trace."""
+    arguments = (a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")) + (
+        (a["kernel_kwargs"],) if "kernel_kwargs" in a else ()
+    )
     try:
         return dumps(arguments)
     except TypeError:
@@ -249,5 +258,11 @@ def _pack(a: dict) -> bytes:
 
 def arguments(packed: bytes) -> tuple[list | None, list | None, list | None]:
     """(Input Dims, Input type, Concrete Inputs) of an operator from its packed `arguments`."""
-    dims, types, concrete = loads(packed)
+    dims, types, concrete = loads(packed)[:3]
     return dims, types, concrete
+
+
+def kernel_kwargs(packed: bytes) -> str | None:
+    """A Triton kernel operator's `kernel_kwargs` ("XBLOCK=64,R0_BLOCK=128"), or None."""
+    unpacked = loads(packed)
+    return str(unpacked[3]) if len(unpacked) > 3 else None
