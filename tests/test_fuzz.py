@@ -60,6 +60,7 @@ def content(path: Path) -> bytes:
 KNOWN_BUGS: set[tuple[str, str]] = {
     ("IndexError", "rocprof_columns.py"),  # test_known_bug_rocprof_sqlite_cut_after_its_header
     ("ValueError", "rocprof.py"),  # test_known_bug_rocpd_cut_in_its_tables
+    ("UnicodeDecodeError", "rocprof_sqlite.py"),  # test_known_bug_rocprof_sqlite_bad_schema_byte
 }
 
 
@@ -495,5 +496,17 @@ def test_known_bug_rocpd_cut_in_its_tables(tmp_path):
     'Dispatch_Id'" ValueError instead of one line."""
     path = make_rocpd(tmp_path / "run_results.db")
     path.write_bytes(path.read_bytes()[:12293])
+    result, _ = report(tmp_path, path)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+
+
+@pytest.mark.xfail(strict=True, reason="rocprof_sqlite._names: UnicodeDecodeError")
+def test_known_bug_rocprof_sqlite_bad_schema_byte(tmp_path):
+    """Found by the fuzz: two bytes (0x80 0x00) inserted at offset 3,841 of the bundled rocprof
+    SQLite database make SQLite's "malformed database schema" message hold a byte that is not
+    UTF-8, and parsers/rocprof_sqlite._names (called by sniff) raises UnicodeDecodeError."""
+    data = (ROCPROF / "v1_mi250_rocm571_results_head.db").read_bytes()
+    path = tmp_path / "results.db"
+    path.write_bytes(data[:3841] + b"\x80\x00" + data[3841:])
     result, _ = report(tmp_path, path)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
