@@ -12,8 +12,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from rooflint import parsers
 from rooflint.core.profile import HIDDEN, is_hidden
+from rooflint.parsers import folder_reader
 
 NOT_REGULAR = "not a regular file (a FIFO, socket or device): only files are read; pass a file"
 LINKED_FOLDER = "a link to a folder, not followed (a link may loop); pass the folder itself"
@@ -122,6 +122,6 @@ def is_profile_folder(path: Path) -> bool:
     One with a file or folder inside that cannot be read is walked into instead, so that the
     rest is read and that one listed with its reason."""
     try:
-        return parsers.folder_reader(path) is not None
+        return folder_reader(path) is not None
     except OSError:
         return False
