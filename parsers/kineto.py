@@ -15,7 +15,7 @@ from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
 
-from . import kineto_graphs, kineto_models, ncu_metrics
+from . import kineto_fields, kineto_graphs, kineto_models, ncu_metrics
 from .kineto_events import NO_ID, TraceEvents
 from .kineto_link import link
 from .kineto_stream import TraceStream
@@ -79,7 +79,7 @@ READER = Reader(
 
 def _events(source: str, header: dict | None = None) -> TraceEvents:
     stream = TraceStream(Path(source))
-    events = TraceEvents()
+    events = TraceEvents(source=source)
     for batch in stream.batches():
         events.take(batch)
     if header is not None:
@@ -92,7 +92,8 @@ def _read(source: str, capture: str | None = None) -> Profile:
     events = _events(source, header)
     if not len(events.gpu) and not len(events.ranges):
         raise InputError(NO_GPU, path=source)
-    return profile(events, _devices(header), source, InputFormat.PYTORCH_TRACE, capture=capture)
+    devices = _devices(header, source)
+    return profile(events, devices, source, InputFormat.PYTORCH_TRACE, capture=capture)
 
 
 def profile(
@@ -166,9 +167,9 @@ def _no_gc():
             gc.enable()
 
 
-def _devices(header: dict) -> dict[int, dict]:
-    props = header.get("deviceProperties") or []
-    return {p.get("id", i): p for i, p in enumerate(props) if isinstance(p, dict)}
+def _devices(header: dict, source: str) -> dict[int, dict]:
+    props = kineto_fields.devices(header, source)
+    return {p.get("id", i): p for i, p in enumerate(props)}
 
 
 def _vendor(devices: dict[int, dict]) -> str:

@@ -349,6 +349,8 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     if options.strict and skipped:
         raise InputError(_strict_message(skipped), path=", ".join(paths))
     if not profiles:
+        if len(paths) == 1 and [p for p, _ in skipped] == paths:  # the one path, not read
+            raise InputError(skipped[0][1], path=paths[0])
         if skipped:
             raise InputError(
                 f"no usable profile among {len(skipped)} file(s) (first: {skipped[0][0]}: "
