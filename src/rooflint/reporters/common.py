@@ -7,17 +7,29 @@ import math
 
 import pandas as pd
 
-from rooflint.core import explain, names, opgroups, report_schema, views, windows
+from rooflint.core import advice, explain, names, opgroups, report_schema, views, windows
 from rooflint.core.formatting import pct, ratio, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
 
 
 def vendor_of(result, device_id) -> str | None:
+    device = _device(result, device_id)
+    return device.vendor if device is not None else None
+
+
+def _device(result, device_id):
     for use in result.devices:
         if use.device is not None and use.device.id == device_id:
-            return use.device.vendor
+            return use.device
     return None
+
+
+def group_advice(result, row) -> list[advice.Advice]:
+    """The evidence-based advice for one ranked group (core/advice.py)."""
+    device = _device(result, row.get("device_id"))
+    units = device.sm_count if device is not None else None
+    return advice.for_group(dict(row), units, device.vendor if device is not None else None)
 
 
 def kernel_sentence(result, row) -> str:
@@ -38,6 +50,8 @@ def kernel_sentence(result, row) -> str:
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
         if excess < 1:
             text += " (under 1×: tensors stayed in L2 between kernels, or the model over-counts)"
+    for found in group_advice(result, row):
+        text += f"; {found.text} (from {found.evidence})"
     return text
 
 
