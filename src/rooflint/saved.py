@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import analysis, provenance, ranking, report_schema, schema, verdicts
+from rooflint.core.device import Link, LinkKind
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
@@ -285,7 +286,17 @@ def saved_device(saved: dict, source: str) -> Device:
         compute=compute,
         memory=memory,
         source=source,
+        link=_saved_link(saved.get("link") or {}),
     )
+
+
+def _saved_link(saved: dict) -> Link | None:
+    """The link roof a report saved ({kind: (value, source)}), None when it saved none or one of
+    a kind this version does not know."""
+    for kind, (value, origin) in saved.items():
+        if kind in {k.value for k in LinkKind}:
+            return Link(LinkKind(kind), Ceiling(value, origin))
+    return None
 
 
 def _inputs(doc: dict, launches: pd.DataFrame) -> list[Profile]:

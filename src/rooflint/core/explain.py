@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from rooflint.core.analysis import Reason
+from rooflint.core.device import LinkKind
 from rooflint.core.verdicts import (
     ABOVE_ROOF,
     COMMUNICATION,
@@ -15,6 +16,7 @@ from rooflint.core.verdicts import (
 
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
+_LINKS = {k.value for k in LinkKind}
 
 
 def roof_label(limiter: str | None, vendor: str | None = None) -> str:
@@ -23,6 +25,8 @@ def roof_label(limiter: str | None, vendor: str | None = None) -> str:
         return "unknown"
     if limiter in _LEVELS:
         return _LEVELS[limiter]
+    if limiter in _LINKS:
+        return LinkKind(limiter).label
     unit, _, precision = limiter.partition("_")
     if unit == "matrix":
         return f"{precision.upper()} {'matrix' if vendor == 'amd' else 'tensor'}"
