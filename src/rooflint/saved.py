@@ -29,6 +29,8 @@ _FLOAT_RESULTS = [
     "t_bound_s",
     "efficiency",
     "headroom_s",
+    "comm_algbw_bytes_per_s",
+    "comm_busbw_bytes_per_s",
 ]
 
 

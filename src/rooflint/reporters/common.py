@@ -33,6 +33,10 @@ def kernel_sentence(result, row) -> str:
         unmeasured if isinstance(unmeasured, str) else "",
         views.dram_fraction(result, row["device_id"], row.get("achieved_bytes_per_s")),
     )
+    bus = row.get("comm_busbw_bytes_per_s")
+    if bus is not None and not pd.isna(bus):
+        sizes = row["comm_bytes"] / row["launches"]
+        text += f"; bus bandwidth {si(bus, 'B/s')}, messages {si(sizes, 'B')} on average"
     excess = row.get("excess_traffic")
     if excess is not None and not pd.isna(excess):
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
