@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import provenance, schema, timeline
+from rooflint.core import provenance, ranks, schema, timeline
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
@@ -67,6 +67,9 @@ def _read(source: str) -> Profile:
         else _activities(events, devices, source, notes)
     )
     launches = kineto_models.apply(launches, _vendor(devices), notes, events.ops)
+    rank = _rank(stream.header, events)
+    if rank is not None:
+        launches["rank"] = pd.array([rank.rank] * len(launches), dtype="Int64")
     return Profile(
         source=source,
         format=InputFormat.PYTORCH_TRACE,
@@ -74,7 +77,24 @@ def _read(source: str) -> Profile:
         notes=notes,
         device_hints=_hints(devices, notes),
         steps=_steps(events),
+        rank=rank,
     )
+
+
+def _rank(header: dict, events: TraceEvents) -> ranks.Rank | None:
+    """Which rank of which job the trace is, from its distributedInfo (None without one): the
+    job is told by the backend, world size and process groups (their names and sizes)."""
+    info = header.get("distributedInfo")
+    if not isinstance(info, dict) or not isinstance(info.get("rank"), int):
+        return None
+    world = info.get("world_size") if isinstance(info.get("world_size"), int) else None
+    groups = info.get("pg_config") if isinstance(info.get("pg_config"), list) else []
+    sizes = ", ".join(
+        f"{g.get('pg_name')}:{g.get('pg_size')}" for g in groups if isinstance(g, dict)
+    )
+    job = f"{info.get('backend', 'unknown backend')}, world size {world}"
+    job += f", process groups {sizes}" if sizes else ""
+    return ranks.Rank(info["rank"], world, job, origin_us(events) * 1e-6)
 
 
 def origin_us(events: TraceEvents) -> float:

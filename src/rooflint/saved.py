@@ -229,6 +229,7 @@ _TRACE_DTYPES = {
     "launch_s": "float64",
     "comm_bytes": "float64",
     "comm_ranks": "Int64",
+    "rank": "Int64",
 }
 
 

@@ -18,6 +18,7 @@ GROUPINGS = {
     "family": ["family"],
     "op": ["op", "op_input_dims", "op_input_types"],  # PyTorch traces: operator + shapes + dtypes
     "module": ["module"],  # PyTorch traces: nn.Module path
+    "rank": ["rank", "kernel", "grid", "block"],  # traces of a distributed job: kernels per rank
 }
 MEMORY_LIMITERS = ("dram", "l2", "l1", "lds")
 
@@ -194,12 +195,12 @@ def _excess(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     return (sums["measured"].sum(min_count=1) / sums["minimum"].sum(min_count=1)).to_numpy()
 
 
-COMM_COLUMNS = ["comm_bytes", "comm_busbw_bytes_per_s"]
+COMM_COLUMNS = ["comm_message_bytes", "comm_busbw_bytes_per_s"]
 
 
 def _bus(analysed: pd.DataFrame, group: np.ndarray, placed: np.ndarray) -> dict:
-    """Per group: the collectives' message bytes summed, and their bus bandwidth over the time of
-    those placed on a link roof (Σ busBw x t / Σ t: Σ bytes x factor / Σ t)."""
+    """Per group: the collectives' mean message (over those with a size), and their bus bandwidth
+    over the time of those placed on a link roof (Σ busBw x t / Σ t: Σ bytes x factor / Σ t)."""
     duration = analysed["duration_s"].to_numpy(dtype=float)
     bus = analysed["comm_busbw_bytes_per_s"].to_numpy(dtype=float)
     sums = pd.DataFrame(
@@ -211,7 +212,7 @@ def _bus(analysed: pd.DataFrame, group: np.ndarray, placed: np.ndarray) -> dict:
     ).groupby(group, sort=False)
     summed = sums.sum(min_count=1)
     return {
-        "comm_bytes": summed["bytes"].to_numpy(),
+        "comm_message_bytes": sums["bytes"].mean().to_numpy(),
         "comm_busbw_bytes_per_s": (summed["moved"] / summed["time"]).to_numpy(),
     }
 
@@ -235,7 +236,7 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
         out["intensity_dram"] = flops / np.where(dram > 0, dram, np.nan)
         out["achieved_flops_per_s"] = flops / timed
         out["achieved_bytes_per_s"] = dram / timed
-    texts = (out[k].to_numpy(dtype=object) for k in keys)  # NA spelled NO_VALUE: none here
+    texts = (_key_text(k, out[k].to_numpy(dtype=object)) for k in keys)  # NA: NO_VALUE
     group = [" ".join(parts) for parts in zip(*texts, strict=True)]
     out["group"] = pd.array(group, dtype="string")
     for col in ("kernel", "grid", "block"):
@@ -250,6 +251,13 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     ranked.insert(0, "rank", np.arange(1, n + 1))
     ranked.insert(1, "id", group_ids(ranked, keys))
     return ranked
+
+
+def _key_text(key: str, values: np.ndarray) -> np.ndarray:
+    """A group key's values as its label shows them ("rank 0", else the value)."""
+    if key != "rank":
+        return values
+    return np.array([v if v == NO_VALUE else f"rank {v}" for v in values], dtype=object)
 
 
 # What the counters of a launch leave out, as flags the verdict sentence names (see explain):
