@@ -6,11 +6,12 @@ import os
 import re
 from pathlib import Path
 
-from rooflint.core.errors import InputError, UnsupportedFormatError, UsageError
+from rooflint.core.errors import InputError, UnsupportedFormatError
 from rooflint.core.profile import Profile
 from rooflint.core.reader import Reader
 
 from . import kineto, ncu_csv, ncu_rep, nvprof, rocprof
+from .compressed import MAX_INPUT_ENV, max_input_bytes
 from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
 # One Reader (rooflint.core.reader) per module. Order matters only where two formats could both
@@ -35,30 +36,6 @@ def read_roofline(path: str | os.PathLike) -> tuple[dict[str, float], list[str]]
     from .rocprof_device import read_roofline as read_measured
 
     return read_measured(Path(path))
-
-
-MAX_INPUT_ENV = "ROOFLINT_MAX_INPUT_BYTES"
-DEFAULT_MAX_INPUT_BYTES = 4 * 1024**3
-
-
-def max_input_bytes() -> int:
-    """The largest input file rooflint will parse: $ROOFLINT_MAX_INPUT_BYTES, else 4 GiB.
-
-    A CSV needs several times its size in memory once parsed, so a file far beyond the machine
-    fails here, before a byte of it is read, instead of swapping or being killed. Tested sizes
-    (tests/test_bad_inputs.py): the 45,050-byte sgemm raw export is refused with the limit set
-    through the variable to 1,024 bytes and to 45,049, and loads at 45,050; a bad value is a
-    usage error. The 4 GiB default is not exercised with a file of that size.
-    """
-    text = os.environ.get(MAX_INPUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_MAX_INPUT_BYTES
-    if not text.isdigit() or int(text) == 0:
-        raise UsageError(
-            f"{MAX_INPUT_ENV}={text!r} is not a positive whole number of bytes; "
-            f"set it like {MAX_INPUT_ENV}=8589934592 (8 GiB) or unset it"
-        )
-    return int(text)
 
 
 def _check_size(path: Path) -> None:

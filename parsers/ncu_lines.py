@@ -135,6 +135,10 @@ class Rows:
         ends_open = int(bool(len(piece.data)) and piece.data[-1] != ord("\n"))
         if len(unquoted) == len(piece.breaks) + ends_open:
             return bytearray()  # no row in it
+        inside = continued(piece, unquoted)
+        if inside:  # a line break inside a quoted cell: the row keeps the lines it runs on to
+            unquoted = [start for start in unquoted if start not in inside]
+            return Spanning(_tight(Spanning(piece.data), unquoted))
         if first:
             return _tight(piece.data, unquoted)
         return Loose(piece.data, unquoted, _line_count(piece))
@@ -146,7 +150,10 @@ class Rows:
         data = bytes(piece.data)
         start = data.rfind(b"\n") + 1
         line = data[start:]
-        if not line.startswith(b'"'):  # a text reader compares the last row with the file's end
+        if start and continued(piece, [start]):  # the last line continues a quoted cell
+            start = data.rfind(b'\n"', 0, start) + 1  # where its row starts
+            line = data[start:]
+        elif not line.startswith(b'"'):  # a text reader compares the last row with the file's end
             found = data.rfind(b'\n"', 0, start) + 1 if start else 0
             if data.startswith(b'"') and not found:
                 found = 0 if data.find(b"\n") < start else -1
@@ -276,6 +283,11 @@ class Piece(NamedTuple):
     breaks: np.ndarray
 
 
+class Spanning(bytearray):
+    """Rows of which some run on past a line end inside a quoted cell (a line break in a
+    kernel name): parsed with line ends allowed in values."""
+
+
 class Loose(NamedTuple):
     """Rows with other lines still among them: `data` as read, `unquoted` where those lines
     begin, `lines` how many lines in it are not empty. The parser may read `data` as it is,
@@ -315,31 +327,84 @@ def _tight(data: bytearray | memoryview, unquoted: list[int]) -> bytearray:
 
 
 def _open_end(piece: Piece) -> tuple[Piece, bytes | None]:
-    """(the piece, None), or (the piece up to its last row, the rest) when it ends with a quote
-    left open: a damaged row (`opens_quote`) opens one, the next such row closes it, and
-    one parse of the whole file carries an open quote on into the next row.
-    The rest goes with the next piece; the lines after the last row are not rows, and the
-    next piece drops them as this one would."""
+    """(the piece, None), or (the piece up to the row that leaves a quote open at its end, the
+    rest): a damaged row (`opens_quote`) or a line break inside a quoted cell opens one, and
+    one parse of the whole file carries it on into the next line (`Quoting`). The rest goes
+    with the next piece; the lines after the last row are not rows, and the next piece drops
+    them as this one would."""
     data, breaks = piece.data, piece.breaks
     if not len(breaks) or breaks[-1] != len(data) - 1:
         return piece, None  # no whole last line (the file's end)
-    opened = None  # where the row that left the quote open starts
     lowest = max(len(breaks) - _LOOK_BACK, 0)
+    whole = None  # the last whole row: no quote is open after it
     for i in range(len(breaks) - 1, lowest - 1, -1):
-        start = int(breaks[i - 1]) + 1 if i else 0
-        line = bytes(data[start : breaks[i]])
-        if not line.startswith(b'"'):
-            continue
-        if not opens_quote(line):
-            break  # a whole row: the quotes after it are the ones that count
-        opened = None if opened is not None else (i, start)  # an odd row closes an open one
-    else:
-        if lowest:
-            return piece, None  # no whole row near the end: left as it is
-    if opened is None:
+        line = _line(data, breaks, i)
+        if line.startswith(b'"') and not opens_quote(line):
+            whole = i
+            break
+    if whole is None and lowest:
+        return piece, None  # no whole row near the end: left as it is
+    quoting = Quoting()
+    for i in range(0 if whole is None else whole, len(breaks)):
+        quoting.step(_line(data, breaks, i), i)
+    if quoting.opened is None:
         return piece, None
-    i, start = opened
+    i = quoting.opened
+    start = int(breaks[i - 1]) + 1 if i else 0
     return Piece(data[:start], breaks[:i]), bytes(data[start:])
+
+
+def _line(data, breaks: np.ndarray, i: int) -> bytes:
+    """Line i of a piece, without its line end."""
+    start = int(breaks[i - 1]) + 1 if i else 0
+    end = int(breaks[i]) if i < len(breaks) else len(data)
+    return bytes(data[start:end])
+
+
+class Quoting:
+    """Whether a quoted cell is open, line after line, as one parse of the file sees it: a
+    whole row (an even count of quotes) closes every cell, a row with an odd count opens one
+    or closes the one left open; a line that does not start with a quote continues the open
+    cell (a line break inside a kernel name), flipping it by its own count, and is dropped
+    when none is open. `opened` is the line whose row holds the cell still open."""
+
+    def __init__(self) -> None:
+        self.opened: int | None = None
+
+    def step(self, line: bytes, index: int) -> bool:
+        """Take the next line; whether it continues a quoted cell left open."""
+        odd = opens_quote(line)
+        if line.startswith(b'"'):
+            self.opened = (index if self.opened is None else None) if odd else None
+            return False
+        if self.opened is None:
+            return False
+        self.opened = None if odd else self.opened
+        return True
+
+
+def continued(piece: Piece, unquoted: list[int]) -> set[int]:
+    """Of the lines that do not start with a double quote (`unquoted`, their starts), those that
+    continue a quoted cell a row before them left open (`Quoting`). Only the lines before
+    each, back to a whole row, are read."""
+    data, breaks = piece.data, piece.breaks
+    states: dict[int, int | None] = {}  # line -> Quoting.opened after it
+    inside = set()
+    for start in unquoted:
+        line = int(np.searchsorted(breaks, start))
+        back = line - 1
+        while back >= 0 and back not in states:
+            text = _line(data, breaks, back)
+            if text.startswith(b'"') and not opens_quote(text):
+                break
+            back -= 1
+        quoting = Quoting()
+        quoting.opened = states.get(back)  # a whole row (or none: the piece's start) closes
+        for i in range(back + 1, line + 1):
+            if quoting.step(_line(data, breaks, i), i) and i == line:
+                inside.add(start)
+            states[i] = quoting.opened
+    return inside
 
 
 def opens_quote(line: bytes) -> bool:

@@ -260,10 +260,10 @@ def _quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[
     out["bytes_l2"] = first(
         col(wide, "lts__t_bytes.sum"),
         col(wide, "lts__t_sectors.sum") * SECTOR_BYTES,
-        col(wide, "lts__t_bytes.sum.per_second") * duration,
+        _made(col(wide, "lts__t_bytes.sum.per_second"), duration),
     )
     out["bytes_l1"] = first(
-        col(wide, "l1tex__t_bytes.sum"), col(wide, "l1tex__t_bytes.sum.per_second") * duration
+        col(wide, "l1tex__t_bytes.sum"), _made(col(wide, "l1tex__t_bytes.sum.per_second"), duration)
     )
     out.update(_vector_ops(wide, duration, notes))
     out.update(_tensor_ops(wide, names, arch, notes))
@@ -275,7 +275,11 @@ def _duration(wide, notes):
     direct = col(wide, DURATION)
     from_cycles = first(
         *(
-            col(wide, f"{u}__cycles_elapsed.avg") / col(wide, f"{u}__cycles_elapsed.avg.per_second")
+            _made(
+                col(wide, f"{u}__cycles_elapsed.avg"),
+                col(wide, f"{u}__cycles_elapsed.avg.per_second"),
+                np.divide,
+            )
             for u in _UNITS
         )
     )
@@ -285,6 +289,13 @@ def _duration(wide, notes):
             ("duration from sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second", used)
         )
     return np.where(np.isnan(direct), from_cycles, direct)
+
+
+def _made(a: np.ndarray, b: np.ndarray, how=np.multiply) -> np.ndarray:
+    """A quantity derived from two metrics (their product, by default): -inf where either is
+    negative, so that conform reads it as missing with the note that the input was negative
+    (-1 cycles / -1 Hz is no 1 s launch)."""
+    return np.where((a < 0) | (b < 0), -np.inf, how(a, b))
 
 
 def _sm_clock(wide):
@@ -298,19 +309,23 @@ def _sm_clock(wide):
 def _dram_bytes(wide, duration, notes):
     exact = first(
         col(wide, "dram__bytes.sum"),
-        col(wide, "dram__bytes_read.sum") + col(wide, "dram__bytes_write.sum"),
+        _made(col(wide, "dram__bytes_read.sum"), col(wide, "dram__bytes_write.sum"), np.add),
         (col(wide, "dram__sectors_read.sum") + col(wide, "dram__sectors_write.sum")) * SECTOR_BYTES,
         col(wide, "dram__sectors.sum") * SECTOR_BYTES,
     )
     rate = first(
         col(wide, "dram__bytes.sum.per_second"),
-        col(wide, "dram__bytes_read.sum.per_second")
-        + col(wide, "dram__bytes_write.sum.per_second"),
+        _made(
+            col(wide, "dram__bytes_read.sum.per_second"),
+            col(wide, "dram__bytes_write.sum.per_second"),
+            np.add,
+        ),
     )
-    estimated = np.isnan(exact) & ~np.isnan(rate * duration)
+    from_rate = _made(rate, duration)
+    estimated = np.isnan(exact) & ~np.isnan(from_rate)
     if estimated.any():
         notes.append(("DRAM bytes = DRAM throughput x duration", estimated))
-    return np.where(np.isnan(exact), rate * duration, exact)
+    return np.where(np.isnan(exact), from_rate, exact)
 
 
 def _vector_ops(wide, duration, notes):
@@ -322,12 +337,15 @@ def _vector_ops(wide, duration, notes):
         # SM clock "SM Frequency", so it may carry only one of them)
         cycles = first(
             col(wide, "smsp__cycles_elapsed.avg"),
-            first(col(wide, "smsp__cycles_elapsed.avg.per_second"), _sm_clock(wide)) * duration,
+            _made(
+                first(col(wide, "smsp__cycles_elapsed.avg.per_second"), _sm_clock(wide)), duration
+            ),
         )
-        from_rate = np.isnan(counts) & ~np.isnan(rates * cycles)
+        derived = _made(rates, cycles)
+        from_rate = np.isnan(counts) & ~np.isnan(derived)
         if from_rate.any():
             notes.append((f"{precision} FLOPs = per-cycle rate x elapsed cycles", from_rate))
-        out[f"ops_vector_{precision}"] = np.where(np.isnan(counts), rates * cycles, counts)
+        out[f"ops_vector_{precision}"] = np.where(np.isnan(counts), derived, counts)
     return out
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rooflint.core import schema
+from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
 from .ncu_locale import (
@@ -40,6 +42,7 @@ class RawPage:
     def __init__(self, source: str, locale: str | None, whole: bool = False):
         self.source, self.forced, self.whole = source, locale, whole
         self.rows, self.units_row, self.units = 0, False, None
+        self.units_again = 0  # units rows after the first, dropped
         self.notes: list[str] = []
         self.evidence = [False, False, False]  # a de_DE, an en_US, an ambiguous cell seen
         self.read_de: set[bool] = set()  # whether pieces were read as de_DE (or C/en_US)
@@ -54,8 +57,9 @@ class RawPage:
         self.rows += table.num_rows
         if self.units is None:
             table = self._units(table)
-            if table.num_rows == 0:  # the units row alone: no values, no locale evidence
-                return
+        table = self._repeated_units(table)
+        if table.num_rows == 0:  # the units row alone: no values, no locale evidence
+            return
         offset = sum(len(v) for v in next(iter(self.texts.values()), []))
         metric_cols = [c for c in table.column_names if _is_metric(c)]
         for c in table.column_names:
@@ -109,6 +113,24 @@ class RawPage:
         self.notes.append(NO_UNITS)
         return table
 
+    def _repeated_units(self, table: pa.Table) -> pa.Table:
+        """The table without rows that repeat the units row (two exports joined into one
+        file); a units row with other units than the first (or on a page without one) is
+        refused: the values after it are in other units."""
+        again = pc.fill_null(pc.equal(table.column("ID"), ""), False)
+        if not pc.any(again).as_py():
+            return table
+        for row in table.filter(again).to_pylist():
+            if not self.units_row or any(self.units.get(c) != v for c, v in row.items()):
+                raise InputError(
+                    "a units row in the middle of the page with other units than the first "
+                    "(exports with other --print-units joined into one file?); export each "
+                    "run to a file of its own",
+                    path=self.source,
+                )
+        self.units_again += int(pc.sum(again).as_py())
+        return table.filter(pc.invert(again))
+
     def _locale(self, columns: list) -> str | None:
         """The locale to read this piece's text `columns` with: the forced one, else the one
         the evidence so far points to (None: a forced locale that is unknown, reported by
@@ -144,7 +166,12 @@ class RawPage:
         launches = metrics.launch_table(
             [self._wide(frame.index)], identity(frame), self.source, notes
         )
-        return launches, notes, duplicate_ids(frame["ID"], launches["launch_id"]) + unreadable
+        repeated = [f"{self.units_again} repeated units row(s) skipped"] if self.units_again else []
+        return (
+            launches,
+            notes,
+            repeated + duplicate_ids(frame["ID"], launches["launch_id"]) + unreadable,
+        )
 
     def _wide(self, index: pd.Index) -> pd.DataFrame:
         """The metric columns, each joined from its pieces (handed over in a box: nothing else
@@ -171,6 +198,8 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
     ids = table.column("ID").combine_chunks().dictionary_encode()
     launch = ids.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     n_launches = len(ids.dictionary)
+    table, launch, cut = _without_cut_launch(table, launch, n_launches)
+    n_launches -= len(cut)
     metric, metric_names = _codes(table.column("Metric Name"))
     if "Metric Unit" in table.column_names:
         unit, unit_names = _codes(table.column("Metric Unit"))
@@ -196,7 +225,30 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
     pivoted = [_pivot(launch[num_rows], metric[num_rows], values, n_launches, display)]
     notes: list[str] = []
     launches = metrics.launch_table(pivoted, identity(per_launch), source, notes)
-    return launches, notes, unreadable
+    return launches, notes, cut + unreadable
+
+
+def _without_cut_launch(table: pa.Table, launch: np.ndarray, n: int):
+    """(table, launch codes, repairs) without the last launch when its metric rows stop short:
+    they are the first rows of the launch before it, and fewer (the file ends mid-launch;
+    ncu writes every launch's sections in the same order, so a whole one has them all)."""
+    if n < 2 or launch[-1] != n - 1:
+        return table, launch, []
+    start = int(np.argmax(launch == n - 1))
+    before = int(np.argmax(launch == n - 2))
+    if not (launch[start:] == n - 1).all() or not (launch[before:start] == n - 2).all():
+        return table, launch, []  # the two launches' rows interleave: not ncu's order
+    names = table.column("Metric Name")
+    last = names.slice(start).to_pylist()
+    whole = names.slice(before, start - before).to_pylist()
+    if len(last) >= len(whole) or whole[: len(last)] != last:
+        return table, launch, []
+    ident = table.column("ID")[start].as_py()
+    repair = (
+        f"last launch (ID {ident}) cut short: {len(last)} of its {len(whole)} metric rows "
+        "(the file ends mid-launch: a truncated copy?), left out"
+    )
+    return table.slice(0, start), launch[:start], [repair]
 
 
 def _codes(column) -> tuple[np.ndarray, list]:

@@ -16,7 +16,7 @@ from rooflint.core import schema
 from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
-from .ncu_lines import Loose, opens_quote
+from .ncu_lines import Loose, Spanning, opens_quote
 from .ncu_locale import NO_VALUE_CELLS
 
 EXPORT_HINT = (
@@ -92,6 +92,10 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
     def rows_of(piece, read, *options):
         """read(buffer, *options) of the piece's rows; a Loose piece is read as it is when the
         parser refuses each other line in it and reads as many records as it has lines."""
+        if isinstance(piece, Spanning):  # a line end inside a quoted cell: Arrow told so
+            reading, _, convert = options[0]
+            spanning = (reading, parse_options(on_invalid, spanning=True), convert)
+            return read(piece, spanning, *options[1:])
         if not isinstance(piece, Loose):
             return read(piece, *options)
         seen, before = len(ragged), records[0]
@@ -103,6 +107,7 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
         del ragged[seen:]
         return read(piece.tight(), *options)
 
+    headers = Headers(dict(zip(names, header, strict=True)), source)
     text = _options(names, keep, on_invalid, [])
     number_columns = [n for n in keep if numbers(n)] if numbers is not None else []
     typed = _options(names, keep, on_invalid, number_columns) if number_columns else None
@@ -113,7 +118,9 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
         if not piece:
             continue
         if first and typed is not None:
+            spanning = isinstance(piece, Spanning)
             units, piece = _units_row(piece)
+            piece = Spanning(piece) if spanning else piece
             if units:
                 take(_read_csv(units, text, source))
             typed = None if _grouped(piece) else typed
@@ -127,23 +134,50 @@ def parse(pieces, header: list[str], source: str, each=None, numbers=None) -> Pa
         if table is None:
             table = rows_of(piece, _read_csv, text, source)
         del piece
-        take(table)
+        take(headers.dropped(table))
         del table
     repairs = []
     if ragged:
         extra, skipped = _ragged_rows(ragged, names, keep)
         if extra is not None:
-            take(extra)
+            take(headers.dropped(extra))
         if skipped:
             repairs.append(
                 f"{skipped} line(s) that are not launch rows (an embedded table such as "
                 "NUMA affinity, or a row cut short) skipped"
             )
+    if headers.count:
+        repairs.append(
+            f"{headers.count} repeated header line(s) skipped (exports joined into one file?)"
+        )
     table = None
     if each is None:
         schema = pa.schema([(n, _type(n)) for n in keep])
         table = pa.concat_tables(tables) if tables else schema.empty_table()
     return Parsed(table, ragged, repairs)
+
+
+class Headers:
+    """Drops the rows that repeat the header line (two exports joined into one file, or a page
+    printed with its header again): a launch ID is never "ID". A repeated header that names
+    other columns than the first is refused (the rows after it hold other quantities)."""
+
+    def __init__(self, fields: dict[str, str], source: str):
+        self.fields, self.source, self.count = fields, source, 0
+
+    def dropped(self, table: pa.Table) -> pa.Table:
+        repeats = pc.fill_null(pc.equal(table.column("ID"), "ID"), False)
+        if not pc.any(repeats).as_py():
+            return table
+        for row in table.filter(repeats).to_pylist():
+            if any(cell != self.fields[name] for name, cell in row.items()):
+                raise InputError(
+                    "a second header line names other columns than the first (two exports "
+                    "joined into one file?); export each run to a file of its own",
+                    path=self.source,
+                )
+        self.count += int(pc.sum(repeats).as_py())
+        return table.filter(pc.invert(repeats))
 
 
 def _options(names: list[str], keep: list[str], on_invalid, numbers: list[str]) -> tuple:
@@ -161,10 +195,11 @@ def _options(names: list[str], keep: list[str], on_invalid, numbers: list[str]) 
     )
 
 
-def parse_options(on_invalid) -> pacsv.ParseOptions:
-    """How every row is split: a line is a row (no line end inside a quoted cell), and a line
-    of another number of fields goes to `on_invalid`."""
-    return pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=False)
+def parse_options(on_invalid, spanning: bool = False) -> pacsv.ParseOptions:
+    """How every row is split: a line is a row (no line end inside a quoted cell, unless
+    `spanning`: rows that `ncu_lines` found running on past a line end), and a line of another
+    number of fields goes to `on_invalid`."""
+    return pacsv.ParseOptions(invalid_row_handler=on_invalid, newlines_in_values=spanning)
 
 
 def refused(lines: bytes, width: int) -> bool:

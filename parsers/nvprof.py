@@ -34,6 +34,10 @@ EXPORT_AGAIN = (
     "export again with `nvprof --csv --metrics flop_count_sp,dram_read_bytes,dram_write_bytes`"
 )
 _HEADER = '"Device","Kernel","Invocations","Metric Name"'
+# The launches an export may expand to (each kernel's averages repeated per invocation): a
+# million rows of the launch table take about 0.5 GB; a count beyond it is refused, never
+# allocated (a 3.6 KB file claiming 10^8 invocations asked for 29.8 GiB).
+MAX_INVOCATIONS = 1_000_000
 
 
 def sniff(path: Path, head: str) -> bool:
@@ -65,6 +69,7 @@ def read(path) -> Profile:
     rows = rows.assign(value=avg)
     kernels = rows.drop_duplicates(["Device", "Kernel"])[["Device", "Kernel", "Invocations"]]
     table = _per_kernel(rows, kernels)
+    _refuse_too_many(table, source)
     launches = table.loc[table.index.repeat(table["invocations"])].reset_index(drop=True)
     launches["launch_id"] = np.arange(len(launches))
     launches["source"] = source
@@ -88,11 +93,29 @@ READER = Reader(
 )
 
 
+def _refuse_too_many(table: pd.DataFrame, source: str) -> None:
+    total = int(table["invocations"].sum())
+    if total <= MAX_INVOCATIONS:
+        return
+    top = table.loc[table["invocations"].idxmax()]
+    shown = top["kernel"][:60]
+    raise InputError(
+        f"nvprof export claims more than {MAX_INVOCATIONS:,} invocations (kernel {shown!r}: "
+        f"{int(top['invocations']):,}{'+' if top['invocations'] > MAX_INVOCATIONS else ''}), "
+        "more launches than rooflint repeats its per-kernel averages for; profile fewer "
+        "iterations, or profile with Nsight Compute (`ncu --csv --page raw`)",
+        path=source,
+    )
+
+
 def _per_kernel(rows: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
     out = kernels.rename(columns={"Kernel": "kernel"}).reset_index(drop=True)
     out["device_name"] = out["Device"].str.replace(r"\s*\(\d+\)$", "", regex=True)
-    out["invocations"] = (
-        pd.to_numeric(out["Invocations"], errors="coerce").fillna(1).astype(int).clip(lower=1)
+    counts = pd.to_numeric(out["Invocations"], errors="coerce").to_numpy(dtype="float64")
+    # a count that is no whole number (text, "1e400", -3) reads as one invocation
+    whole = np.isfinite(counts) & (counts >= 1) & (counts == np.floor(counts))
+    out["invocations"] = np.where(whole, np.minimum(counts, MAX_INVOCATIONS + 1), 1).astype(
+        np.int64
     )
     key = rows.set_index(["Device", "Kernel"])
     for metric, (column, factor) in METRICS.items():

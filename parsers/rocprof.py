@@ -21,7 +21,7 @@ from rooflint.core.reader import Carries, Reader
 from . import rocprof_columns as cols
 from . import rocprof_sqlite as db
 from . import rocprof_tables as tables
-from .compressed import is_gzip
+from .compressed import csv_source
 from .rocprof_device import DeviceInfo, read_agent_info, read_roofline, read_sysinfo
 from .sniff import SQLITE, head_text
 
@@ -149,7 +149,7 @@ def _stats_message(head: str) -> str:
 def _read_csv(path: Path, source: str) -> pd.DataFrame:
     try:
         # pyarrow's reader is several times faster on the long (one row per counter) tables.
-        frame = pd.read_csv(path, engine="pyarrow", compression="gzip" if is_gzip(path) else None)
+        frame = pd.read_csv(csv_source(path), engine="pyarrow")
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(
             f"cannot parse as CSV ({str(exc).splitlines()[0]}); export it again", path=source

@@ -11,7 +11,7 @@ import pandas as pd
 
 from rooflint.core.errors import InputError
 
-from .compressed import is_gzip
+from .compressed import csv_source
 from .rocprof_columns import norm
 
 # RDNA consumer/workstation GPUs (wave32, no typed FLOP counters, unreliable memory counters).
@@ -45,9 +45,7 @@ class DeviceInfo:
 
 def _read_small_csv(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(
-            path, dtype=str, keep_default_na=False, compression="gzip" if is_gzip(path) else None
-        )
+        return pd.read_csv(csv_source(path), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
         raise InputError(f"cannot parse ({exc}); export it again", path=str(path)) from None
 

@@ -1,6 +1,8 @@
 """The reference ncu CSV reader: the per-cell reader rooflint shipped before one vectorised
 reader replaced it (parsers/ncu_csv.py at commit a6a6ea3, its general path, unchanged but for
-this docstring, the imports and the removed fast path). Tests compare the reader with it."""
+this docstring, the imports and the removed fast path; since issue 33 a line that continues a
+quoted cell left open is a row's, `_body`, and a last launch cut short is left out,
+`_cut_launch`). Tests compare the reader with it."""
 
 from __future__ import annotations
 
@@ -75,10 +77,11 @@ def read(path, locale: str | None = None, **_options) -> Profile:
             f"header line without the {', '.join(map(repr, lacking))} column(s); {EXPORT_HINT}",
             path=source,
         )
-    body = [line for line in lines[start:] if line.startswith('"')]
-    cut = _cut_short(text, body, len(header))
+    body = [lines[start], *_body(lines[start + 1 :])]
+    last_row = _cut_short(text, body, len(header))
+    cut = last_row is not None
     if cut:
-        body = body[:-1]
+        body = body[:last_row]
     empty = (
         f"header but no complete launch row: the file ends mid-row (truncated?); {EXPORT_HINT}"
         if cut
@@ -110,6 +113,24 @@ def read(path, locale: str | None = None, **_options) -> Profile:
             "(each launch's notes name the quantity)"
         )
     return Profile(source=source, format=fmt, launches=launches, notes=notes, repairs=repairs)
+
+
+def _body(lines: list[str]) -> list[str]:
+    """The quoted lines, and the lines that continue a quoted cell a row before them left
+    open (a line break in a kernel name; issue 33): a whole row (an even count of quotes)
+    closes every cell, an odd one opens a cell or closes the open one, a continuing line
+    flips it by its own count."""
+    body: list[str] = []
+    open_ = False
+    for line in lines:
+        odd = line.count('"') % 2 == 1
+        if line.startswith('"'):
+            body.append(line)
+            open_ = odd and not open_
+        elif open_:
+            body.append(line)
+            open_ = not odd
+    return body
 
 
 def _name_devices(launches: pd.DataFrame, body: list[str], notes: list[str]) -> None:
@@ -144,13 +165,18 @@ def _duplicate_ids(ids: pd.Series) -> list[str]:
     ]
 
 
-def _cut_short(text: str, body: list[str], width: int) -> bool:
-    """Whether the file stops inside its last row: no final newline, and that row lacks fields
-    or its closing quote (ncu quotes every field)."""
+def _cut_short(text: str, body: list[str], width: int) -> int | None:
+    """Where the last row starts in `body` when the file stops inside it: no final newline, and
+    that row (its quoted line and the lines that continue it) lacks fields or its closing
+    quote (ncu quotes every field); else None."""
     if len(body) < 2 or text.endswith(("\n", "\r")) or not text.endswith(body[-1]):
-        return False
-    last = body[-1]
-    return not last.endswith('"') or len(next(csv.reader([last]))) != width
+        return None
+    start = max(i for i, line in enumerate(body) if line.startswith('"'))
+    if start == 0:
+        return None
+    last = "\n".join(body[start:])
+    whole = last.endswith('"') and len(next(csv.reader([last]))) == width
+    return None if whole else start
 
 
 def _read_text(path: Path) -> str:
@@ -207,7 +233,8 @@ def _parse(body: list[str], header: list[str], source: str) -> tuple[pa.Table, l
             io.BytesIO(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(
-                invalid_row_handler=on_invalid, newlines_in_values=False
+                invalid_row_handler=on_invalid,
+                newlines_in_values=any(not line.startswith('"') for line in body[1:]),
             ),
             convert_options=pacsv.ConvertOptions(
                 column_types={n: pa.string() for n in keep},
@@ -286,7 +313,35 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
 _TEXT_METRICS = {"device__attribute_display_name"}
 
 
+def _cut_launch(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The frame without its last launch when that launch's metric rows are the first rows of
+    the launch before it, and fewer: the file ends mid-launch (issue 33)."""
+    ids = frame["ID"].tolist()
+    order = list(dict.fromkeys(ids))
+    if len(order) < 2:
+        return frame, []
+    last, before = order[-1], order[-2]
+    start, first = ids.index(last), ids.index(before)
+    if set(ids[start:]) != {last} or set(ids[first:start]) != {before}:
+        return frame, []
+    names = frame["Metric Name"].tolist()
+    cut, whole = names[start:], names[first:start]
+    if len(cut) >= len(whole) or whole[: len(cut)] != cut:
+        return frame, []
+    repair = (
+        f"last launch (ID {last}) cut short: {len(cut)} of its {len(whole)} metric rows "
+        "(the file ends mid-launch: a truncated copy?), left out"
+    )
+    return frame.iloc[:start], [repair]
+
+
 def _from_details(frame: pd.DataFrame, source: str, locale: str | None):
+    frame, cut = _cut_launch(frame)
+    launches, notes, unreadable = _details(frame, source, locale)
+    return launches, notes, cut + unreadable
+
+
+def _details(frame: pd.DataFrame, source: str, locale: str | None):
     notes: list[str] = []
     name = frame["Metric Name"].map(lambda n: metrics.DISPLAY_NAMES.get(n, n))
     unit = frame["Metric Unit"] if "Metric Unit" in frame else pd.Series("", index=frame.index)

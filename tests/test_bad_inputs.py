@@ -260,8 +260,13 @@ def test_truncated_details_page(tmp_path):
     text = DETAILS.read_text(encoding="utf-8").rstrip("\n")
     path = write(tmp_path, "details-cut.csv", text[:-30])
     doc = loaded(*report(tmp_path, path))
-    assert doc["accounting"]["launches_read"] == 11  # the cut row was one metric of launch 10
-    assert any("cut short" in r for r in doc["accounting"]["repairs"])
+    # the cut row was the last of launch 10's 6 metric rows: launch 10 is left out, and listed
+    assert doc["accounting"]["launches_read"] == 10
+    assert doc["accounting"]["repairs"] == [
+        f"{path}: last line cut short (the file ends mid-row: a truncated copy?) skipped",
+        f"{path}: last launch (ID 10) cut short: 5 of its 6 metric rows (the file ends "
+        "mid-launch: a truncated copy?), left out",
+    ]
 
 
 def test_units_row_missing_loads_with_a_note(tmp_path):

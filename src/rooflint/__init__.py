@@ -25,10 +25,12 @@ display.show = _show
 
 
 def read_profile(path, locale=None):
-    """Read one profile (file or folder) into a `rooflint.core.profile.Profile`."""
-    from rooflint import join, parsers
+    """Read one profile (file or folder) into a `rooflint.core.profile.Profile` (a graph replay
+    trace with the capture trace beside it, as `report` reads it)."""
+    from rooflint import graphs, join, parsers
 
-    return join.pair([parsers.read(path, locale=locale)])[0]  # a trace's notes settled
+    profiles = graphs.pair([parsers.read(path, locale=locale)])
+    return join.pair(profiles)[0]  # a trace's notes settled
 
 
 def load(path, locale=None):

@@ -43,6 +43,13 @@ class InputOptions:
         "whole trace).",
         metavar="all|N|A-B|none",
     )
+    scheduler: str | None = _option(
+        None,
+        "Read the inputs on this Dask cluster, one task per file (the workers must see the "
+        "same files); the report is the same.",
+        metavar="ADDRESS",
+        envvar="ROOFLINT_SCHEDULER",
+    )
 
     def __post_init__(self):
         for f in fields(InputOptions):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint import diffruns, hardware, inputs, join, parsers, saved
+from rooflint import cluster, diffruns, graphs, hardware, inputs, join, parsers, saved
 from rooflint.core import analysis, families, gates, ranking, schema, timeline, verdicts, windows
 from rooflint.core import diff as diffs
 from rooflint.core.device import Device
@@ -88,7 +88,7 @@ def build(
     """Read every input, resolve each one's device, analyse, rank."""
     options = options or Options()
     profiles, skipped = read_all(paths, options, progress)
-    return assemble(join.pair(profiles), skipped, options)
+    return assemble(join.pair(graphs.pair(profiles)), skipped, options)
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
@@ -256,7 +256,12 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     given = _reader_options(options, candidates, paths)
     profiles = []
     reading = getattr(progress, "reading", None)  # bytes read within a file, where readers say
-    for candidate, profile in zip(candidates, _read_each(candidates, given, reading), strict=False):
+    read = (
+        cluster.read_each(candidates, given, options.scheduler, _read_one)
+        if options.scheduler
+        else _read_each(candidates, given, reading)
+    )
+    for candidate, profile in zip(candidates, read, strict=False):
         if isinstance(profile, RooflintError):
             if single:
                 raise profile

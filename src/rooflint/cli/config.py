@@ -23,6 +23,12 @@ def _boolean(value, what: str) -> bool:
     return value
 
 
+def _text(value, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{what} must be a non-empty string, not {value!r}")
+    return value
+
+
 # key in the file → (parameter name on the command line, parser)
 KEYS = {
     "fail-on-regression": ("fail_on_regression", gates.parse_percent),
@@ -32,6 +38,7 @@ KEYS = {
     "min-time": ("min_time", gates.parse_fraction),
     "confidence": ("confidence", gates.parse_level),
     "latency-threshold": ("latency_threshold", gates.parse_fraction),
+    "scheduler": ("scheduler", _text),
 }
 
 

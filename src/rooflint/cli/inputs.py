@@ -46,5 +46,7 @@ def _option(f):
         default=f.default,
         show_default=f.default is not None,
         metavar=f.metadata.get("metavar"),
+        envvar=f.metadata.get("envvar"),
+        show_envvar="envvar" in f.metadata,
         help=f.metadata["help"],
     )

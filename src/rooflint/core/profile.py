@@ -54,6 +54,7 @@ class Profile:
     other files under a profile folder with why each was not read: nothing goes unaccounted.
     `steps` are a timeline's step annotations (`ProfilerStep#N`, host- or device-side).
     `rank` is which rank of which job a trace is (`distributedInfo`), None for one of no job.
+    `captured_launches` counts a capture trace's launches recorded into graphs.
     """
 
     source: str
@@ -68,3 +69,6 @@ class Profile:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     rank: Rank | None = None
+    # A trace recorded while CUDA/HIP graphs were captured: how many kernel launches went into
+    # graphs (they ran later, in a replay trace, which takes their operators from this one).
+    captured_launches: int = 0

@@ -57,8 +57,8 @@ TRACE_COLUMNS = [
     "module",  # nn.Module path ("ViTModel_0.ViTEncoder_0.ViTLayer_3")
     "activity",  # kernel, gpu_memcpy or gpu_memset
     "graph_replay",  # replayed from a CUDA graph
-    "flops_source",  # counters, model, or NA
-    "bytes_source",  # counters, model, or NA
+    "flops_source",  # counters, model, estimate, or NA
+    "bytes_source",  # counters, model, estimate, or NA
     "bytes_model_min",  # the operator's minimum DRAM traffic from its shapes (byte)
     "excess_traffic",  # measured DRAM bytes / bytes_model_min
     "roof_assumed",  # an FP32 GEMM whose kernel name left its roof open: FP32 vector assumed
