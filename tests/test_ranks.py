@@ -142,3 +142,15 @@ def test_the_ranks_reach_json_and_markdown(two_ranks):
     doc = json.loads(json_report.render(result))
     assert doc["timeline"]["ranks"][0]["straggler"]["rank"] == 1
     assert "straggler: rank 1" in markdown.render(result)
+
+
+def test_two_jobs_are_reported_apart_and_say_the_groups_sum_them():
+    job_a = [_trace(0, {"s": 1.0}, [1.0]), _trace(1, {"s": 1.2}, [1.1])]
+    job_b = [_trace(0, {"s": 2.0}, [5.0], job="gloo, world size 2")]
+    block = ranks.block(job_a + job_b)
+    assert [len(j["ranks"]) for j in block] == [2, 1]
+    assert block[1]["straggler"] is None and block[1]["collectives"] is None  # one rank alone
+    text = ranks.lines(block)
+    assert text[0].startswith("2 jobs in these inputs (ranks reported apart by job)")
+    assert text[1].startswith("ranks: 2 traces of one job (nccl, world size 4)")
+    assert any(t.startswith("ranks: 1 trace of one job (gloo, world size 2)") for t in text)

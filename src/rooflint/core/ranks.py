@@ -170,8 +170,8 @@ def lines(block_: list[dict] | None) -> list[str]:
         )
     for job in block_:
         out.append(
-            f"ranks: {len(job['ranks'])} traces of one job ({job['job']}); the kernel groups "
-            "sum them (--group-by rank splits them)"
+            f"ranks: {len(job['ranks'])} trace{'s' if len(job['ranks']) != 1 else ''} of one "
+            f"job ({job['job']}); the kernel groups sum them (--group-by rank splits them)"
         )
         out += [_rank_line(r) for r in job["ranks"]]
         out += [x for x in (_straggler_line(job["straggler"]), _skew_line(job["collectives"])) if x]
