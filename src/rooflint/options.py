@@ -11,6 +11,7 @@ import functools
 import inspect
 from dataclasses import dataclass, field, fields
 
+from rooflint.core import choices
 from rooflint.core.verdicts import LATENCY_THRESHOLD
 
 
@@ -51,15 +52,23 @@ class InputOptions:
         envvar="ROOFLINT_SCHEDULER",
     )
 
+    nvtx_step: str | None = _option(
+        None,
+        "Nsight Systems: the NVTX range that marks a step (default: ProfilerStep#N ranges).",
+        metavar="NAME",
+    )
+
     def __post_init__(self):
         for f in fields(InputOptions):
             if getattr(self, f.name) is None:
                 object.__setattr__(self, f.name, f.default)
         object.__setattr__(self, "strict", bool(self.strict))
-        from rooflint.core import gates  # here, not at import: `import rooflint` loads no pandas
-        from rooflint.core.timeline import parse_steps
+        if self.locale is not None:
+            choices.check("locale", self.locale, choices.LOCALES)
+        from rooflint.core import thresholds
+        from rooflint.core.timeline import parse_steps  # here: `import rooflint` loads no pandas
 
-        threshold = gates.parse_fraction(self.latency_threshold, "latency_threshold")
+        threshold = thresholds.parse_fraction(self.latency_threshold, "latency_threshold")
         object.__setattr__(self, "latency_threshold", threshold)
         parse_steps(self.steps)  # a bad --steps is refused before any file is read
 

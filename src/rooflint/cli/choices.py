@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
-
 import click
 
+from rooflint.core.choices import unknown
 from rooflint.core.errors import UsageError
 
 
@@ -27,9 +26,17 @@ class Suggesting(click.ParamType):
         raise UsageError(unknown(option, value, self.choices))
 
 
-def unknown(what: str, value: str, choices) -> str:
-    """ "--format 'htlm' is not one of table, json, ...; did you mean html?\""""
-    choices = list(choices)
-    close = difflib.get_close_matches(str(value).lower(), choices, n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]}?" if close else ""
-    return f"{what} {value!r} is not one of {', '.join(choices)}{hint}"
+class SeveralOf(Suggesting):
+    """One value of a fixed list, or several joined by commas ("dram,l2,l1"): each is checked
+    like Suggesting's, and the value comes back with spaces and repeats dropped."""
+
+    def get_metavar(self, param, ctx=None) -> str:
+        return "[" + "|".join(self.choices) + "][,...]"
+
+    def convert(self, value, param, ctx):
+        if value is None:
+            return value
+        parts = list(dict.fromkeys(p.strip().lower() for p in str(value).split(",")))
+        for part in parts:
+            super().convert(part, param, ctx)
+        return ",".join(parts)

@@ -1,10 +1,10 @@
-"""Numbers as people read them: one SI formatter and one family of percentage formatters."""
+"""Numbers as people read them: one SI formatter, one ratio formatter and one family of
+percentage formatters."""
 
 from __future__ import annotations
 
 import math
-
-import pandas as pd
+import sys
 
 _SI = [
     (1e15, "P"),
@@ -23,7 +23,13 @@ MISSING = "—"
 
 def is_missing(value) -> bool:
     """None, pandas NA or a float NaN: a number the profile or the maths did not give."""
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+    return value is None or _is_na(value) or (isinstance(value, float) and math.isnan(value))
+
+
+def _is_na(value) -> bool:
+    """pandas' NA, without importing pandas (the commands that print no table never load it)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and value is pandas.NA
 
 
 def si(value, unit: str = "", digits: int = 3) -> str:
@@ -37,6 +43,20 @@ def si(value, unit: str = "", digits: int = 3) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
     return f"{value:.{digits}g} {unit}".strip()
+
+
+def ratio(value, digits: int = 3) -> str:
+    """A dimensionless ratio (FLOP/byte, a ridge point, bytes over their minimum) as a plain
+    number, never with an SI prefix: 0.0132 → "0.0132", 116.4 → "116", 6680.2 → "6680",
+    1.5e-05 → "1.5e-05"; NaN → "—". An SI prefix on a ratio ("13.2 m") reads as a unit."""
+    if is_missing(value):
+        return MISSING
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 10**digits:
+        return f"{value:.0f}"
+    return f"{value:.{digits}g}"
 
 
 def pct(value, digits: int = 0) -> str:
@@ -63,7 +83,7 @@ def signed_pct(fraction: float, digits: int = 1) -> str:
 
 def plain(value):
     """A JSON-safe scalar: NA/NaN/inf → None, numpy scalars → Python."""
-    if value is None or value is pd.NA:
+    if value is None or _is_na(value):
         return None
     if hasattr(value, "item"):
         value = value.item()

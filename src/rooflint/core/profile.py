@@ -20,6 +20,7 @@ class InputFormat(StrEnum):
     NCU_REP = "ncu-rep"  # Nsight Compute report, read with ncu_report
     NVPROF_METRICS = "nvprof-metrics"  # nvprof --csv --metrics: per-kernel averages
     PYTORCH_TRACE = "pytorch-trace"  # PyTorch profiler (Kineto) trace
+    NSYS_SQLITE = "nsys-sqlite"  # Nsight Systems export (nsys export --type sqlite)
     ROCPROF_V1_RESULTS = "rocprof-v1-results"
     ROCPROF_V1_DB = "rocprof-v1-db"
     ROCPROF_COMPUTE_PMC = "rocprof-compute-pmc"  # a pmc_perf.csv on its own
@@ -28,6 +29,7 @@ class InputFormat(StrEnum):
     ROCPROFV3_COUNTER_COLLECTION = "rocprofv3-counter-collection"
     ROCPROFV3_KERNEL_TRACE = "rocprofv3-kernel-trace"
     ROCPROFV3_FOLDER = "rocprofv3-folder"
+    ROCPROFV3_JSON = "rocprofv3-json"  # rocprofv3 --output-format json
     ROCPD = "rocpd"  # a rocprofv3 rocpd database
     ROCPD_FOLDER = "rocpd-folder"
     SAVED_REPORT = "rooflint-json"  # a saved `rooflint report --format json`, read back

@@ -9,6 +9,16 @@ from enum import IntEnum
 import numpy as np
 import pandas as pd
 
+from rooflint.core.quantities import (  # noqa: F401 (schema.OPS etc. still name them)
+    BYTES,
+    COMPUTE_CLASSES,
+    MATRIX_OPS,
+    MEMORY_LEVELS,
+    OPS,
+    PEAKS,
+    VECTOR_OPS,
+)
+
 FORMAT_VERSION = 1
 
 IDENTITY = [
@@ -26,21 +36,6 @@ IDENTITY = [
 TIME = ["duration_s", "sm_clock_hz", "dram_clock_hz"]  # clocks as measured during the launch
 # What the profile says about its GPU, for telling SKUs of one architecture apart.
 DEVICE_FACTS = ["sm_count"]
-VECTOR_OPS = ["ops_vector_fp64", "ops_vector_fp32", "ops_vector_fp16"]
-MATRIX_OPS = [
-    "ops_matrix_fp64",
-    "ops_matrix_fp32",  # genuine FP32 matrix math (AMD MFMA F32); NVIDIA has no such unit
-    "ops_matrix_tf32",
-    "ops_matrix_fp16",
-    "ops_matrix_bf16",
-    "ops_matrix_fp8",
-    "ops_matrix_fp4",
-    "ops_matrix_int8",
-]
-OPS = VECTOR_OPS + MATRIX_OPS
-BYTES = ["bytes_dram", "bytes_l2", "bytes_l1", "bytes_lds"]
-# Ceilings the profile itself measured for its run (ncu peak_sustained x clock), per launch.
-PEAKS = ["peak_" + c.removeprefix("ops_") for c in OPS] + ["peak_" + b for b in BYTES]
 BOOKKEEPING = ["missing", "notes"]
 
 COLUMNS = IDENTITY + TIME + DEVICE_FACTS + OPS + BYTES + PEAKS + BOOKKEEPING
@@ -76,6 +71,18 @@ TIMELINE_COLUMNS = [
     "rank",  # the trace's rank in its distributed job (distributedInfo)
 ]
 TRACE_COLUMNS += TIMELINE_COLUMNS
+# ncu's speed-of-light figures, fractions of peak over elapsed cycles, only in a table of an ncu
+# export that lacks DRAM byte or FLOP counters (they stand in for them: core.analysis).
+SOL_COLUMNS = [
+    "dram_throughput",  # DRAM throughput (gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed)
+    "sm_throughput",  # SM throughput (sm__throughput)
+    "pipe_utilisation",  # the busiest SM pipe's active cycles (sm__pipe_*_cycles_active, ...)
+    "pipe",  # which pipe that is (alu, fma, fp64, tensor, ...)
+]
+# What the analysis adds where a quantity is estimated from those: provenance.Provenance.
+ESTIMATE_COLUMNS = ["compute_source"]
+# The columns only some launch tables have, in the order the formats write them.
+OPTIONAL_COLUMNS = TRACE_COLUMNS + SOL_COLUMNS + ESTIMATE_COLUMNS
 
 UNITS = {
     "duration_s": "s",
@@ -91,6 +98,7 @@ UNITS = {
     "start_s": "s",
     "launch_s": "s",
     "comm_bytes": "byte",
+    **dict.fromkeys(["dram_throughput", "sm_throughput", "pipe_utilisation"], "fraction of peak"),
 }
 
 
@@ -130,10 +138,6 @@ def no_flop_counters(arch: str) -> Missing:
 
 _NO_FLOP_COUNTERS = "{arch} has no typed FLOP counters"
 _NO_FLOP_COUNTERS_READ = re.compile(_NO_FLOP_COUNTERS.format(arch=r"\S+"))  # its words, read back
-
-# Compute classes and memory levels, named as the ceilings are named.
-COMPUTE_CLASSES = [c.removeprefix("ops_") for c in OPS]
-MEMORY_LEVELS = [b.removeprefix("bytes_") for b in BYTES]
 
 
 def empty() -> pd.DataFrame:

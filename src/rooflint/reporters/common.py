@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from rooflint.core import explain, names, opgroups, ranks, report_schema, views, windows
-from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
+from rooflint.core.formatting import pct, ratio, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
 
@@ -46,8 +46,8 @@ def kernel_sentence(result, row) -> str:
 
 
 def excess_text(value) -> str:
-    """3.14 -> "3.1×"; NA -> "—"."""
-    return "—" if value is None or pd.isna(value) else f"{float(value):.2g}×"
+    """3.14 -> "3.1×", 123.4 -> "123×" (a plain number, never 1.2e+02); NA -> "—"."""
+    return "—" if value is None or pd.isna(value) else f"{ratio(value, 2)}×"
 
 
 def full_name(result, row) -> str:

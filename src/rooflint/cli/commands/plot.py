@@ -10,8 +10,9 @@ import rooflint
 from rooflint import reporters
 from rooflint.cli import formats
 from rooflint.cli import output as outputs
+from rooflint.cli.choices import SeveralOf, Suggesting
 from rooflint.cli.inputs import input_options
-from rooflint.core.ranking import GROUPINGS
+from rooflint.core.groupings import GROUPINGS
 
 
 @click.command()
@@ -32,10 +33,11 @@ from rooflint.core.ranking import GROUPINGS
 )
 @click.option(
     "--level",
-    type=click.Choice(["dram", "l2", "l1"]),
+    type=SeveralOf(["dram", "l2", "l1"]),
     default="dram",
     show_default=True,
-    help="Memory level for the intensity axis and the sloped roof.",
+    help="Memory level for the intensity axis and the sloped roof; several (dram,l2,l1): a "
+    "hierarchical chart, each kernel at its intensity at each level.",
 )
 @click.option(
     "--top",
@@ -45,7 +47,7 @@ from rooflint.core.ranking import GROUPINGS
 )
 @click.option(
     "--group-by",
-    type=click.Choice(list(GROUPINGS)),
+    type=Suggesting(list(GROUPINGS)),
     default="kernel",
     show_default=True,
     help="kernel = name + launch configuration; name merges configurations.",

@@ -8,10 +8,9 @@ import rooflint
 from rooflint import reporters
 from rooflint.cli import config, exits, formats
 from rooflint.cli import output as outputs
-from rooflint.cli.choices import Suggesting
+from rooflint.cli.choices import SeveralOf, Suggesting
 from rooflint.cli.inputs import input_options
-from rooflint.core import gates
-from rooflint.core.ranking import GROUPINGS
+from rooflint.core.groupings import GROUPINGS
 
 
 @click.command()
@@ -44,10 +43,11 @@ from rooflint.core.ranking import GROUPINGS
 )
 @click.option(
     "--level",
-    type=Suggesting(["dram", "l2", "l1"]),
+    type=SeveralOf(["dram", "l2", "l1"]),
     default="dram",
     show_default=True,
-    help="Chart: memory level for the intensity axis.",
+    help="Memory level for the intensity axis and the sloped roof; several (dram,l2,l1): a "
+    "hierarchical chart, each kernel at its intensity at each level.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 @click.option(
@@ -97,6 +97,8 @@ def report(
         output,
         {"top": top, "per": per, "excel_safe": excel_safe, "level": level, "verbose": verbose},
     )
+    from rooflint.core.gates import report_gates  # pandas: only once a profile is read
+
     with progress_mod.bar(enabled=not quiet) as tick:
         res = rooflint.report(*paths, group_by=group_by, progress=tick, **vars(inputs))
     formats.refuse_binary_on_a_terminal(chosen, output)
@@ -104,5 +106,5 @@ def report(
     if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)
         outputs.write(output, data)
     exits.enforce(
-        gates.report_gates(res, settings["fail_under"], settings["fail_if_above_roof"], origins)
+        report_gates(res, settings["fail_under"], settings["fail_if_above_roof"], origins)
     )
