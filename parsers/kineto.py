@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import provenance, schema, timeline
+from rooflint.core import provenance, ranks, schema, timeline
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
@@ -93,7 +93,8 @@ def _read(source: str, capture: str | None = None) -> Profile:
     if not len(events.gpu) and not len(events.ranges):
         raise InputError(NO_GPU, path=source)
     devices = _devices(header, source)
-    return profile(events, devices, source, InputFormat.PYTORCH_TRACE, capture=capture)
+    rank = _rank(header, events)
+    return profile(events, devices, source, InputFormat.PYTORCH_TRACE, capture=capture, rank=rank)
 
 
 def profile(
@@ -103,11 +104,13 @@ def profile(
     fmt: InputFormat,
     notes: list[str] | None = None,
     capture: str | None = None,
+    rank: ranks.Rank | None = None,
 ) -> Profile:
     """The Profile of a timeline's events, however they were read (a Kineto trace, an Nsight
     Systems export, rocprofv3 JSON): launches linked to their operators, operator models,
     device hints, steps. `devices` are deviceProperties records by device index (name,
-    computeMajor/Minor, numSms, totalGlobalMem); `capture`, a graph capture trace's path."""
+    computeMajor/Minor, numSms, totalGlobalMem); `capture`, a graph capture trace's path; `rank`,
+    which rank of which distributed job the trace is."""
     notes = [] if notes is None else notes
     taken = _events(capture) if capture else None
     launches = (
@@ -119,6 +122,9 @@ def profile(
     captured = len(kineto_graphs.captured_rows(events)) if capture is None else 0
     if captured:
         notes.append(CAPTURE_NOTE.format(captured))
+    launches["rank"] = pd.array(  # NA for a trace of no distributed job
+        [None if rank is None else rank.rank] * len(launches), dtype="Int64"
+    )
     return Profile(
         source=source,
         format=fmt,
@@ -127,7 +133,24 @@ def profile(
         device_hints=_hints(devices, notes),
         steps=_steps(events),
         captured_launches=captured,
+        rank=rank,
     )
+
+
+def _rank(header: dict, events: TraceEvents) -> ranks.Rank | None:
+    """Which rank of which job the trace is, from its distributedInfo (None without one): the
+    job is told by the backend, world size and process groups (their names and sizes)."""
+    info = header.get("distributedInfo")
+    if not isinstance(info, dict) or not isinstance(info.get("rank"), int):
+        return None
+    world = info.get("world_size") if isinstance(info.get("world_size"), int) else None
+    groups = info.get("pg_config") if isinstance(info.get("pg_config"), list) else []
+    sizes = ", ".join(
+        f"{g.get('pg_name')}:{g.get('pg_size')}" for g in groups if isinstance(g, dict)
+    )
+    job = f"{info.get('backend', 'unknown backend')}, world size {world}"
+    job += f", process groups {sizes}" if sizes else ""
+    return ranks.Rank(info["rank"], world, job, origin_us(events) * 1e-6)
 
 
 def origin_us(events: TraceEvents) -> float:

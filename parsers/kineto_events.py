@@ -71,6 +71,12 @@ COMM_DTYPES = {
     "Char": 1, "Byte": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1,
     "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1,
 }  # fmt: skip
+# record_param_comms of older PyTorch (HTA's 2023 traces) has no message fields: the tensor's shape
+# and C++ type are its first Input Dims and Input type (a TensorList has no shape: no size).
+LEGACY_TYPES = {
+    "unsigned char": 1, "signed char": 1, "bool": 1, "short": 2, "c10::Half": 2,
+    "c10::BFloat16": 2, "int": 4, "float": 4, "long": 8, "long int": 8, "double": 8,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,8 @@ class Comm:
 
     @classmethod
     def of(cls, a: dict) -> Comm:
+        if COMM_SIZE not in a:
+            return cls.legacy(a)
         size = COMM_DTYPES.get(str(a.get("dtype")))
         counts = [_float(a.get(k)) for k in (COMM_SIZE, "Out msg nelems")]
         counts = [x for x in counts if x == x]
@@ -94,6 +102,14 @@ class Comm:
             max(counts) * size if size and counts else None,
             group if isinstance(group, int) and group > 0 else None,
         )
+
+    @classmethod
+    def legacy(cls, a: dict) -> Comm:
+        """The message size from the first input's shape and type; no name, no group size."""
+        dims, types = a.get("Input Dims") or [[]], a.get("Input type") or [""]
+        shape, size = dims[0], LEGACY_TYPES.get(str(types[0]))
+        known = isinstance(shape, list) and shape and all(isinstance(d, int) for d in shape)
+        return cls(None, float(np.prod(shape)) * size if known and size else None, None)
 
 
 @dataclass
@@ -194,7 +210,7 @@ class TraceEvents:
         c["ts"].append(_float(event.get("ts")))
         c["dur"].append(_float(event.get("dur")))
         c["external"].append(_int(a.get("External id")))
-        if name == COMM_OP and COMM_SIZE in a:
+        if name == COMM_OP:
             self.comms[len(c["name"]) - 1] = Comm.of(a)
 
     def _span(self, event: dict, at: int, kind: int, name: str) -> None:

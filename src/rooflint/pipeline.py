@@ -221,7 +221,12 @@ def _windows(profiles: list[Profile], launches: pd.DataFrame, counts: list[int],
         except UsageError as exc:  # a step this trace does not have: name the trace
             raise UsageError(exc.problem, path=profile.source) from None
         if built is not None:
-            found.append(windows.Windowed(profile.source, built))
+            ranked = (
+                windows.rank_trace(profile.source, profile.rank, built, rows)
+                if profile.rank is not None
+                else None
+            )
+            found.append(windows.Windowed(profile.source, built, ranked))
             inside[start : start + count] = built.inside
         start += count
     return found, inside

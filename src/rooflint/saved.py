@@ -12,6 +12,7 @@ import pandas as pd
 
 from rooflint import saved_check
 from rooflint.core import analysis, provenance, ranking, report_schema, schema, verdicts
+from rooflint.core.device import Link, LinkKind
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
@@ -30,6 +31,8 @@ _FLOAT_RESULTS = [
     "t_bound_s",
     "efficiency",
     "headroom_s",
+    "comm_algbw_bytes_per_s",
+    "comm_busbw_bytes_per_s",
 ]
 
 
@@ -241,6 +244,7 @@ _TRACE_DTYPES = {
     "launch_s": "float64",
     "comm_bytes": "float64",
     "comm_ranks": "Int64",
+    "rank": "Int64",
     **dict.fromkeys(["dram_throughput", "sm_throughput", "pipe_utilisation"], "float64"),
 }
 
@@ -301,7 +305,17 @@ def saved_device(saved: dict, source: str) -> Device:
         compute=compute,
         memory=memory,
         source=source,
+        link=_saved_link(saved.get("link") or {}),
     )
+
+
+def _saved_link(saved: dict) -> Link | None:
+    """The link roof a report saved ({kind: (value, source)}), None when it saved none or one of
+    a kind this version does not know."""
+    for kind, (value, origin) in saved.items():
+        if kind in {k.value for k in LinkKind}:
+            return Link(LinkKind(kind), Ceiling(value, origin))
+    return None
 
 
 def _inputs(doc: dict, launches: pd.DataFrame) -> list[Profile]:

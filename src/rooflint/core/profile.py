@@ -8,6 +8,7 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from rooflint.core.ranks import Rank
 from rooflint.core.timeline import Step
 
 
@@ -54,6 +55,7 @@ class Profile:
     `files` are the files the profile was read from (a folder reads several), `skipped` the
     other files under a profile folder with why each was not read: nothing goes unaccounted.
     `steps` are a timeline's step annotations (`ProfilerStep#N`, host- or device-side).
+    `rank` is which rank of which job a trace is (`distributedInfo`), None for one of no job.
     `captured_launches` counts a capture trace's launches recorded into graphs.
     """
 
@@ -68,6 +70,7 @@ class Profile:
     files: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    rank: Rank | None = None
     # A trace recorded while CUDA/HIP graphs were captured: how many kernel launches went into
     # graphs (they ran later, in a replay trace, which takes their operators from this one).
     captured_launches: int = 0

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from rooflint.core import advice, explain, names, opgroups, report_schema, views, windows
+from rooflint.core import advice, explain, names, opgroups, ranks, report_schema, views, windows
 from rooflint.core.formatting import pct, ratio, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
@@ -45,6 +45,10 @@ def kernel_sentence(result, row) -> str:
         unmeasured if isinstance(unmeasured, str) else "",
         views.dram_fraction(result, row["device_id"], row.get("achieved_bytes_per_s")),
     )
+    bus = row.get("comm_busbw_bytes_per_s")
+    if bus is not None and not pd.isna(bus):
+        size = row["comm_message_bytes"]
+        text += f"; bus bandwidth {si(bus, 'B/s')}, messages {si(size, 'B')} on average"
     excess = row.get("excess_traffic")
     if excess is not None and not pd.isna(excess):
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
@@ -129,7 +133,7 @@ def timeline_lines(result) -> list[str]:
     if block is None:
         return []
     lines = [windows.breakdown_line(block), windows.steps_line(block)]
-    return [line for line in lines if line]
+    return [line for line in lines if line] + ranks.lines(block.get("ranks"))
 
 
 def notes(result) -> list[str]:
