@@ -314,3 +314,43 @@ def test_a_huge_invocation_count_is_refused_not_allocated(tmp_path, count):
 )
 def test_an_invocation_count_within_reason_is_repeated(tmp_path, count, launches):
     assert len(parsers.read(_invocations(tmp_path, count)).launches) == launches
+
+
+# --- item 9a: an .ncu-rep cut short --------------------------------------------------------------
+
+GEMM_REP = FIXTURES / "ncu" / "h200-tensor-ops" / "gemm-bf16.ncu-rep"
+# Its container, walked by hand (parsers/ncu_rep._walk): the session and source blocks end at
+# byte 23,618, the one result block at 55,707, then the device block and the other session
+# blocks up to the file's 65,919 bytes.
+RESULT_END = 55_707
+
+
+@pytest.fixture
+def ncu_report():
+    from rooflint.parsers import ncu_rep
+
+    pytest.importorskip("ncu_report")
+    if ncu_rep.too_old():
+        pytest.skip("ncu-report older than 2026.2 crashes alongside pandas")
+
+
+@pytest.mark.parametrize("size", [40_960, 53_248])  # disk blocks inside the result block
+def test_a_report_cut_inside_its_result_is_refused_not_one_empty_launch(tmp_path, ncu_report, size):
+    path = tmp_path / "cut.ncu-rep"
+    path.write_bytes(GEMM_REP.read_bytes()[:size])
+    with pytest.raises(InputError, match="report is truncated or damaged") as err:
+        parsers.read(path)
+    assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+
+
+def test_a_report_cut_at_a_block_boundary_says_so(tmp_path, ncu_report):
+    whole = parsers.read(GEMM_REP)
+    assert not whole.repairs and len(whole.launches) == 1
+    path = tmp_path / "cut.ncu-rep"
+    path.write_bytes(GEMM_REP.read_bytes()[:RESULT_END])  # the result whole, nothing after it
+    profile = parsers.read(path)
+    assert profile.launches["duration_s"].tolist() == whole.launches["duration_s"].tolist()
+    assert profile.repairs == [
+        "report ends before the device block ncu writes after the first result (cut at a "
+        "block boundary?): results after the cut are missing; copy or save it again"
+    ]
