@@ -16,7 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from rooflint import parsers
-from rooflint.core import opmodels, timeline
+from rooflint.core import opmodels, opmodels_llm, timeline
+from rooflint.parsers import kineto_triton
 
 SHARE = 0.01
 DEFAULT = sorted((Path(__file__).resolve().parents[2] / "shared/fixtures/kineto").glob("*.json.gz"))
@@ -41,7 +42,7 @@ def operators(path: Path) -> pd.DataFrame:
 
 def _status(name: str, modelled: float) -> str:
     """ "model" (with the share of its launches modelled), or why there is none."""
-    if name in opmodels.MODELS:
+    if name in opmodels.MODELS or opmodels_llm.handles(name) or kineto_triton.is_triton(name):
         return f"model ({modelled * 100:.0f} % of launches)"
     if name.startswith("("):
         return "none: not an operator (a kind of activity)"

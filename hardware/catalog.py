@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rooflint.core.device import Ceiling, CeilingSource, Device, Origin
 from rooflint.core.errors import DeviceError
-from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
+from rooflint.core.quantities import COMPUTE_CLASSES, MEMORY_LEVELS
 
 from . import ranges
 from .names import token_key, tokens
@@ -61,23 +61,41 @@ def catalog() -> dict[str, Device]:
     return dict(_load_catalog())
 
 
+def _folder():
+    return resources.files("rooflint.hardware").joinpath("devices")
+
+
 @functools.cache
 def _load_catalog() -> dict[str, Device]:
-    folder = resources.files("rooflint.hardware").joinpath("devices")
     entries = sorted(
-        (e for e in folder.iterdir() if e.name.endswith(".toml")), key=lambda e: e.name
+        (e for e in _folder().iterdir() if e.name.endswith(".toml")), key=lambda e: e.name
     )
     devices = [_catalog_device(e.name, e.read_text(encoding="utf-8")) for e in entries]
     return {d.id: d for d in devices}
 
 
+@functools.cache
+def _load_one(key: str) -> Device | None:
+    """The device whose file is `key`.toml (a device's id is its file's name,
+    tests/test_hardware.py), read alone: `rooflint bound --device ID` and `devices show ID` parse
+    one file, not the 42 of the catalog."""
+    entry = _folder().joinpath(f"{key}.toml")
+    if not entry.is_file():
+        return None
+    device = _catalog_device(entry.name, entry.read_text(encoding="utf-8"))
+    return device if device.id == key else None
+
+
 def get(device_id: str) -> Device:
     """The catalog device with this id (case-insensitive); DeviceError naming close ids if none."""
-    devices = _load_catalog()
     key = device_id.strip().lower()
-    if key not in devices:
-        raise unknown_device(device_id)
-    return devices[key]
+    if _load_catalog.cache_info().currsize:  # the catalog is read: take its device
+        devices = _load_catalog()
+        if key in devices:
+            return devices[key]
+    elif "/" not in key and (device := _load_one(key)) is not None:
+        return device
+    raise unknown_device(device_id)
 
 
 def unknown_device(text: str) -> DeviceError:

@@ -15,7 +15,7 @@ from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
 
-from . import kineto_models, ncu_metrics
+from . import kineto_graphs, kineto_models, ncu_metrics
 from .kineto_events import NO_ID, TraceEvents
 from .kineto_link import link
 from .kineto_stream import TraceStream
@@ -25,6 +25,17 @@ AMBIGUOUS_NAMES = {"AMD Radeon Graphics": "ROCm names the GPU only 'AMD Radeon G
 RANGE_NO_TIME = (
     "CUPTI range-profiler ranges carry counters but no kernel time (the trace spaces "
     "them evenly); pair the trace with an ncu export or a plain trace for durations"
+)
+LENT = "rooflint.lent"  # launches.attrs key: replayed kernels given operators by the capture
+CAPTURE_NOTE = (
+    "{} kernel launches were captured into CUDA/HIP graphs (they ran later, when the graphs "
+    "were replayed): pass the replay trace with this one to give its kernels their operators"
+)
+GRAPH_NOTE = (
+    "{} kernels were replayed from CUDA/HIP graphs: they keep their time and kernel name, "
+    "attributed to the graph launch; pass the capture trace of the same graphs beside this one "
+    "(the trace recorded while they were captured) to give each its operator, shapes and a "
+    "verdict"
 )
 NO_GPU = (
     "trace has no GPU activity (no kernel, gpu_memcpy or gpu_memset events): profile with "
@@ -43,6 +54,20 @@ def read(path) -> Profile:
         return _read(str(path))
 
 
+def read_replay(path, capture) -> tuple[Profile, int]:
+    """A graph replay trace whose replayed kernels take their operators and shapes from the
+    capture trace `capture` (parsers/kineto_graphs.py), and how many kernels got one."""
+    with _no_gc():
+        profile = _read(str(path), str(capture))
+    return profile, int(profile.launches.attrs.pop(LENT, 0))
+
+
+def captured_launches(path) -> int:
+    """How many kernel launches a trace recorded into CUDA/HIP graphs (0: not a capture trace)."""
+    with _no_gc():
+        return len(kineto_graphs.captured_rows(_events(str(path))))
+
+
 READER = Reader(
     "PyTorch profiler trace",
     (InputFormat.PYTORCH_TRACE,),
@@ -52,21 +77,33 @@ READER = Reader(
 )
 
 
-def _read(source: str) -> Profile:
+def _events(source: str, header: dict | None = None) -> TraceEvents:
     stream = TraceStream(Path(source))
     events = TraceEvents()
     for batch in stream.batches():
         events.take(batch)
+    if header is not None:
+        header.update(stream.header)
+    return events
+
+
+def _read(source: str, capture: str | None = None) -> Profile:
+    header: dict = {}
+    events = _events(source, header)
     if not len(events.gpu) and not len(events.ranges):
         raise InputError(NO_GPU, path=source)
-    devices = _devices(stream.header)
+    devices = _devices(header)
     notes: list[str] = []
+    taken = _events(capture) if capture else None
     launches = (
         _counter_ranges(events, devices, source, notes)
         if not len(events.gpu)
-        else _activities(events, devices, source, notes)
+        else _activities(events, devices, source, notes, (capture, taken))
     )
     launches = kineto_models.apply(launches, _vendor(devices), notes, events.ops)
+    captured = len(kineto_graphs.captured_rows(events)) if capture is None else 0
+    if captured:
+        notes.append(CAPTURE_NOTE.format(captured))
     return Profile(
         source=source,
         format=InputFormat.PYTORCH_TRACE,
@@ -74,6 +111,7 @@ def _read(source: str) -> Profile:
         notes=notes,
         device_hints=_hints(devices, notes),
         steps=_steps(events),
+        captured_launches=captured,
     )
 
 
@@ -120,8 +158,11 @@ def _devices(header: dict) -> dict[int, dict]:
 
 
 def _vendor(devices: dict[int, dict]) -> str:
+    """AMD by the name, or, where ROCm leaves the name empty (vLLM's traces), by the 64-lane
+    wavefront (NVIDIA's warps have 32 lanes)."""
     names = " ".join(str(d.get("name", "")) for d in devices.values())
-    return "AMD" if "AMD" in names or "Radeon" in names else "NVIDIA"
+    wave64 = any(d.get("warpSize") == 64 for d in devices.values())
+    return "AMD" if "AMD" in names or "Radeon" in names or wave64 else "NVIDIA"
 
 
 def _hints(devices: dict[int, dict], notes: list[str]) -> dict:
@@ -163,11 +204,15 @@ def _device_columns(index: pd.Series, devices: dict[int, dict]) -> dict[str, pd.
 
 
 def _arch(device: dict):
-    """NVIDIA compute capability "8.0"; AMD's gfx name when the trace gives it (its computeMajor/
-    Minor "9.4" lacks the stepping that tells gfx940/941/942 apart)."""
+    """NVIDIA compute capability "8.0"; AMD's gfx name when the trace gives it, else gfx942 for
+    computeMajor/Minor 9.4: of the gfx94x family ROCm 6 and later run only gfx942 (MI300A,
+    MI300X, MI325X; gfx940/941 were pre-production parts)."""
     if device.get("gcnArchName"):
         return str(device["gcnArchName"]).split(":")[0]
-    if "computeMajor" in device and _vendor({0: device}) == "NVIDIA":
+    version = (device.get("computeMajor"), device.get("computeMinor"))
+    if _vendor({0: device}) == "AMD":
+        return "gfx942" if version == (9, 4) else None
+    if "computeMajor" in device:
         return f"{device['computeMajor']}.{device.get('computeMinor', 0)}"
     return None
 
@@ -179,9 +224,10 @@ def _dim3(values: list) -> pd.Series:
     return pd.Series(np.array(text + [None], dtype=object)[codes], dtype="string")
 
 
-def _activities(events: TraceEvents, devices, source: str, notes: list[str]) -> pd.DataFrame:
+def _activities(events: TraceEvents, devices, source: str, notes: list[str], capture=(None, None)):
     gpu = events.gpu
     links = link(events)
+    captured = _lent(events, links, capture, notes)
     device = pd.Series(pd.to_numeric(pd.Series(gpu.get("device"), dtype=object), errors="coerce"))
     frame = pd.DataFrame(
         {
@@ -196,11 +242,32 @@ def _activities(events: TraceEvents, devices, source: str, notes: list[str]) -> 
         }
     )
     trace = _trace_columns(events, links, device)
+    trace["_captured"] = captured
     frame = schema.conform(frame)
+    frame.attrs[LENT] = int(captured.sum())
     for name, values in trace.items():
         frame[name] = values
-    _note_unlinked(frame, notes)
+    _note_unlinked(frame, notes, capture[0] is not None)
     return frame
+
+
+def _lent(events: TraceEvents, links, capture: tuple, notes: list[str]) -> np.ndarray:
+    """The replayed kernels given their captured operators (links changed in place): a mask."""
+    path, taken = capture
+    if taken is None:
+        return np.zeros(len(events.gpu), dtype=bool)
+    owner, parent, (graphs, launches, kernels, replayed) = kineto_graphs.lend(
+        events, taken, links.runtime, links.graph
+    )
+    lent = owner != -1
+    links.owner = np.where(lent, owner, links.owner)
+    links.parent = np.where(lent, parent, links.parent)
+    notes.append(
+        f"{int(lent.sum())} of {replayed} kernels replayed from CUDA/HIP graphs have their "
+        f"operator and shapes from the capture trace {path} ({graphs} of {launches} graph "
+        f"launches matched node by node, kernel names agreeing; {kernels} kernels matched)"
+    )
+    return lent
 
 
 def _trace_columns(events: TraceEvents, links, device: pd.Series) -> dict[str, object]:
@@ -281,7 +348,7 @@ def _pos(used: np.ndarray, owner: np.ndarray) -> np.ndarray:
     return np.where(hit, at, len(used))
 
 
-def _note_unlinked(frame: pd.DataFrame, notes: list[str]) -> None:
+def _note_unlinked(frame: pd.DataFrame, notes: list[str], paired: bool = False) -> None:
     unlinked = frame["op"].isna()
     if unlinked.any():
         notes.append(
@@ -289,11 +356,8 @@ def _note_unlinked(frame: pd.DataFrame, notes: list[str]) -> None:
             "outside any recorded operator, or their runtime call was not recorded)"
         )
     graph = frame["graph_replay"].to_numpy()
-    if graph.any():
-        notes.append(
-            f"{int(graph.sum())} kernels were replayed from CUDA graphs: attributed to the graph "
-            "launch and its range; no per-kernel operator shapes, so no model"
-        )
+    if graph.any() and not paired:
+        notes.append(GRAPH_NOTE.format(int(graph.sum())))
 
 
 def _counter_ranges(events: TraceEvents, devices, source: str, notes: list[str]) -> pd.DataFrame:

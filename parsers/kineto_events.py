@@ -50,6 +50,11 @@ class Columns:
         """Use these columns instead (same length for all)."""
         self.columns = dict(columns)
 
+    def extend(self, other: Columns) -> None:
+        """Append `other`'s rows (the same columns); no view of a column may be held."""
+        for name, column in self.columns.items():
+            column.extend(other.columns[name])
+
     def __len__(self) -> int:
         return len(next(iter(self.columns.values()), []))
 
@@ -110,9 +115,9 @@ class TraceEvents:
             ("ts", "dur"), ("kind",), ("name", "pid", "tid")
         )
     )
-    runtime: Columns = field(
+    runtime: Columns = field(  # "kernel": the kernel a launch call names (HIP/ROCm traces)
         default_factory=lambda: Columns(
-            ("ts",), ("correlation", "external"), ("name", "pid", "tid")
+            ("ts",), ("correlation", "external"), ("name", "pid", "tid", "kernel")
         )
     )
     steps: Columns = field(  # ProfilerStep#N annotations: host-side (0) or device-side (1)
@@ -175,7 +180,10 @@ class TraceEvents:
     def _op(self, event: dict, a: dict, shared) -> None:
         c = self.ops.columns
         name = event.get("name", "")
-        packed = dumps((a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")))
+        packed = dumps(
+            (a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs"))
+            + ((a["kernel_kwargs"],) if "kernel_kwargs" in a else ())
+        )
         pid, tid, module = event.get("pid"), event.get("tid"), a.get("Module Hierarchy")
         c["name"].append(shared(name, name))
         c["pid"].append(shared(pid, pid))
@@ -215,6 +223,8 @@ class TraceEvents:
         c["ts"].append(_float(event.get("ts")))
         c["correlation"].append(_int(a.get("correlation")))
         c["external"].append(_int(a.get("External id")))
+        kernel = a.get("kernel")
+        c["kernel"].append(shared(kernel, kernel) if isinstance(kernel, str) else None)
 
 
 def _float(value) -> float:
@@ -232,5 +242,11 @@ def _dim(value):
 
 def arguments(packed: bytes) -> tuple[list | None, list | None, list | None]:
     """(Input Dims, Input type, Concrete Inputs) of an operator from its packed `arguments`."""
-    dims, types, concrete = loads(packed)
+    dims, types, concrete = loads(packed)[:3]
     return dims, types, concrete
+
+
+def kernel_kwargs(packed: bytes) -> str | None:
+    """A Triton kernel operator's `kernel_kwargs` ("XBLOCK=64,R0_BLOCK=128"), or None."""
+    unpacked = loads(packed)
+    return str(unpacked[3]) if len(unpacked) > 3 else None

@@ -8,10 +8,11 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from rooflint.core import opmodels, provenance, schema
+from rooflint.core import opmodels, opmodels_llm, provenance, schema
 from rooflint.core.provenance import Provenance
 
-from .kineto_events import Columns, arguments
+from . import kineto_triton
+from .kineto_events import Columns, arguments, kernel_kwargs
 
 MODEL_BYTES_NOTE = (
     "modelled launches have no measured DRAM bytes: their memory term uses the "
@@ -52,18 +53,20 @@ def apply(
     klass = np.full(n, None, dtype=object)
     reason = np.full(n, NO_MODEL, dtype=object)
     assumed = np.zeros(n, dtype=bool)  # FP32 GEMMs whose kernel name leaves the roof open
+    estimated = np.zeros(n, dtype=bool)  # torch.compile Triton kernels: estimates
     if ops is not None and "activity" in launches:
         _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed)
+        _triton(launches, ops, vendor, (flops, bytes_min, klass, reason, estimated), notes)
         _copies(launches, flops, bytes_min, klass, reason)
         launches["roof_assumed"] = pd.array(assumed, dtype="boolean")
-    return _store(launches, flops, bytes_min, klass, reason, notes)
+    return _store(launches, flops, bytes_min, klass, reason, notes, estimated)
 
 
 def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed) -> None:
     owner = launches["_op_index"].to_numpy()
     kernel = (
         (launches["activity"] == "kernel").to_numpy()
-        & ~launches["graph_replay"].to_numpy()
+        & (~launches["graph_replay"].to_numpy() | launches["_captured"].to_numpy())
         & (owner >= 0)
     )
     if not kernel.any():
@@ -74,16 +77,21 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
     names, packed = ops.get("name"), ops.get("arguments")
     tf32_note = False
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
+    ranges = launches["range"].to_numpy(dtype=object, na_value=None)
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
+        if kineto_triton.is_triton(names[i]):
+            continue  # _triton's
         typed = kernels[row] if names[i] in opmodels.KERNEL_TYPED else ""
-        key = (names[i], packed[i], typed)
+        step = ranges[row] if names[i] in opmodels_llm.NEEDS_LENGTHS else None
+        key = (names[i], packed[i], typed, step)
         if key not in cache:
             parsed = arguments(packed[i])  # (dims, types, concrete inputs), decoded once per key
-            cache[key] = (opmodels.model(names[i], *parsed, typed), parsed[2], parsed[0])
-        work, concrete, dims = cache[key]
+            cache[key] = (*_model(names[i], parsed, typed, step), parsed[2], parsed[0])
+        work, why, concrete, dims = cache[key]
         if work is None:
-            reason[row] = NO_SHAPES if dims is None and names[i] in opmodels.MODELS else NO_MODEL
+            known = names[i] in opmodels.MODELS or opmodels_llm.handles(names[i])
+            reason[row] = why or (NO_SHAPES if dims is None and known else NO_MODEL)
             continue
         allow_tf32 = (
             names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
@@ -101,6 +109,49 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
         schema.add_note(launches, opmodels.FP32_ASSUMED, assumed)
     if tf32_note:
         notes.append(_fp32_note(vendor))
+
+
+def _model(name: str, parsed: tuple, typed: str, step: str | None):
+    """(Work or None, why) of operator `name` from its (dims, types, concrete) arguments."""
+    if opmodels_llm.handles(name):
+        return opmodels_llm.model(name, *parsed, opmodels_llm.Lengths.of(step))
+    return opmodels.model(name, *parsed, typed), ""
+
+
+def _triton(launches, ops, vendor: str, out: tuple, notes: list[str]) -> None:
+    """torch.compile's Triton kernels, each from the operator Inductor records around it
+    (parsers/kineto_triton.py); a note says how many were modelled and from what. `out`: the
+    flops, bytes, class, reason and estimated arrays it fills."""
+    flops, bytes_min, klass, reason, estimated = out
+    owner = launches["_op_index"].to_numpy()
+    names, packed = ops.get("name"), ops.get("arguments")
+    kernel = (launches["activity"] == "kernel").to_numpy()
+    by_op = kernel & _triton_names(np.array(names + [""], dtype=object)[owner])
+    by_name = kernel & _triton_names(schema.filled(launches["kernel"], "").to_numpy(dtype=object))
+    reason[by_name & ~by_op] = kineto_triton.NAME_ONLY
+    rows = np.flatnonzero(by_op).tolist()
+    cache: dict = {}
+    for row in rows:
+        i = owner[row]
+        if (names[i], packed[i]) not in cache:
+            args = arguments(packed[i])
+            kwargs = kernel_kwargs(packed[i])
+            cache[names[i], packed[i]] = kineto_triton.model(names[i], *args, kwargs)
+        work, why = cache[names[i], packed[i]]
+        reason[row] = why or ""
+        if work is None:
+            continue
+        flops[row], bytes_min[row] = work.flops, work.bytes_min
+        klass[row] = opmodels.compute_class(work, vendor)
+        estimated[row] = work.unit == "vector"
+    if rows:
+        notes.append(kineto_triton.count_note(len(rows), flops[rows], bytes_min[rows]))
+
+
+def _triton_names(values: np.ndarray) -> np.ndarray:
+    """Whether each name is a Triton kernel's (worked out once per distinct name)."""
+    codes, distinct = pd.factorize(values)
+    return np.array([kineto_triton.is_triton(str(n)) for n in distinct] + [False])[codes]
 
 
 def _unmodelled_helpers(owner, kernel, main, reason) -> None:
@@ -168,7 +219,7 @@ def _copies(launches, flops, bytes_min, klass, reason) -> None:
     reason[host] = HOST_COPY
 
 
-def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
+def _store(launches, flops, bytes_min, klass, reason, notes, estimated) -> pd.DataFrame:
     out = launches
     measured_ops = schema.flops(out).notna().to_numpy()
     modelled = ~np.isnan(flops) & ~measured_ops
@@ -183,11 +234,19 @@ def _store(launches, flops, bytes_min, klass, reason, notes) -> pd.DataFrame:
     out["bytes_model_min"] = bytes_min
     n = len(out)
     out["flops_source"] = provenance.column(
-        n, (measured_ops, Provenance.COUNTERS), (modelled, Provenance.MODEL)
+        n,
+        (measured_ops, Provenance.COUNTERS),
+        (modelled & estimated, Provenance.ESTIMATE),
+        (modelled, Provenance.MODEL),
     )
     out["bytes_source"] = provenance.column(
-        n, (measured_bytes, Provenance.COUNTERS), (use_model, Provenance.MODEL)
+        n,
+        (measured_bytes, Provenance.COUNTERS),
+        (use_model & estimated, Provenance.ESTIMATE),
+        (use_model, Provenance.MODEL),
     )
+    if (modelled & estimated).any():
+        schema.add_note(out, kineto_triton.ESTIMATE_NOTE, modelled & estimated)
     out["excess_traffic"] = np.full(n, np.nan)
     if use_model.any():  # each launch's note follows from bytes_source (provenance.note_bytes)
         notes.append(MODEL_BYTES_NOTE)

@@ -15,9 +15,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rooflint.core.choices import LOCALES
 from rooflint.core.errors import InputError
 
-from .values import _AMBIGUOUS_COMMA, _DE, _EN, LOCALES, to_float
+from .values import _AMBIGUOUS_COMMA, _DE, _EN, to_float
 
 _PATTERNS = {
     name: "(?m)" + rx.pattern

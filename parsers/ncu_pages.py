@@ -8,11 +8,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rooflint.core import schema
+from rooflint.core.choices import LOCALES
 from rooflint.core.errors import InputError
 
 from . import ncu_metrics as metrics
 from .ncu_locale import (
-    LOCALES,
     checked_locale,
     choose_locale,
     decided_locale,

@@ -328,8 +328,9 @@ def _devices(frame, found, device: DeviceInfo, arch_option, omniperf):
         if guess:
             gfx = gfx.fillna(guess)
             note = (
-                f"arch {guess} inferred from the counter names in this file; "
-                "pass arch=... to override"
+                f"arch {guess} inferred from the counter names in this file; the run's "
+                "agent_info.csv (rocprofv3) or sysinfo.csv (rocprof-compute) beside it names "
+                "the GPU, and --device ID (see `rooflint devices`) picks its ceilings"
             )
     if arch_option:
         gfx = pd.Series(pd.array([arch_option] * n, dtype="string"))

@@ -8,8 +8,6 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-LOCALES = ("C", "en_US", "de_DE")
-
 _DE = re.compile(
     r"^-?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^-?\d{1,3}(\.\d{3})+,\d+$|^-?\d+,(\d{1,2}|\d{4,})$"
 )

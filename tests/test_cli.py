@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
-from tests.helpers import FIXTURES, SHARED_PROFILES, shared
+from tests.helpers import FIXTURES, ROOT, SHARED_PROFILES, shared
 
 REEXPORT = "ncu/reexport-ncu2024.2/"
 NOT_PROFILES = {  # files in shared/fixtures/ncu that hold no per-launch profile
@@ -216,7 +216,13 @@ def test_a_roofline_csv_alone_is_not_a_profile():
     assert result.exit_code == 2 and "--device-file" in result.output
 
 
-POOL_OF_THE_CLI = "import rooflint.cli, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
+# The pool is chosen when a command that reads profiles starts (--version and the catalog
+# commands load no pyarrow at all, tests/test_startup.py).
+POOL_OF_THE_CLI = (
+    "from rooflint.cli import main; import pyarrow; "
+    "main.main(['report', 'fixtures/ncu/a100-gemm-details.csv', '-q'], "
+    "standalone_mode=False); print(pyarrow.default_memory_pool().backend_name)"
+)
 
 
 @pytest.mark.e2e  # a subprocess
@@ -234,7 +240,12 @@ def test_the_command_line_gives_freed_arrow_memory_back_unless_a_pool_is_chosen(
     if chosen:
         env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
     run = subprocess.run(
-        [sys.executable, "-c", POOL_OF_THE_CLI], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", POOL_OF_THE_CLI],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == (chosen or "jemalloc")
+    assert run.stdout.strip().splitlines()[-1] == (chosen or "jemalloc")

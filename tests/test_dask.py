@@ -15,6 +15,7 @@ pytestmark = pytest.mark.e2e  # three 1,500-launch traces through Dask: over a s
 from rooflint import distributed, hardware, pipeline  # noqa: E402
 from rooflint.cli import main  # noqa: E402
 from rooflint.core import analysis, families, ranking, schema  # noqa: E402
+from rooflint.core.errors import UsageError  # noqa: E402
 from tests.helpers import FIXTURES, benchmark_generator  # noqa: E402
 
 
@@ -156,3 +157,50 @@ def test_interleaved_sources_keep_each_rows_result(dataset):
         expected = in_order[column].iloc[order].astype(object).reset_index(drop=True)
         got = shuffled[column].astype(object).reset_index(drop=True)
         pd.testing.assert_series_equal(got, expected, check_exact=True)
+
+
+# --- a folder of shards: each run's dataset in its own sub-folder --------------------------------
+
+
+def _write(inputs: list, out) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    args = ["report", *map(str, inputs), "--format", "parquet", "-o", f"{out}/", "--quiet"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+
+
+def test_a_folder_of_two_shards_ranks_as_one_run_of_all_their_inputs(tmp_path):
+    """Issue 32: with two shards under one folder, only the first shard's metadata was read; the
+    second shard's launches had no ceilings, and 24 of 50 groups were "not analysable" (21 in
+    one run of the same three files: the ncu exports' groups without FLOP counters)."""
+    first = [
+        FIXTURES / "ncu" / "a100-gemm-details.csv",
+        FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv",
+    ]
+    second = [FIXTURES / "kineto" / "h200-train-trace.json.gz"]
+    _write(first, tmp_path / "runs" / "a")
+    _write(second, tmp_path / "runs" / "b")
+    meta = distributed.dataset_metadata(tmp_path / "runs")
+    assert meta["shards"] == ["a", "b"]
+    assert meta["sources"] == [str(p) for p in first + second]
+    got = distributed.rank_dataset(tmp_path / "runs", scheduler="synchronous")
+    _same_ranking(got, pipeline.build([str(p) for p in first + second]).kernels)
+
+
+def test_a_source_in_two_shards_is_refused_naming_both(tmp_path):
+    export = FIXTURES / "ncu" / "a100-gemm-details.csv"
+    _write([export], tmp_path / "runs" / "monday")
+    _write([export], tmp_path / "runs" / "tuesday")
+    with pytest.raises(UsageError) as refused:
+        distributed.dataset_metadata(tmp_path / "runs")
+    assert f"{export} is in both monday and tuesday" in str(refused.value)
+
+
+def test_launches_beside_ranked_groups_are_refused(tmp_path):
+    _write([FIXTURES / "ncu" / "a100-gemm-details.csv"], tmp_path / "runs" / "launches")
+    args = ["report", str(FIXTURES / "ncu" / "rtx2080ti-sgemm-raw-base.csv"), "--format"]
+    out = tmp_path / "runs" / "groups"
+    res = CliRunner().invoke(main, [*args, "parquet", "--per", "kernel", "-o", f"{out}/"])
+    assert res.exit_code == 0, res.output
+    with pytest.raises(UsageError, match="groups has per 'kernel' and launches 'launch'"):
+        distributed.dataset_metadata(tmp_path / "runs")

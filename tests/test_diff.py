@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import rooflint
 from rooflint import hardware, pipeline, reporters, saved
 from rooflint.cli import main
 from rooflint.core import diff, names, schema
-from rooflint.reporters import diff_markdown
+from rooflint.reporters import diff_markdown, diff_table
 from tests.helpers import (
     A100,
     B200_RAW,
@@ -30,6 +31,7 @@ from tests.helpers import (
     shared,
     synthetic,
     timed,
+    tiny_roofs,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -215,7 +217,10 @@ BASE_MS = [1.0, 1.1, 0.9]
 @pytest.mark.parametrize(
     ("factors", "status"),
     [
-        ([1.03, 1.05, 1.04], diff.UNCHANGED),  # +4 %: under the 10 % threshold
+        # +4 %: under the 10 % threshold, but its interval (+1.5 %, +6.5 %) excludes 0
+        ([1.03, 1.05, 1.04], diff.SLOWER_WITHIN),
+        ([0.97, 0.95, 0.96], diff.FASTER_WITHIN),
+        ([0.98, 1.03, 1.00], diff.UNCHANGED),  # +0.3 %, its interval (-6 %, +7 %) holds 0
         ([1.05, 1.35, 1.20], diff.NOISE),  # +19 %, but the interval reaches below +10 %
         ([1.24, 1.26, 1.25], diff.SLOWER),  # +25 %, the whole interval above +10 %
         ([0.74, 0.76, 0.75], diff.FASTER),
@@ -234,6 +239,8 @@ def test_noise_rule_on_paired_launches(factors, status):
     assert row["change_low"] == pytest.approx(np.expm1(ci.low), rel=1e-6, abs=1e-12)
     assert row["change_high"] == pytest.approx(np.expm1(ci.high), rel=1e-6, abs=1e-12)
     assert row["status"] == status
+    if abs(row["change"]) <= 0.10:  # under the threshold: unchanged exactly when 0 is in reach
+        assert (row["change_low"] <= 0 <= row["change_high"]) == (status == diff.UNCHANGED)
 
 
 def test_too_few_launches_are_judged_on_the_threshold_alone():
@@ -678,3 +685,53 @@ def test_missing_input_is_an_error_naming_it(tmp_path):
         == f"rooflint: error: {tmp_path / 'nope.csv'}: no such file or folder; check the path\n"
     )
     assert not (tmp_path / "out.md").exists()
+
+
+# --- wording: a change under the gate is still a change (issue 31) ------------------------------
+
+
+def test_thirty_percent_under_a_fifty_percent_gate_is_slower_within_the_threshold(tmp_path):
+    """lean_reduction_kernel's 8 launches each 1.3x longer: +30 % [+30.0, +30.0] (every pair the
+    ratio 1.3), under a 50 % gate. It passes the gate but it is not "unchanged"; the sdpa kernel,
+    untouched (interval [0, 0]), is."""
+    head = scaled_raw(B200_RAW, tmp_path / "head.csv", LEAN, 1.3)
+    res = run("diff", B200_RAW, head, "--fail-on-regression", "50", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert [g["status"] for g in doc["groups"]] == [diff.SLOWER_WITHIN, diff.UNCHANGED]
+    assert doc["totals"]["status"][diff.SLOWER_WITHIN] == 1
+    assert doc["totals"]["status"][diff.UNCHANGED] == 1
+    table = run("diff", B200_RAW, head, "--fail-on-regression", "50", env={"COLUMNS": "200"})
+    row = next(line for line in table.stdout.splitlines() if "lean_reduction" in line)
+    assert re.search(r"\+30\.0 % \[\+30\.0, \+30\.0\] +slower, within the threshold$", row)
+
+
+def test_a_uniform_small_change_is_not_unchanged(tmp_path):
+    """+0.3 % on every launch (ratio 1.003 for each of the 8 pairs): the interval is [+0.3, +0.3],
+    which excludes 0, so under the default 5 % threshold it is slower, within the threshold."""
+    head = scaled_raw(B200_RAW, tmp_path / "head.csv", LEAN, 1.003)
+    lean = next(g for g in diff_groups(B200_RAW, head) if LEAN in g["kernel"])
+    assert lean["change_low"] == pytest.approx(0.003, rel=1e-9)
+    assert lean["status"] == diff.SLOWER_WITHIN
+
+
+def diff_groups(base, head) -> list[dict]:
+    res = run("diff", base, head, "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    return json.loads(res.stdout)["groups"]
+
+
+def test_the_headline_efficiency_says_it_counts_launches_above_the_roof(tmp_path):
+    """The A100 export (11 launches) against itself on roofs too small for it (tests/helpers.py
+    tiny_roofs): every head launch is above its roof, and the efficiencies include them, so every
+    diff format says so."""
+    base = rooflint.report(A100)
+    head = rooflint.report(A100, device_file=str(tiny_roofs(tmp_path)))
+    assert head.summary.above_roof_launches == 11
+    d = rooflint.diff(base, head)
+    assert (d.totals["above_roof_base"], d.totals["above_roof_head"]) == (0, 11)
+    clause = "(including launches above the roof: base 0, head 11)"
+    assert clause in diff_table.render(d, [])
+    assert clause in diff_markdown.render(d, [])
+    plain = rooflint.diff(base, base)
+    assert "above the roof" not in diff_table.render(plain, [])

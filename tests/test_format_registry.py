@@ -62,7 +62,7 @@ def test_names_and_extensions_are_unique_within_a_kind():
 
 
 def _choices(command: str) -> list[str]:
-    [param] = [p for p in main.commands[command].params if p.name == "fmt"]
+    [param] = [p for p in main.all_commands()[command].params if p.name == "fmt"]
     return list(param.type.choices)
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from rooflint import pipeline
 from rooflint.cli import config, main
-from rooflint.core import gates, verdicts
+from rooflint.core import thresholds, verdicts
 from rooflint.core.errors import UsageError
 from tests.helpers import B200_RAW, LEAN, scaled_raw, tiny_roofs
 
@@ -35,20 +35,20 @@ def efficiency_of(path: Path) -> float:
     ("text", "fraction"), [("10", 0.10), ("10%", 0.10), ("12.5 %", 0.125), (5, 0.05), ("0", 0.0)]
 )
 def test_percent(text, fraction):
-    assert gates.parse_percent(text) == pytest.approx(fraction)
+    assert thresholds.parse_percent(text) == pytest.approx(fraction)
 
 
 @pytest.mark.parametrize(
     ("text", "fraction"), [("0.6", 0.6), ("60%", 0.6), (0.75, 0.75), ("1", 1.0), ("100%", 1.0)]
 )
 def test_fraction(text, fraction):
-    assert gates.parse_fraction(text) == pytest.approx(fraction)
+    assert thresholds.parse_fraction(text) == pytest.approx(fraction)
 
 
 @pytest.mark.parametrize("text", ["60", "abc", "-5%", "1e999", True, "150%"])
 def test_bad_fraction(text):
     with pytest.raises(UsageError):
-        gates.parse_fraction(text)
+        thresholds.parse_fraction(text)
 
 
 def test_bad_thresholds_are_usage_errors_on_the_command_line():

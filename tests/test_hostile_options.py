@@ -147,6 +147,6 @@ def test_the_api_refuses_bad_diff_parameters(name, value):
 
 
 def test_the_api_takes_the_good_values():
-    d = rooflint.diff(A100, A100, threshold=0.1, min_time=0.01, level=0.99, latency_threshold=0.5)
+    d = rooflint.diff(A100, A100, threshold=10, min_time=0.01, level=0.99, latency_threshold=0.5)
     assert (d.threshold, d.min_time, d.level) == (0.1, 0.01, 0.99)
     assert rooflint.report(A100, latency_threshold=0.0).latency_threshold == 0.0

@@ -25,16 +25,16 @@ READERS = {
 
 def test_commands_that_read_profiles_take_exactly_the_input_options():
     readers = [
-        name for name, c in main.commands.items() if {p.name for p in c.params} >= set(NAMES)
+        name for name, c in main.all_commands().items() if {p.name for p in c.params} >= set(NAMES)
     ]
     assert sorted(readers) == sorted(READERS)
     defaults = {f.name: f.default for f in fields(InputOptions)}
     for name in READERS:
-        params = {p.name: p for p in main.commands[name].params if p.name in NAMES}
+        params = {p.name: p for p in main.all_commands()[name].params if p.name in NAMES}
         assert {n: p.default for n, p in params.items()} == defaults
-        assert [n for n in (p.name for p in main.commands[name].params) if n in NAMES] == list(
-            NAMES
-        )
+        assert [
+            n for n in (p.name for p in main.all_commands()[name].params) if n in NAMES
+        ] == list(NAMES)
 
 
 @pytest.mark.parametrize("function", [rooflint.report, rooflint.diff], ids=["report", "diff"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 import tomllib
 
 from tests.helpers import ROOT
@@ -24,3 +26,23 @@ def test_every_python_package_is_listed_for_setuptools():
     for package in listed:
         prefixes = {".".join(package.split(".")[:i]) for i in range(1, package.count(".") + 2)}
         assert prefixes & set(config["package-dir"]), f"{package} has no folder in package-dir"
+
+
+def test_the_readmes_ci_examples_install_rooflint_from_where_it_is():
+    """rooflint is on no package index: a workflow that copies `pip install rooflint` fails at
+    that step (issue 31). Every `pip install` in the README's YAML examples installs from the
+    repository (a PEP 508 `name @ git+URL@ref`, pinned) or a local path or wheel."""
+    from packaging.requirements import Requirement
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", readme, re.S)
+    installs = [m for b in blocks for m in re.findall(r"pip install (.+)", b)]
+    assert installs, "the README lost its GitHub Actions example"
+    for args in installs:
+        for arg in shlex.split(args):
+            if arg.startswith(("-", ".", "/")) or arg.endswith(".whl"):
+                continue  # an option, a checkout or a built wheel
+            requirement = Requirement(arg)
+            assert requirement.url and requirement.url.startswith("git+https://"), arg
+            assert requirement.name == "rooflint", arg
+            assert re.search(r"\.git@|rooflint@[\w.]+$", requirement.url), f"unpinned: {arg}"

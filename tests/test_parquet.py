@@ -184,16 +184,32 @@ def test_per_kernel_to_a_folder_is_one_unpartitioned_file(inputs, tmp_path):
     assert len(pd.read_parquet(out)) == len(pipeline.build([str(inputs)]).kernels)
 
 
-@pytest.mark.e2e  # over a second
-def test_writing_again_replaces_the_earlier_dataset(inputs, tmp_path):
+def test_writing_again_leaves_the_earlier_dataset_as_it_was(inputs, tmp_path):
+    """Issue 32: a second run into the same folder replaced the first run's dataset. It is now
+    refused, the dataset untouched, with the fix: a folder of its own, beside the first."""
     out = tmp_path / "out"
     _report(inputs, "--format", "parquet", "-o", f"{out}/")
-    _report(
-        inputs / "a100-gemm-details.csv", "--format", "parquet", "-o", str(out)
-    )  # existing folder
-    assert len(list(out.iterdir())) == 1
-    assert len(pd.read_parquet(out)) == 11
+    before = sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*"))
+    res = CliRunner().invoke(
+        main,
+        ["report", str(inputs / "a100-gemm-details.csv"), "--format", "parquet", "-o", str(out)],
+    )
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"rooflint: error: {out}: output folder already holds a rooflint dataset, which is left "
+        f"as it is; write this run to a new folder beside it (e.g. {tmp_path / 'out-2'}/: "
+        "rooflint.distributed reads the sub-folders of one folder as one dataset), or delete the "
+        "old one first\n"
+    )
+    assert sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*")) == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left behind
+
+
+def test_an_empty_existing_folder_takes_the_dataset(inputs, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    _report(inputs / "a100-gemm-details.csv", "--format", "parquet", "-o", f"{out}/")
+    assert len(pd.read_parquet(out)) == 11
 
 
 def test_a_folder_holding_other_files_is_refused_and_untouched(inputs, tmp_path):

@@ -25,10 +25,12 @@ display.show = _show
 
 
 def read_profile(path, locale=None):
-    """Read one profile (file or folder) into a `rooflint.core.profile.Profile`."""
-    from rooflint import join, parsers
+    """Read one profile (file or folder) into a `rooflint.core.profile.Profile` (a graph replay
+    trace with the capture trace beside it, as `report` reads it)."""
+    from rooflint import graphs, join, parsers
 
-    return join.pair([parsers.read(path, locale=locale)])[0]  # a trace's notes settled
+    profiles = graphs.pair([parsers.read(path, locale=locale)])
+    return join.pair(profiles)[0]  # a trace's notes settled
 
 
 def load(path, locale=None):
@@ -41,7 +43,8 @@ def analyze(launches, device=None, latency_threshold=None):
 
     `device` is a `rooflint.hardware.Device` (used as given), a catalog id or a device-file path
     (resolved as `rooflint report --device/--device-file` does, scaled to the launches' measured
-    SM clock), or None (no ceilings: every launch is not analysable).
+    SM clock), or None: identified from the launches as `rooflint report` does without
+    --device (where no catalog device fits, every launch is not analysable, as in that report).
     """
     from rooflint import pipeline
     from rooflint.core import analysis
@@ -55,33 +58,37 @@ def report(*paths, group_by="kernel", progress=None, device_id=None, inputs):
     """The full analysis Result of profile files or folders, with the options of `rooflint report`
     (the input options: rooflint.options.InputOptions).
 
-    `device_id` is the former name of `device`, still accepted.
+    Each path may be a str, a pathlib.Path or a list of them; a Result already analysed is
+    ranked again by `group_by` (input options, which cannot change it, are refused with it).
+    `group_by` is one of rooflint.core.groupings.GROUPINGS. `device_id` is the former name of
+    `device`, still accepted.
     """
     from rooflint import pipeline
 
-    return pipeline.build(
-        paths, pipeline.Options(**vars(inputs), group_by=group_by, device_id=device_id), progress
-    )
+    options = pipeline.Options(**vars(inputs), group_by=group_by, device_id=device_id)
+    return pipeline.report(paths, options, progress)
 
 
 @takes_inputs
 def diff(base, head, *, threshold=None, min_time=0.0, level=None, inputs):
     """What HEAD changed against BASE: a core.diff.Diff.
 
-    Each side is a profile or a saved JSON report, or a list of them (repeated runs of the same
-    program: run-to-run noise is then measured per group). `threshold` is the regression fraction
-    (`--fail-on-regression`), `min_time` the share of total time under which groups are ignored
-    (`--min-time`), `level` the confidence level of the intervals (`--confidence`, default 0.95);
-    the input options are those of rooflint.options.InputOptions.
+    Each side is a profile, a saved JSON report or a Result, or a list of them (repeated runs of
+    the same program: run-to-run noise is then measured per group). The numbers take the units
+    of the command line: `threshold` is the regression gate in percent, as `--fail-on-regression`
+    (10 or "10%" is 10 %; a bare number between 0 and 1 is refused as ambiguous: give 10, or
+    "0.1%"); `min_time` the share of total time under which groups are ignored, as `--min-time`
+    (0.01 or "1%"); `level` the confidence level of the intervals, as `--confidence` (0.95, 95 or
+    "95%"); the input options are those of rooflint.options.InputOptions.
     """
     from rooflint import pipeline
     from rooflint.core import diff as diffs
-    from rooflint.core import gates
+    from rooflint.core import thresholds
 
     options = pipeline.Options(**vars(inputs))
-    threshold = None if threshold is None else gates.parse_regression(threshold, "threshold")
-    min_time = gates.parse_fraction(min_time or 0.0, "min_time")
-    level = None if level is None else gates.parse_level(level, "level")
+    threshold = None if threshold is None else thresholds.parse_threshold(threshold, "threshold")
+    min_time = thresholds.parse_fraction(min_time or 0.0, "min_time")
+    level = None if level is None else thresholds.parse_level(level, "level")
     return diffs.compare(
         pipeline.side(base, options),
         pipeline.side(head, options),

@@ -72,8 +72,9 @@ def combine(results: list[Result]) -> Result:
     )
 
 
-def load_runs(paths: list[str], load: Callable[[str], tuple[Result, str | None]]):
-    """(combined Result, the tool that wrote any saved report among them or None)."""
+def load_runs(paths: list, load: Callable[..., tuple[Result, str | None]]):
+    """(combined Result, the tool that wrote any saved report among them or None): `paths` are
+    what `load` takes (paths, or Results given to rooflint.diff)."""
     loaded = [load(p) for p in paths]
     saved = next((tool for _, tool in loaded if tool), None)
     return combine([res for res, _ in loaded]), saved

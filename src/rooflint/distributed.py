@@ -21,9 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from rooflint import hardware, saved
 from rooflint.core import analysis, families, ranking, report_schema, schema, verdicts
+from rooflint.core.errors import UsageError
 from rooflint.hardware import Device
 
 # What ranking.rank reads, besides the grouping keys.
@@ -115,10 +117,64 @@ def resolve_devices(meta: dict, device: str | Device | None = None) -> dict:
 
 
 def dataset_metadata(path: str | Path) -> dict:
-    """The `rooflint` key of a Parquet dataset's schema metadata ({} when absent)."""
-    schema_meta = ds.dataset(str(path), format="parquet", partitioning="hive").schema.metadata or {}
+    """The `rooflint` metadata of a Parquet dataset ({} when it has none), merged over its
+    shards: a folder whose sub-folders are datasets written by separate runs (`-o runs/a/`,
+    `-o runs/b/`) is read as one, its sources in shard order. A folder that mixes datasets which
+    cannot be one (a source in two shards, launches beside ranked groups, another format
+    version) is a UsageError naming the two shards."""
+    runs = _runs_of(path)
+    if not runs:
+        return {}
+    merged = dict(runs[0][1])
+    merged["sources"], merged["source_ceilings"] = [], {}
+    seen: dict[str, str] = {}
+    for shard, meta in runs:
+        _check_same_kind(path, runs[0], (shard, meta))
+        for source in meta.get("sources", []):
+            if source in seen:
+                raise UsageError(
+                    f"mixes datasets: {source} is in both {seen[source]} and {shard}; "
+                    "rank one of them, or write each run to its own folder once",
+                    path=str(path),
+                )
+            seen[source] = shard
+            merged["sources"].append(source)
+        merged["source_ceilings"].update(meta.get("source_ceilings", {}))
+    merged["shards"] = [shard for shard, _ in runs]
+    return merged
+
+
+def _runs_of(path: str | Path) -> list[tuple[str, dict]]:
+    """(shard, metadata) of each run that wrote files under `path`, in file-path order; the
+    shard is the folder the run wrote, relative to `path` ("." for the dataset itself)."""
     key = report_schema.METADATA_KEY
-    return json.loads(schema_meta[key]) if key in schema_meta else {}
+    runs: dict[str, bytes] = {}
+    root = Path(path)
+    for file in sorted(ds.dataset(str(path), format="parquet", partitioning="hive").files):
+        shard = _shard(root, Path(file))
+        if shard not in runs:  # one run wrote every file of its folder: its first one says it
+            meta = pq.read_schema(file).metadata or {}
+            if key in meta:
+                runs[shard] = meta[key]
+    return [(shard, json.loads(raw)) for shard, raw in runs.items()]
+
+
+def _shard(root: Path, file: Path) -> str:
+    """The folder of `file` that a run wrote: its parent above any `key=value` partition."""
+    folder = file.parent
+    while "=" in folder.name and folder != root:
+        folder = folder.parent
+    return str(folder.relative_to(root)) if folder != root and root.is_dir() else "."
+
+
+def _check_same_kind(path, first: tuple[str, dict], other: tuple[str, dict]) -> None:
+    for field in ("format_version", "per"):
+        if first[1].get(field) != other[1].get(field):
+            raise UsageError(
+                f"mixes datasets: {first[0]} has {field} {first[1].get(field)!r} and "
+                f"{other[0]} {other[1].get(field)!r}; rank each folder on its own",
+                path=str(path),
+            )
 
 
 def device_from_metadata(entry: dict | None) -> Device | None:

@@ -6,8 +6,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from rooflint import parsers
 from rooflint.core.profile import HIDDEN, is_hidden
+from rooflint.parsers import folder_reader
 
 
 def expand(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[tuple[str, str]]]:
@@ -41,4 +41,4 @@ def expand_folder(path: Path) -> tuple[list[Path], list[tuple[str, str]]]:
 
 def is_profile_folder(path: Path) -> bool:
     """A folder one reader reads as a whole (a rocprof-compute workload, a rocprofv3 output)."""
-    return parsers.folder_reader(path) is not None
+    return folder_reader(path) is not None

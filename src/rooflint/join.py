@@ -32,7 +32,8 @@ def pair(profiles: list[Profile]) -> list[Profile]:
     if not traces:
         return profiles
     modelled = {
-        id(t): provenance.has(t.launches["bytes_source"], Provenance.MODEL) for t in traces
+        id(t): provenance.has(t.launches["bytes_source"], Provenance.MODEL, Provenance.ESTIMATE)
+        for t in traces
     }  # as read
     out = []
     for profile in profiles:

@@ -11,6 +11,7 @@ import functools
 import inspect
 from dataclasses import dataclass, field, fields
 
+from rooflint.core import choices
 from rooflint.core.verdicts import LATENCY_THRESHOLD
 
 
@@ -43,16 +44,25 @@ class InputOptions:
         "whole trace).",
         metavar="all|N|A-B|none",
     )
+    scheduler: str | None = _option(
+        None,
+        "Read the inputs on this Dask cluster, one task per file (the workers must see the "
+        "same files); the report is the same.",
+        metavar="ADDRESS",
+        envvar="ROOFLINT_SCHEDULER",
+    )
 
     def __post_init__(self):
         for f in fields(InputOptions):
             if getattr(self, f.name) is None:
                 object.__setattr__(self, f.name, f.default)
         object.__setattr__(self, "strict", bool(self.strict))
-        from rooflint.core import gates  # here, not at import: `import rooflint` loads no pandas
-        from rooflint.core.timeline import parse_steps
+        if self.locale is not None:
+            choices.check("locale", self.locale, choices.LOCALES)
+        from rooflint.core import thresholds
+        from rooflint.core.timeline import parse_steps  # here: `import rooflint` loads no pandas
 
-        threshold = gates.parse_fraction(self.latency_threshold, "latency_threshold")
+        threshold = thresholds.parse_fraction(self.latency_threshold, "latency_threshold")
         object.__setattr__(self, "latency_threshold", threshold)
         parse_steps(self.steps)  # a bad --steps is refused before any file is read
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import multiprocessing
 import os
@@ -14,15 +15,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint import diffruns, hardware, inputs, join, parsers, saved
-from rooflint.core import analysis, families, gates, ranking, schema, timeline, verdicts, windows
+from rooflint import cluster, diffruns, graphs, hardware, inputs, join, parsers, saved
+from rooflint.core import (
+    analysis,
+    choices,
+    families,
+    ranking,
+    schema,
+    thresholds,
+    timeline,
+    verdicts,
+    windows,
+)
 from rooflint.core import diff as diffs
 from rooflint.core.device import Device
 from rooflint.core.errors import InputError, RooflintError, UsageError
+from rooflint.core.groupings import GROUPINGS
 from rooflint.core.profile import Profile
 from rooflint.core.result import DeviceUse, Result
 from rooflint.options import InputOptions
-from rooflint.parsers import values
 
 
 @dataclass(frozen=True)
@@ -34,46 +45,112 @@ class Options(InputOptions):
 
     def __post_init__(self, device_id):
         super().__post_init__()
+        choices.check("group_by", self.group_by, GROUPINGS)
         if device_id is not None and self.device is None:
             object.__setattr__(self, "device", device_id)
 
 
 options = Options  # the former spelling: pipeline.options(device=..., ...)
-LOCALES = values.LOCALES  # the number formats --locale accepts
 
 
 def latency_threshold_of(value) -> float:
     """The latency threshold a Python caller gave (a fraction 0-1), or the default for None."""
     if value is None:
         return verdicts.LATENCY_THRESHOLD
-    return gates.parse_fraction(value, "latency_threshold")
+    return thresholds.parse_fraction(value, "latency_threshold")
 
 
 def device_of(launches: pd.DataFrame, device):
-    """A Device for `analyze`: as given, or resolved from a catalog id or a device-file path."""
-    if device is None or not isinstance(device, (str, os.PathLike)):
+    """A Device for `analyze`: as given, resolved from a catalog id or a device-file path, or, for
+    None, identified from the launches as `rooflint report` does (None when no device fits: then
+    every launch is not analysable, as in a report without --device)."""
+    if device is None:
+        try:
+            return hardware.resolve(launches)[0]
+        except RooflintError:
+            return None
+    if not isinstance(device, (str, os.PathLike)):
         return device
     if isinstance(device, os.PathLike) or Path(device).is_file():
         return hardware.resolve(launches, device_file=device)[0]
     return hardware.resolve(launches, device_id=device)[0]
 
 
+def report(given, options: Options, progress=None) -> Result:
+    """`rooflint.report`: the profiles at the paths given (each may be a list of paths) read and
+    analysed, or one Result already analysed, ranked again by `options.group_by`."""
+    items = _inputs(given, "rooflint.report")
+    results = [item for item in items if isinstance(item, Result)]
+    if not results:
+        return build([str(item) for item in items], options, progress)
+    if len(items) > 1:
+        raise UsageError(
+            "rooflint.report takes paths, or one Result to rank again; to combine "
+            "analysed runs use rooflint.diff's lists, or pass the paths of all of them"
+        )
+    _as_analysed(options)
+    result = results[0]
+    kernels = ranking.rank(result.launches, options.group_by, result.latency_threshold)
+    return dataclasses.replace(result, kernels=kernels, group_by=options.group_by)
+
+
+def _inputs(given, where: str) -> list:
+    """Paths and Results, lists of them flattened; anything else a UsageError naming it."""
+    items: list = []
+    for item in given:
+        if isinstance(item, (str, os.PathLike, Result)):
+            items.append(item)
+        elif isinstance(item, (list, tuple)):
+            items.extend(_inputs(item, where))
+        else:
+            raise UsageError(
+                f"{where} takes paths (str or pathlib.Path), lists of them or a Result, not "
+                f"{type(item).__name__}; for a launch table use rooflint.analyze(launches)"
+            )
+    return items
+
+
+def _as_analysed(options: InputOptions) -> None:
+    """A Result was analysed with its own device, steps and threshold: input options cannot
+    change it, so one given with a Result is refused rather than ignored."""
+    fields = dataclasses.fields(InputOptions)
+    given = [f.name for f in fields if getattr(options, f.name) != f.default]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} cannot apply to a Result, which is already analysed; pass the "
+            "profile paths to analyse them with these options"
+        )
+
+
+def _label(item) -> str:
+    """How a diff names one run: its path, or a Result's input files."""
+    if isinstance(item, Result):
+        return ", ".join(p.source for p in item.inputs) or "a Result"
+    return str(item)
+
+
 def side(paths, options: Options) -> diffs.Side:
-    """One side of a diff: a profile (file or folder) or a saved rooflint JSON report, or a list of
-    such runs of the same program (their launches combined, each marked with its run)."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = [str(p) for p in paths]
-    if len(paths) == 1:
-        result, tool = _side_run(paths[0], options)
-        return diffs.Side(paths[0], result, saved=tool)
-    combined, tool = diffruns.load_runs(paths, lambda p: _side_run(p, options))
-    label = f"{len(paths)} runs: {', '.join(paths)}"
-    return diffs.Side(label, combined, saved=tool, runs=len(paths), inputs=paths)
+    """One side of a diff: a profile (file or folder), a saved rooflint JSON report or a Result,
+    or a list of such runs of the same program (their launches combined, each marked with its
+    run)."""
+    items = _inputs([paths], "rooflint.diff")
+    if not items:
+        raise UsageError("rooflint.diff: a side is an empty list; give at least one run")
+    labels = [_label(item) for item in items]
+    if len(items) == 1:
+        result, tool = _side_run(items[0], options)
+        return diffs.Side(labels[0], result, saved=tool)
+    combined, tool = diffruns.load_runs(items, lambda p: _side_run(p, options))
+    label = f"{len(items)} runs: {', '.join(labels)}"
+    return diffs.Side(label, combined, saved=tool, runs=len(items), inputs=labels)
 
 
-def _side_run(path: str, options: Options):
+def _side_run(path, options: Options):
     """(Result, the tool that wrote it when it is a saved report, else None)."""
+    if isinstance(path, Result):
+        _as_analysed(options)
+        return path, None
+    path = str(path)
     doc = saved.read_document(path)
     if doc is not None:
         return saved.from_document(doc, path, options.latency_threshold), str(doc.get("tool"))
@@ -88,7 +165,7 @@ def build(
     """Read every input, resolve each one's device, analyse, rank."""
     options = options or Options()
     profiles, skipped = read_all(paths, options, progress)
-    return assemble(join.pair(profiles), skipped, options)
+    return assemble(join.pair(graphs.pair(profiles)), skipped, options)
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
@@ -251,7 +328,12 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     given = _reader_options(options, candidates, paths)
     profiles = []
     reading = getattr(progress, "reading", None)  # bytes read within a file, where readers say
-    for candidate, profile in zip(candidates, _read_each(candidates, given, reading), strict=False):
+    read = (
+        cluster.read_each(candidates, given, options.scheduler, _read_one)
+        if options.scheduler
+        else _read_each(candidates, given, reading)
+    )
+    for candidate, profile in zip(candidates, read, strict=False):
         if isinstance(profile, RooflintError):
             if single:
                 raise profile

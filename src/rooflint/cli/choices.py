@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
-
 import click
 
+from rooflint.core.choices import unknown
 from rooflint.core.errors import UsageError
 
 
@@ -25,11 +24,3 @@ class Suggesting(click.ParamType):
             return value
         option = param.opts[-1] if param is not None and param.opts else "the value"
         raise UsageError(unknown(option, value, self.choices))
-
-
-def unknown(what: str, value: str, choices) -> str:
-    """ "--format 'htlm' is not one of table, json, ...; did you mean html?\""""
-    choices = list(choices)
-    close = difflib.get_close_matches(str(value).lower(), choices, n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]}?" if close else ""
-    return f"{what} {value!r} is not one of {', '.join(choices)}{hint}"

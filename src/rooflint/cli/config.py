@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from rooflint.core import gates
+from rooflint.core import thresholds
 from rooflint.core.errors import UsageError
 
 FILE = "pyproject.toml"
@@ -23,15 +23,22 @@ def _boolean(value, what: str) -> bool:
     return value
 
 
+def _text(value, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{what} must be a non-empty string, not {value!r}")
+    return value
+
+
 # key in the file → (parameter name on the command line, parser)
 KEYS = {
-    "fail-on-regression": ("fail_on_regression", gates.parse_percent),
+    "fail-on-regression": ("fail_on_regression", thresholds.percent_option),
     "fail-on-new-latency-bound": ("fail_on_new_latency_bound", _boolean),
-    "fail-under": ("fail_under", gates.parse_fraction),
+    "fail-under": ("fail_under", thresholds.parse_fraction),
     "fail-if-above-roof": ("fail_if_above_roof", _boolean),
-    "min-time": ("min_time", gates.parse_fraction),
-    "confidence": ("confidence", gates.parse_level),
-    "latency-threshold": ("latency_threshold", gates.parse_fraction),
+    "min-time": ("min_time", thresholds.parse_fraction),
+    "confidence": ("confidence", thresholds.parse_level),
+    "latency-threshold": ("latency_threshold", thresholds.parse_fraction),
+    "scheduler": ("scheduler", _text),
 }
 
 

@@ -7,16 +7,16 @@ from dataclasses import fields
 
 import click
 
-from rooflint import pipeline
-from rooflint.cli import config, exits
+from rooflint.cli import config, exits, memory
 from rooflint.cli.choices import Suggesting
+from rooflint.core import choices
 from rooflint.options import InputOptions
 
 # How the command line parses the input options that are not plain text (names, defaults and
 # help are those of rooflint.options.InputOptions; a bool is a flag).
 TYPES = {
     "device_file": click.Path(dir_okay=False),
-    "locale": Suggesting(pipeline.LOCALES),
+    "locale": Suggesting(choices.LOCALES),
     "latency_threshold": exits.FRACTION,  # NaN, inf and values outside 0-1 refused
 }
 
@@ -27,6 +27,7 @@ def input_options(command):
 
     @functools.wraps(command)
     def settled(**kwargs):
+        memory.return_freed_memory()  # before anything imports pandas or pyarrow
         given = {f.name: kwargs.pop(f.name) for f in fields(InputOptions)}
         values, _ = config.settle(click.get_current_context(), given)
         return command(inputs=InputOptions(**values), **kwargs)
@@ -46,5 +47,7 @@ def _option(f):
         default=f.default,
         show_default=f.default is not None,
         metavar=f.metadata.get("metavar"),
+        envvar=f.metadata.get("envvar"),
+        show_envvar="envvar" in f.metadata,
         help=f.metadata["help"],
     )

@@ -4,18 +4,52 @@ signals into 128 + their number."""
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 
 import click
 
 from rooflint import __version__
 from rooflint.cli import signals
 from rooflint.cli.exits import EXIT_ERROR
-from rooflint.core.errors import RooflintError
+from rooflint.core.choices import unknown
+from rooflint.core.errors import RooflintError, UsageError
 from rooflint.core.names import visible
+
+# Each command and the module of rooflint.cli.commands that defines it, imported when the command
+# runs (or --help lists them): `rooflint --version` and `rooflint devices` import no other.
+COMMANDS = {
+    "report": "report",
+    "metrics": "metrics",
+    "devices": "devices",
+    "bound": "bound",
+    "diff": "diff",
+    "plot": "plot",
+}
 
 
 class RooflintGroup(click.Group):
-    """Turns rooflint's own errors into one line on stderr and exit code 2."""
+    """Loads its commands on first use; turns rooflint's own errors into one line on stderr and
+    exit code 2."""
+
+    def list_commands(self, ctx):
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module = import_module(f"rooflint.cli.commands.{COMMANDS[cmd_name]}")
+            self.add_command(getattr(module, cmd_name))
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx, args):
+        """A misspelt command is one line naming the closest ("did you mean report?"), exit 2."""
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            raise UsageError(unknown("command", args[0], self.list_commands(ctx)))
+        return super().resolve_command(ctx, args)
+
+    def all_commands(self) -> dict[str, click.Command]:
+        """Every command, loaded (for tests and documentation that walk them)."""
+        found = {name: self.get_command(None, name) for name in self.list_commands(None)}
+        return {name: command for name, command in found.items() if command is not None}
 
     def invoke(self, ctx):
         try:
@@ -40,20 +74,3 @@ def _fail(message: str):
 @click.version_option(__version__, prog_name="rooflint")
 def main():
     """Roofline verdicts and ranked optimisation headroom from GPU profiler exports."""
-
-
-def _register():
-    from rooflint.cli.commands import bound, devices, diff, metrics, plot, report
-
-    for command in (
-        report.report,
-        metrics.metrics,
-        devices.devices,
-        bound.bound,
-        diff.diff,
-        plot.plot,
-    ):
-        main.add_command(command)
-
-
-_register()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from rooflint.core.errors import DeviceError
-from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS
+from rooflint.core.quantities import COMPUTE_CLASSES, MEMORY_LEVELS
 
 
 class Origin(StrEnum):

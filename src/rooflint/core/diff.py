@@ -13,7 +13,9 @@ Noise rule (the statistics are in rooflint.core.diffstats). A matched group is *
 regression) only when its estimated change exceeds the threshold, the whole confidence interval
 of that change lies above the threshold, and, with several runs on a side, the change also
 exceeds the measured run-to-run noise; **faster** is the mirror image. A change within the
-threshold is *unchanged*; one beyond it that fails the other two conditions is *within noise*.
+threshold is *unchanged* when its interval holds 0 (without an interval: when it is 0) or it is
+within the run-to-run noise, else *slower (faster), within the threshold*; one beyond the
+threshold that fails the other two conditions is *within noise*.
 A group with fewer than 3 launches (or pairs) on a side is judged on the threshold (and run
 noise) alone. Groups below ``min_time`` of total time in both profiles are ignored (shown, never
 gated). A group that is above its roof in head (and was not in base, or got faster) is a
@@ -57,6 +59,9 @@ SLOWER, FASTER, NOISE, UNCHANGED, NOT_COMPARABLE = (
     "unchanged",
     "not comparable",
 )
+# A change under the threshold that is still a change: its interval (or, without one, the change
+# itself) excludes 0 and it exceeds any measured run-to-run noise.
+SLOWER_WITHIN, FASTER_WITHIN = "slower, within the threshold", "faster, within the threshold"
 DEFAULT_LEVEL = 0.95
 NEW, REMOVED, ABOVE_ROOF, IGNORED = "new", "removed", "measurement problem", "ignored"
 
@@ -402,6 +407,9 @@ def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
         "launches_head": _per_run(len(head.result.launches), head.runs),
         "efficiency_base": _num(s_b.time_weighted_efficiency),
         "efficiency_head": _num(s_h.time_weighted_efficiency),
+        # launches above their roof, inside the efficiencies above (the statuses set them apart)
+        "above_roof_base": _per_run(s_b.above_roof_launches, base.runs),
+        "above_roof_head": _per_run(s_h.above_roof_launches, head.runs),
         "headroom_base_s": _num(s_b.total_headroom_s) / base.runs,
         "headroom_head_s": _num(s_h.total_headroom_s) / head.runs,
         "groups_base": int(len(base.groups)),
@@ -414,6 +422,8 @@ def _totals(base: Side, head: Side, rows: pd.DataFrame) -> dict:
             for k in (
                 SLOWER,
                 FASTER,
+                SLOWER_WITHIN,
+                FASTER_WITHIN,
                 NOISE,
                 UNCHANGED,
                 NEW,

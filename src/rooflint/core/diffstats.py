@@ -38,6 +38,9 @@ SLOWER, FASTER, NOISE, UNCHANGED, NOT_COMPARABLE = (
     "unchanged",
     "not comparable",
 )
+# A change under the threshold that is still a change: its interval (or, without one, the change
+# itself) excludes 0 and it exceeds any measured run-to-run noise.
+SLOWER_WITHIN, FASTER_WITHIN = "slower, within the threshold", "faster, within the threshold"
 
 SAMPLE_COLUMNS = ["group", "run", "range", "duration_s"]  # one row per launch, in launch order
 NO_RANGE = "(none)"
@@ -377,7 +380,10 @@ def _run_noise(gb: pd.DataFrame, gh: pd.DataFrame, runs_b: int, runs_h: int) -> 
 
 def decide(est: pd.DataFrame, threshold: float) -> np.ndarray:
     """Status of each estimate: a change beyond the threshold, its whole interval beyond it too,
-    and beyond the measured run-to-run noise, is slower or faster; otherwise within noise."""
+    and beyond the measured run-to-run noise, is slower or faster; otherwise within noise. Under
+    the threshold, a change is unchanged only when its interval holds 0 (without an interval:
+    when it is 0) or it is within the measured run-to-run noise; else it is slower or faster
+    within the threshold (a +30 % kernel under a 50 % gate did change)."""
     change = est["change"].to_numpy(dtype="float64")
     low, high = (
         est["change_low"].to_numpy(dtype="float64"),
@@ -389,6 +395,10 @@ def decide(est: pd.DataFrame, threshold: float) -> np.ndarray:
     slower = (change > threshold) & beyond_noise & (alone | (low > threshold))
     faster = (change < -threshold) & beyond_noise & (alone | (high < -threshold))
     status = np.where(slower, SLOWER, np.where(faster, FASTER, NOISE)).astype(object)
-    status[np.abs(change) <= threshold] = UNCHANGED
+    steady = np.where(alone, change == 0, (low <= 0) & (high >= 0)) | (np.abs(change) <= noise)
+    within = np.abs(change) <= threshold
+    status[within] = np.where(
+        steady, UNCHANGED, np.where(change > 0, SLOWER_WITHIN, FASTER_WITHIN)
+    )[within]
     status[np.isnan(change)] = NOT_COMPARABLE
     return status

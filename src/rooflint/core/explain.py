@@ -72,7 +72,7 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
             return (
                 f"latency-bound as far as measured: {pct} of the nearest ({roof}) roof, but "
                 "the profile has no vector FLOP counters, so arithmetic may be the limit; "
-                "collect them (`rooflint metrics`) before concluding"
+                f"collect them ({_metrics_command(vendor)}) before concluding"
             )
         return (
             f"latency-bound: {pct} of the nearest ({roof}) roof — neither bandwidth nor "
@@ -115,6 +115,15 @@ def _caveats(verdict: str, flags: set[str], vendor: str | None) -> str:
             "roof assumed (PyTorch's default); if TF32 was allowed, the TF32 roof applies"
         )
     return "".join(f"; {c}" for c in out)
+
+
+# The command that prints the profiler line collecting every counter rooflint reads, per vendor
+# (whole literals, so that tests/test_named_commands.py finds and runs them).
+_METRICS = {"nvidia": "`rooflint metrics ncu`", "amd": "`rooflint metrics rocprof`"}
+
+
+def _metrics_command(vendor: str | None) -> str:
+    return _METRICS["amd" if vendor == "amd" else "nvidia"]
 
 
 def _pct(value) -> str:

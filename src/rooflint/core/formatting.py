@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-
-import pandas as pd
+import sys
 
 _SI = [
     (1e15, "P"),
@@ -23,7 +22,13 @@ MISSING = "—"
 
 def is_missing(value) -> bool:
     """None, pandas NA or a float NaN: a number the profile or the maths did not give."""
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+    return value is None or _is_na(value) or (isinstance(value, float) and math.isnan(value))
+
+
+def _is_na(value) -> bool:
+    """pandas' NA, without importing pandas (the commands that print no table never load it)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and value is pandas.NA
 
 
 def si(value, unit: str = "", digits: int = 3) -> str:
@@ -63,7 +68,7 @@ def signed_pct(fraction: float, digits: int = 1) -> str:
 
 def plain(value):
     """A JSON-safe scalar: NA/NaN/inf → None, numpy scalars → Python."""
-    if value is None or value is pd.NA:
+    if value is None or _is_na(value):
         return None
     if hasattr(value, "item"):
         value = value.item()

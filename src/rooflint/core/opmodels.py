@@ -520,10 +520,8 @@ KERNEL_TYPED = {"aten::cat"}  # models that read the element size from the kerne
 NO_MODEL_WHY = {
     "aten::index": "the index tensors' shapes are not recorded (Input Dims [] for the list), so "
     "the gathered size is unknown",
-    "vllm::moe_forward": "which experts each token is routed to, and so which weights are read, "
-    "is not in the trace",
-    "vllm::unified_attention_with_output": "the context lengths of the paged KV cache are in the "
-    "attention metadata, not in the shapes",
+    "vllm::moe_forward": "which experts each token is routed to, and the experts' weights "
+    "(their intermediate size and dtype), are not among its arguments",
     "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function": "the rows each bag pools "
     "(indices per table and each table's width) are not in the shapes",
     "torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>": "the backward of FBGEMM's "

@@ -52,6 +52,7 @@ class Profile:
     `files` are the files the profile was read from (a folder reads several), `skipped` the
     other files under a profile folder with why each was not read: nothing goes unaccounted.
     `steps` are a timeline's step annotations (`ProfilerStep#N`, host- or device-side).
+    `captured_launches` counts a capture trace's launches recorded into graphs.
     """
 
     source: str
@@ -65,3 +66,6 @@ class Profile:
     files: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    # A trace recorded while CUDA/HIP graphs were captured: how many kernel launches went into
+    # graphs (they ran later, in a replay trace, which takes their operators from this one).
+    captured_launches: int = 0

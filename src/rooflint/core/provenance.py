@@ -15,6 +15,9 @@ class Provenance(StrEnum):
 
     COUNTERS = "counters"  # the profiler's counters measured it
     MODEL = "model"  # an operator model worked it out from the trace's shapes
+    # an estimate from a generated kernel's arguments and name (torch.compile Triton kernels):
+    # which buffers it reads and writes, and the arithmetic of its fused operations, are guessed
+    ESTIMATE = "estimate"
 
 
 # The columns' one category list, whatever a table holds (sorted, as every text column's).
@@ -23,6 +26,7 @@ COLUMNS = ["flops_source", "bytes_source"]
 # A launch whose DRAM bytes the operator model gave, by where its bytes come from now.
 BYTES_NOTES = {
     Provenance.MODEL: "DRAM bytes = operator minimum from shapes",
+    Provenance.ESTIMATE: "DRAM bytes = estimate from the kernel's buffers (not a measurement)",
     Provenance.COUNTERS: "measured DRAM bytes from counters",  # lent by a counter export
 }
 
@@ -43,9 +47,9 @@ def changed(values: pd.Series, rows: np.ndarray, source: Provenance) -> pd.Categ
     return pd.Categorical.from_codes(codes, dtype=DTYPE)
 
 
-def has(values: pd.Series, source: Provenance) -> np.ndarray:
-    """Rows of a provenance column that come from `source` (NA: none)."""
-    return (values == source).to_numpy(dtype=bool, na_value=False)
+def has(values: pd.Series, *sources: Provenance) -> np.ndarray:
+    """Rows of a provenance column that come from one of `sources` (NA: none)."""
+    return pd.Series(values).isin(list(sources)).to_numpy(dtype=bool)
 
 
 def note_bytes(launches: pd.DataFrame, modelled: np.ndarray) -> None:

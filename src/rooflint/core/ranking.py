@@ -8,17 +8,9 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import names, schema, verdicts
+from rooflint.core.groupings import GROUPINGS
 from rooflint.core.verdicts import ABOVE_ROOF, LATENCY_THRESHOLD, NOT_ANALYSABLE
 
-GROUPINGS = {
-    "kernel": ["kernel", "grid", "block"],  # name and launch configuration
-    "name": ["kernel"],
-    "source": ["source"],
-    "range": ["range"],
-    "family": ["family"],
-    "op": ["op", "op_input_dims", "op_input_types"],  # PyTorch traces: operator + shapes + dtypes
-    "module": ["module"],  # PyTorch traces: nn.Module path
-}
 MEMORY_LIMITERS = ("dram", "l2", "l1", "lds")
 
 KERNEL_COLUMNS = [

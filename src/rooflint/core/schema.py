@@ -9,6 +9,16 @@ from enum import IntEnum
 import numpy as np
 import pandas as pd
 
+from rooflint.core.quantities import (  # noqa: F401 (schema.OPS etc. still name them)
+    BYTES,
+    COMPUTE_CLASSES,
+    MATRIX_OPS,
+    MEMORY_LEVELS,
+    OPS,
+    PEAKS,
+    VECTOR_OPS,
+)
+
 FORMAT_VERSION = 1
 
 IDENTITY = [
@@ -26,21 +36,6 @@ IDENTITY = [
 TIME = ["duration_s", "sm_clock_hz", "dram_clock_hz"]  # clocks as measured during the launch
 # What the profile says about its GPU, for telling SKUs of one architecture apart.
 DEVICE_FACTS = ["sm_count"]
-VECTOR_OPS = ["ops_vector_fp64", "ops_vector_fp32", "ops_vector_fp16"]
-MATRIX_OPS = [
-    "ops_matrix_fp64",
-    "ops_matrix_fp32",  # genuine FP32 matrix math (AMD MFMA F32); NVIDIA has no such unit
-    "ops_matrix_tf32",
-    "ops_matrix_fp16",
-    "ops_matrix_bf16",
-    "ops_matrix_fp8",
-    "ops_matrix_fp4",
-    "ops_matrix_int8",
-]
-OPS = VECTOR_OPS + MATRIX_OPS
-BYTES = ["bytes_dram", "bytes_l2", "bytes_l1", "bytes_lds"]
-# Ceilings the profile itself measured for its run (ncu peak_sustained x clock), per launch.
-PEAKS = ["peak_" + c.removeprefix("ops_") for c in OPS] + ["peak_" + b for b in BYTES]
 BOOKKEEPING = ["missing", "notes"]
 
 COLUMNS = IDENTITY + TIME + DEVICE_FACTS + OPS + BYTES + PEAKS + BOOKKEEPING
@@ -57,8 +52,8 @@ TRACE_COLUMNS = [
     "module",  # nn.Module path ("ViTModel_0.ViTEncoder_0.ViTLayer_3")
     "activity",  # kernel, gpu_memcpy or gpu_memset
     "graph_replay",  # replayed from a CUDA graph
-    "flops_source",  # counters, model, or NA
-    "bytes_source",  # counters, model, or NA
+    "flops_source",  # counters, model, estimate, or NA
+    "bytes_source",  # counters, model, estimate, or NA
     "bytes_model_min",  # the operator's minimum DRAM traffic from its shapes (byte)
     "excess_traffic",  # measured DRAM bytes / bytes_model_min
     "roof_assumed",  # an FP32 GEMM whose kernel name left its roof open: FP32 vector assumed
@@ -129,10 +124,6 @@ def no_flop_counters(arch: str) -> Missing:
 
 _NO_FLOP_COUNTERS = "{arch} has no typed FLOP counters"
 _NO_FLOP_COUNTERS_READ = re.compile(_NO_FLOP_COUNTERS.format(arch=r"\S+"))  # its words, read back
-
-# Compute classes and memory levels, named as the ceilings are named.
-COMPUTE_CLASSES = [c.removeprefix("ops_") for c in OPS]
-MEMORY_LEVELS = [b.removeprefix("bytes_") for b in BYTES]
 
 
 def empty() -> pd.DataFrame:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported by the rule itself: `import rooflint` loads none of it
+    import numpy as np
 
 # NVIDIA's guidance: latency-bound when both compute and memory throughput are under 60 % of peak.
 LATENCY_THRESHOLD = 0.60
@@ -45,6 +48,8 @@ def classify(
     more than the tolerance (or holding a launch that is, `above_roof`) above-roof; not
     analysable where `analysable` is False; communication where `communication` (collectives
     between GPUs: no roofline placement)."""
+    import numpy as np
+
     bound = np.where(memory_wins, _CODE[MEMORY_BOUND], _CODE[COMPUTE_BOUND])
     verdict = np.where(efficiency >= threshold, bound, _CODE[LATENCY_BOUND])
     verdict = np.where(
@@ -56,4 +61,6 @@ def classify(
 
 def names(codes: np.ndarray) -> np.ndarray:
     """The verdict of each code, as text (object array)."""
+    import numpy as np
+
     return np.asarray(VERDICTS, dtype=object)[codes]

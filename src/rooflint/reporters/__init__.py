@@ -76,6 +76,12 @@ REGISTRY = (
         streamed="pieces",
         folder=True,
     ),
+    Format(
+        "perfetto",
+        "perfetto",
+        extensions=(".perfetto.json",),
+        about="the timeline as Chrome-trace JSON for Perfetto, each launch with its verdict",
+    ),
     _chart("png"),
     _chart("svg"),
     _chart("pdf"),
@@ -146,7 +152,8 @@ def choose(fmt: str | None, output: str | None, kind: Kind = REPORT) -> Format:
         path = Path(output)
         suffix = path.suffix.lower()
         if suffix:
-            chosen = by_extension(suffix, known)
+            double = "".join(path.suffixes[-2:]).lower()  # x.perfetto.json
+            chosen = by_extension(double, known) or by_extension(suffix, known)
             if chosen is None:  # out.xlsx: never a text table under a name that promises more
                 raise UsageError(
                     f"cannot tell the format from the extension {suffix!r} of -o "

@@ -67,7 +67,8 @@ def context_lines(d: diffs.Diff) -> list[str]:
     fuzzy = t["matched"][diffs.NAME] + t["matched"][diffs.BASE_NAME]
     matched = sum(t["matched"].values())
     return [
-        f"time-weighted efficiency {pct(t['efficiency_base'])} → {pct(t['efficiency_head'])}, "
+        f"time-weighted efficiency {pct(t['efficiency_base'])} → {pct(t['efficiency_head'])}"
+        f"{above_roof_clause(t)}, "
         f"headroom {si(t['headroom_base_s'], 's')} → {si(t['headroom_head_s'], 's')}, "
         f"launches {t['launches_base']} → {t['launches_head']}",
         f"kernel groups: {matched} matched ({fuzzy} fuzzy), {t['head_only']} new, "
@@ -78,6 +79,15 @@ def context_lines(d: diffs.Diff) -> list[str]:
             else ""
         ),
     ]
+
+
+def above_roof_clause(t: dict) -> str:
+    """Whether the efficiencies hold launches above their roof (a group's status sets such a
+    launch apart as a measurement problem; the side's efficiency counts it)."""
+    base, head = t.get("above_roof_base") or 0, t.get("above_roof_head") or 0
+    if not (base or head):
+        return ""
+    return f" (including launches above the roof: base {base:g}, head {head:g})"
 
 
 def display(r: dict) -> str:

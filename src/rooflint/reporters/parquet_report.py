@@ -236,12 +236,8 @@ def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None
             f"output folder {parent} does not exist; create it or choose another -o path",
             path=label,
         )
-    if target.exists() and not _replaceable(target):
-        raise UsageError(
-            "output folder is not empty and holds more than a rooflint dataset; choose an "
-            "empty or new folder",
-            path=label,
-        )
+    if target.exists() and not _empty_folder(target):
+        raise UsageError(_refusal(target), path=label)
     try:
         _write_dataset(table, target, partition)
     except OSError as exc:  # disk full, no permission: the user's to fix
@@ -277,25 +273,32 @@ def _write_dataset(table: pa.Table, target: Path, partition: bool) -> None:
         raise
 
 
-def _replaceable(target: Path) -> bool:
-    """An empty folder, or one that holds only what an earlier `-o DIR/` wrote."""
+def _empty_folder(target: Path) -> bool:
+    return target.is_dir() and next(target.iterdir(), None) is None
+
+
+def _refusal(target: Path) -> str:
+    """Why -o cannot write into `target`, and the fix. An earlier dataset is never replaced
+    nor mixed into: each run is its own folder, and rooflint.distributed reads the sub-folders
+    of one folder as the shards of one dataset."""
     if not target.is_dir():
-        return False
-    return all(
+        return "output path exists and is not a folder; choose an empty or new folder"
+    if all(
         p.name.startswith(f"{PARTITION}=") or p.name == "part-0.parquet" for p in target.iterdir()
+    ):
+        return (
+            "output folder already holds a rooflint dataset, which is left as it is; write "
+            f"this run to a new folder beside it (e.g. {target.parent / (target.name + '-2')}/: "
+            "rooflint.distributed reads the sub-folders of one folder as one dataset), or "
+            "delete the old one first"
+        )
+    return (
+        "output folder is not empty and holds more than a rooflint dataset; choose an empty "
+        "or new folder"
     )
 
 
 def _swap_in(staging: Path, target: Path) -> None:
-    if not target.exists():
-        os.replace(staging, target)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=staging.parent))
-    os.replace(target, old / "dataset")
-    try:
-        os.replace(staging, target)
-    except BaseException:  # a signal between the two renames: the earlier dataset goes back
-        os.replace(old / "dataset", target)
-        raise
-    finally:
-        shutil.rmtree(old, ignore_errors=True)
+    """One rename: onto a new path, or onto the empty folder there (POSIX renames a folder over
+    an empty one; one that filled meanwhile fails with ENOTEMPTY, and nothing is replaced)."""
+    os.replace(staging, target)

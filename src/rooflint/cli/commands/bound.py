@@ -7,16 +7,15 @@ import json
 
 import click
 
-from rooflint import hardware
 from rooflint.cli import exits
-from rooflint.core import bounds, gates
+from rooflint.core import bounds, thresholds
 from rooflint.core.formatting import si
 from rooflint.core.names import visible
 
 _DTYPE = click.Choice(list(bounds.DTYPE_BYTES))
 _COUNT = click.IntRange(1, bounds.MAX_COUNT)
 _ANY_COUNT = click.IntRange(0, bounds.MAX_COUNT)
-_OPS = exits.Parsed(functools.partial(gates.parse_amount, high=bounds.MAX_COUNT), "OPS")
+_OPS = exits.Parsed(functools.partial(thresholds.parse_amount, high=bounds.MAX_COUNT), "OPS")
 
 
 def _device_options(f):
@@ -41,6 +40,8 @@ def _device_options(f):
 def _device(device_id: str | None, device_file: str | None):
     if (device_id is None) == (device_file is None):
         raise click.UsageError("pass exactly one of --device ID and --device-file FILE.toml")
+    from rooflint import hardware  # the catalog: read when a bound is asked for, not for --help
+
     return hardware.get(device_id) if device_id else hardware.load_device_file(device_file)
 
 

@@ -6,7 +6,6 @@ import json
 
 import click
 
-from rooflint import hardware
 from rooflint.core import units
 from rooflint.core.formatting import si
 from rooflint.reporters import terminal
@@ -21,6 +20,8 @@ def devices(ctx, fmt):
     """List the device catalog with ridge points (FLOP per DRAM byte) per compute class."""
     if ctx.invoked_subcommand:
         return
+    from rooflint import hardware  # the catalog: read when listed, not for --help
+
     catalog = hardware.catalog()
     if fmt == "json":
         click.echo(json.dumps([_as_dict(d) for d in catalog.values()], indent=1))
@@ -35,6 +36,8 @@ def devices(ctx, fmt):
 )
 def show(device_id, fmt):
     """Every ceiling of one device, with its source and ridge point."""
+    from rooflint import hardware
+
     device = hardware.get(device_id)
     if fmt == "json":
         click.echo(json.dumps(_as_dict(device), indent=1))

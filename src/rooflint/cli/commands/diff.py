@@ -12,7 +12,6 @@ from rooflint.cli import config, exits, formats
 from rooflint.cli import output as outputs
 from rooflint.cli.choices import Suggesting
 from rooflint.cli.inputs import input_options
-from rooflint.core import gates as gate_mod
 from rooflint.core.errors import UsageError
 from rooflint.core.names import visible
 
@@ -112,6 +111,8 @@ def diff(
             "confidence": confidence,
         },
     )
+    from rooflint.core import gates as gate_mod  # pandas: only once a profile is read
+
     base_paths, head_paths = _runs(base, head, base_runs, head_runs)
     d = rooflint.diff(
         base_paths,
@@ -121,9 +122,8 @@ def diff(
         level=settings["confidence"],
         **vars(inputs),
     )
-    gates = gate_mod.diff_gates(
-        d, settings["fail_on_regression"], settings["fail_on_new_latency_bound"], origins
-    )
+    threshold = None if settings["fail_on_regression"] is None else d.threshold
+    gates = gate_mod.diff_gates(d, threshold, settings["fail_on_new_latency_bound"], origins)
     chosen, options = formats.choose(reporters.DIFF, fmt, output, {"top": top})
     text = reporters.render_diff(d, gates, chosen.name, **options)
     if chosen.name == "github":

@@ -10,8 +10,9 @@ import rooflint
 from rooflint import reporters
 from rooflint.cli import formats
 from rooflint.cli import output as outputs
+from rooflint.cli.choices import Suggesting
 from rooflint.cli.inputs import input_options
-from rooflint.core.ranking import GROUPINGS
+from rooflint.core.groupings import GROUPINGS
 
 
 @click.command()
@@ -45,7 +46,7 @@ from rooflint.core.ranking import GROUPINGS
 )
 @click.option(
     "--group-by",
-    type=click.Choice(list(GROUPINGS)),
+    type=Suggesting(list(GROUPINGS)),
     default="kernel",
     show_default=True,
     help="kernel = name + launch configuration; name merges configurations.",

@@ -10,8 +10,7 @@ from rooflint.cli import config, exits, formats
 from rooflint.cli import output as outputs
 from rooflint.cli.choices import Suggesting
 from rooflint.cli.inputs import input_options
-from rooflint.core import gates
-from rooflint.core.ranking import GROUPINGS
+from rooflint.core.groupings import GROUPINGS
 
 
 @click.command()
@@ -97,6 +96,8 @@ def report(
         output,
         {"top": top, "per": per, "excel_safe": excel_safe, "level": level, "verbose": verbose},
     )
+    from rooflint.core.gates import report_gates  # pandas: only once a profile is read
+
     with progress_mod.bar(enabled=not quiet) as tick:
         res = rooflint.report(*paths, group_by=group_by, progress=tick, **vars(inputs))
     formats.refuse_binary_on_a_terminal(chosen, output)
@@ -104,5 +105,5 @@ def report(
     if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)
         outputs.write(output, data)
     exits.enforce(
-        gates.report_gates(res, settings["fail_under"], settings["fail_if_above_roof"], origins)
+        report_gates(res, settings["fail_under"], settings["fail_if_above_roof"], origins)
     )
