@@ -25,6 +25,8 @@ import pandas as pd
 
 from rooflint.core import schema
 
+from . import ncu_sol
+
 DURATION = "gpu__time_duration.sum"
 # Launch dimensions, for pages without "Grid Size"/"Block Size" columns (raw pages of ncu 2022.3,
 # details pages before 2022): the x, y, z metrics, else the launch__*_size totals.
@@ -58,6 +60,10 @@ DISPLAY_NAMES = {
     "DRAM Bandwidth": "dram__bytes.sum.per_second",
     "L2 Cache Bandwidth": "lts__t_bytes.sum.per_second",
     "L1/TEX Cache Bandwidth": "l1tex__t_bytes.sum.per_second",
+    # ncu's speed-of-light percentages (ncu_sol); its pipes' labels follow a rule there
+    "DRAM Throughput": ncu_sol.DRAM[0],
+    "Compute (SM) Throughput": ncu_sol.SM,
+    "Compute (SM) [%]": ncu_sol.SM,  # the same, in the GPU Throughput chart's breakdown
     "Theoretical DRAM Bytes Accessible": "dram__bytes.sum.peak_sustained",
     "Theoretical L2 Cache Bytes Accessible": "lts__t_bytes.sum.peak_sustained",
     "Theoretical L1/TEX Cache Bytes Accessible": "l1tex__t_bytes.sum.peak_sustained",
@@ -103,7 +109,8 @@ MISSING_REASONS = {
     "duration_s": "no duration metric (gpu__time_duration.sum); `rooflint metrics ncu` prints "
     "the ncu command that collects it",
     "bytes_dram": "no DRAM traffic metric (dram__bytes.sum, or dram__bytes_read.sum + "
-    "dram__bytes_write.sum); run `rooflint metrics ncu` for the ncu command that collects it",
+    "dram__bytes_write.sum, or at least ncu's DRAM throughput %); run `rooflint metrics ncu` for "
+    "the ncu command that collects it",
     "ops": "no FLOP counters (sm__sass_thread_inst_executed_op_*_pred_on.sum, "
     "sm__ops_path_tensor_*); run `rooflint metrics ncu` for the ncu command that collects them",
     "ops_vector": "no vector FLOP counters (sm__sass_thread_inst_executed_op_*_pred_on.sum): "
@@ -124,7 +131,12 @@ WARPGROUP_MMA_NOTE = (
 
 def wanted(metric: str) -> bool:
     """Whether a raw metric name is one rooflint reads (used to skip the other columns)."""
-    return metric in _WANTED or metric.startswith("sm__ops_path_tensor_")
+    return metric in _WANTED or metric.startswith("sm__ops_path_tensor_") or ncu_sol.wanted(metric)
+
+
+def metric_name(label: str) -> str:
+    """The metric a details page's label stands for (the label itself when it is a metric)."""
+    return DISPLAY_NAMES.get(label) or ncu_sol.metric_of(label) or label
 
 
 def _wanted_names() -> set[str]:
@@ -207,6 +219,7 @@ def launch_table(
         wide, schema.filled(identity["kernel"], ""), identity["arch"]
     )
     source_ = schema.repeated(source, len(wide))
+    sol = ncu_sol.columns(wide) if _lacking(quantities_) else None
     del wide
     table = pd.DataFrame({**identity, **quantities_, "source": source_}, copy=False)
     del quantities_  # the frame holds them (copy=False: not copied into 2-D blocks)
@@ -214,7 +227,26 @@ def launch_table(
     for message, mask in row_notes:
         schema.add_note(table, message, np.asarray(mask, dtype=bool))
         notes.append(message)
+    _speed_of_light(table, sol)
     return schema.mark_missing(table, MISSING_REASONS)
+
+
+def _lacking(quantities_: dict) -> bool:
+    """Whether the export lacks a counter ncu's percentages stand in for: no launch has DRAM
+    bytes, or none has a FLOP counter (a launch whose counter value was bad stays missing)."""
+    ops = [quantities_[c] for c in schema.OPS if c in quantities_]
+    return bool(np.isnan(quantities_["bytes_dram"]).all() or all(np.isnan(o).all() for o in ops))
+
+
+def _speed_of_light(table: pd.DataFrame, sol: dict | None) -> None:
+    """ncu's percentages join the table of an export that lacks counters (`sol`, None when it
+    does not), where it has at least one."""
+    given = sol is not None and any(
+        (~np.isnan(sol[c])).any() for c in schema.SOL_COLUMNS if c != "pipe"
+    )
+    if sol is not None and len(table) and given:
+        for column in schema.SOL_COLUMNS:
+            table[column] = sol[column]
 
 
 def launch_dims(wide: pd.DataFrame, given: pd.Series, kind: str) -> pd.Series:

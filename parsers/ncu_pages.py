@@ -205,7 +205,7 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
         unit, unit_names = _codes(table.column("Metric Unit"))
     else:
         unit, unit_names = np.zeros(table.num_rows, dtype=np.int64), [""]
-    display = [metrics.DISPLAY_NAMES.get(m, m) for m in metric_names]
+    display = [metrics.metric_name(m) for m in metric_names]
     # "Memory Throughput" is a % on one section and a byte/s rate on another: only the rate
     percent = (
         np.array([m == "Memory Throughput" for m in metric_names], dtype=bool)[metric]

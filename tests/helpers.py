@@ -87,6 +87,7 @@ BUNDLED_PROFILES = (
     "ncu/nvprof-k20c-metrics.csv",
     "ncu/roofline-analysis-b200-ncu2025.x-raw.csv",
     "ncu/rtx2080ti-sgemm-raw-base.csv",
+    "ncu/rtx3070-nvtx-details-all_daxpy.csv",
     "ncu/rtx3070-nvtx-details-locale-de_DE_head.csv",
     "ncu/rtx3070-nvtx-raw.csv",
     "rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv",

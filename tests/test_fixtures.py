@@ -17,6 +17,10 @@ EXCERPTS = {
         WHOLE,
     ),
     "ncu/nvprof-k20c-metrics.csv": ("ncu/nvprof-k20c-metrics.csv", WHOLE),
+    "ncu/rtx3070-nvtx-details-all_daxpy.csv": (
+        "ncu/reexport-ncu2024.2/nvtx-details-all.csv",
+        LINES,
+    ),
     "ncu/rtx3070-nvtx-details-locale-de_DE_head.csv": (
         "ncu/reexport-ncu2024.2/nvtx-details-locale-de_DE.csv",
         LINES,

@@ -104,10 +104,11 @@ def test_schema_metadata_carries_version_units_devices_and_ceilings(inputs, tmp_
 
 def test_missing_quantities_are_null_not_nan(inputs, tmp_path):
     out = tmp_path / "r.parquet"
-    _report(inputs / "rtx3070-nvtx-raw.csv", "-o", out)  # no DRAM counters in this export
+    _report(inputs / "rtx3070-nvtx-raw.csv", "-o", out)  # no FLOP counters in this export
     table = pq.read_table(out)
-    assert table.column("bytes_dram").null_count == 3
-    assert table.column("headroom_s").null_count == 3
+    assert table.column("ops_vector_fp32").null_count == 3
+    assert table.column("flops").null_count == 3
+    assert table.column("intensity_dram").null_count == 3
     assert table.column("duration_s").null_count == 0
 
 

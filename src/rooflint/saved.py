@@ -207,7 +207,7 @@ def launch_table(records: list, path, sources: list | None = None) -> pd.DataFra
         else:
             values = frame[col] if col in frame else pd.Series([pd.NA] * n, dtype="string")
             out[col] = schema.text(values.astype("string"), _RESULT_FILLS.get(col))
-    for col in [c for c in schema.TRACE_COLUMNS if c in frame]:  # a report of a PyTorch trace
+    for col in [c for c in schema.OPTIONAL_COLUMNS if c in frame]:  # a trace's, ncu's percentages
         out[col] = pd.array(
             frame[col].to_numpy(dtype=object), dtype=_TRACE_DTYPES.get(col, "string")
         )
@@ -226,6 +226,7 @@ _TRACE_DTYPES = {
     "launch_s": "float64",
     "comm_bytes": "float64",
     "comm_ranks": "Int64",
+    **dict.fromkeys(["dram_throughput", "sm_throughput", "pipe_utilisation"], "float64"),
 }
 
 

@@ -12,7 +12,7 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema, verdicts
+from rooflint.core import schema, speed_of_light, verdicts
 from rooflint.core.device import Device
 from rooflint.core.verdicts import LATENCY_THRESHOLD, VERDICTS
 
@@ -41,6 +41,9 @@ class Reason(StrEnum):
     NO_DRAM_ROOF = "device has no DRAM bandwidth"
     NO_DURATION = "missing duration"
     ZERO_DURATION = "zero duration"
+    # ncu's percentages gave the compute side (pipes, SM) but none gave DRAM: no verdict, as
+    # the memory side may be the larger (a decode kernel at 54 % ALU may be DRAM-bound).
+    SM_ONLY = "missing DRAM bytes: ncu's percentages here cover only the SM"
     NO_DRAM_BYTES = "missing DRAM bytes"
     NO_FLOPS = "missing FLOP counters"
     # The GPU has no FLOP counters at all (MI100, RDNA): not a collection mistake. Such a
@@ -97,11 +100,14 @@ def analyze_each(
         raise ValueError(f"devices cover {sum(n for _, n in devices)} rows of {len(launches)}")
     ceilings = _Ceilings(devices)
     duration = launches["duration_s"].to_numpy(dtype=float)
-    bytes_dram = launches["bytes_dram"].to_numpy(dtype=float)
+    dram_roof = ceilings.memory.get("dram", np.nan) * ceilings.dram_clock_ratio(launches)
+    sol = speed_of_light.Estimates(launches, duration, dram_roof, ceilings.known)
+    bytes_dram = sol.bytes_dram
     flops = schema.flops(launches).to_numpy()
     t_compute, compute_limiter, uncovered = _compute_time(launches, ceilings.compute)
-    t_memory, memory_limiter = _memory_time(launches, ceilings.memory)
-    reason = _reasons(launches, duration, bytes_dram, ceilings, uncovered)
+    t_compute = np.where(sol.compute, sol.t_compute, t_compute)
+    t_memory, memory_limiter = _memory_time(launches, ceilings.memory, {"dram": bytes_dram})
+    reason = _reasons(launches, duration, bytes_dram, ceilings, uncovered, sol.compute)
     comm = _communication(launches)
     reason = (np.where(comm, 0, reason[0]), reason[1])
     ok = (reason[0] == 0) & ~comm
@@ -119,7 +125,9 @@ def analyze_each(
             "t_memory_s": t_memory,
             "t_bound_s": t_bound,
             "efficiency": efficiency,
-            "limiter": _limiters(t_memory >= t_compute, compute_limiter, memory_limiter, ok),
+            "limiter": _limiters(
+                t_memory >= t_compute, compute_limiter, memory_limiter, ok, sol.limiter
+            ),
             "headroom_s": np.where(ok, np.maximum(duration - t_bound, 0.0), np.nan),
             "verdict": schema.strings(
                 verdicts.classify(
@@ -129,7 +137,7 @@ def analyze_each(
             ),
             "reason": schema.strings(*reason),
         }
-    kept = launches[[c for c in launches.columns if c not in RESULT_COLUMNS]]
+    kept = sol.marked(launches[[c for c in launches.columns if c not in RESULT_COLUMNS]])
     results = pd.DataFrame(columns, index=launches.index, copy=False)
     return pd.concat([kept, results], axis=1)
 
@@ -157,6 +165,16 @@ class _Ceilings:
             [_values(d.compute) if d is not None else {} for d in present], counts
         )
         self.memory = _spread([_values(d.memory) if d is not None else {} for d in present], counts)
+        nominal = [getattr(d, "memory_clock_hz", 0.0) if d is not None else 0.0 for d in present]
+        self.memory_clock = np.repeat(np.array(nominal, dtype=float), counts)
+
+    def dram_clock_ratio(self, launches: pd.DataFrame) -> np.ndarray:
+        """Each launch's measured DRAM clock over its device's nominal one: the DRAM roof at
+        the clock the launch ran (1 where either clock is unknown)."""
+        measured = launches["dram_clock_hz"].to_numpy(dtype=float)
+        known = (measured > 0) & (self.memory_clock > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(known, measured / self.memory_clock, 1.0)
 
 
 def _spread(values: list[dict[str, float]], counts: np.ndarray) -> dict[str, np.ndarray | float]:
@@ -170,15 +188,18 @@ def _spread(values: list[dict[str, float]], counts: np.ndarray) -> dict[str, np.
     return out
 
 
-def _limiters(memory_wins, compute_limiter, memory_limiter, ok):
-    """The limiter column: compute classes, then memory levels (offset), "" where none."""
+def _limiters(memory_wins, compute_limiter, memory_limiter, ok, estimated):
+    """The limiter column: compute classes, then memory levels (offset), "" where none, then
+    the pipes of compute times estimated from ncu's percentages (`estimated`: codes, labels)."""
+    codes, labels = estimated
+    compute_limiter = np.where(codes >= 0, codes + len(_LIMITERS), compute_limiter)
     limiter = np.where(
         memory_wins,
         np.where(memory_limiter >= 0, memory_limiter + len(schema.COMPUTE_CLASSES), -1),
         compute_limiter,
     )
     return schema.strings(
-        np.where(ok, np.where(limiter >= 0, limiter, len(_LIMITERS) - 1), -1), _LIMITERS
+        np.where(ok, np.where(limiter >= 0, limiter, len(_LIMITERS) - 1), -1), _LIMITERS + labels
     )
 
 
@@ -217,9 +238,10 @@ def _compute_time(frame: pd.DataFrame, compute: dict):
     return total, limiter, uncovered
 
 
-def _memory_time(frame: pd.DataFrame, memory: dict):
+def _memory_time(frame: pd.DataFrame, memory: dict, given: dict):
     """max_l bytes_l / BW_l over levels that have both bytes and a bandwidth (NaN bandwidth:
-    none on the launch's device); the limiter is an index into MEMORY_LEVELS (-1: none)."""
+    none on the launch's device); the limiter is an index into MEMORY_LEVELS (-1: none).
+    `given` {level: bytes per launch} replaces the table's bytes of that level."""
     n = len(frame)
     worst = np.full(n, np.nan)
     limiter = np.full(n, -1, dtype=np.int16)
@@ -227,23 +249,27 @@ def _memory_time(frame: pd.DataFrame, memory: dict):
         bw = memory.get(level)
         if bw is None:
             continue
-        t = frame["bytes_" + level].to_numpy(dtype=float) / bw
+        moved = given.get(level)
+        moved = frame["bytes_" + level].to_numpy(dtype=float) if moved is None else moved
+        t = moved / bw
         better = ~np.isnan(t) & (np.isnan(worst) | (t > worst))
         limiter = np.where(better, i, limiter)
         worst = np.where(better, t, worst)
     return worst, limiter
 
 
-def _reasons(frame: pd.DataFrame, duration, bytes_dram, ceilings: _Ceilings, uncovered):
+def _reasons(frame: pd.DataFrame, duration, bytes_dram, ceilings: _Ceilings, uncovered, timed):
     """Why each launch cannot be placed on the roofline, as (codes into REASONS, REASONS):
-    code 0 (it can), else the first Reason that applies, else a class without a ceiling."""
-    ops_missing = schema.all_na(frame, schema.OPS)
+    code 0 (it can), else the first Reason that applies, else a class without a ceiling.
+    `timed`: launches whose compute time ncu's percentages gave (no FLOP counters needed)."""
+    ops_missing = schema.all_na(frame, schema.OPS) & ~timed
     no_counters = schema.lacks(frame, "ops", schema.Absence.NO_COUNTERS)
     applies = {
         Reason.NO_DEVICE: ~ceilings.known,
         Reason.NO_DRAM_ROOF: ceilings.known & np.isnan(ceilings.memory.get("dram", np.nan)),
         Reason.NO_DURATION: np.isnan(duration),
         Reason.ZERO_DURATION: ~np.isnan(duration) & (duration <= 0),
+        Reason.SM_ONLY: np.isnan(bytes_dram) & timed,
         Reason.NO_DRAM_BYTES: np.isnan(bytes_dram),
         Reason.NO_FLOPS: ops_missing & ~no_counters,
         Reason.NO_FLOP_COUNTERS: ops_missing & no_counters,

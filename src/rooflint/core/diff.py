@@ -36,6 +36,7 @@ from rooflint.core.diff_devices import device_changes
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result
 from rooflint.core.result import device_description as device_text
+from rooflint.core.warnings import estimate_warning
 
 DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
@@ -500,6 +501,10 @@ def _warnings(
             f"(efficiency {pct(r['efficiency_head'])}); its speed-up is not counted: "
             "check the device, clocks and counters"
         )
+    for name, side in (("base", base), ("head", head)):
+        estimates = estimate_warning(side.result)  # verdicts from ncu's percentages
+        if estimates:
+            out.append(f"{name} {estimates}")
     if totals["launches_base"] != totals["launches_head"]:
         out.append(
             f"launch count changed: base {totals['launches_base']}, "

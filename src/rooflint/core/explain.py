@@ -15,6 +15,12 @@ from rooflint.core.verdicts import (
 
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
+# ncu's percentages a verdict rests on, by the flags of core.ranking.ESTIMATED, in clause order.
+_ESTIMATES = {
+    "dram_pct": "DRAM throughput %",
+    "pipe_pct": "busiest SM pipe's utilisation",
+    "sm_pct": "SM throughput %",
+}
 
 
 def roof_label(limiter: str | None, vendor: str | None = None) -> str:
@@ -23,6 +29,10 @@ def roof_label(limiter: str | None, vendor: str | None = None) -> str:
         return "unknown"
     if limiter in _LEVELS:
         return _LEVELS[limiter]
+    if limiter == "sm":  # a compute time from ncu's SM throughput %
+        return "SM throughput"
+    if limiter.startswith("pipe_"):  # one from the busiest pipe's utilisation ("pipe_alu")
+        return f"{limiter.removeprefix('pipe_').upper()} pipe"
     unit, _, precision = limiter.partition("_")
     if unit == "matrix":
         return f"{precision.upper()} {'matrix' if vendor == 'amd' else 'tensor'}"
@@ -74,6 +84,12 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
                 "the profile has no vector FLOP counters, so arithmetic may be the limit; "
                 f"collect them ({_metrics_command(vendor)}) before concluding"
             )
+        if flags & {"pipe_pct", "sm_pct"}:  # ncu's SM percentages count every instruction
+            return (
+                f"latency-bound: {pct} of the nearest ({roof}) roof — neither DRAM bandwidth "
+                "nor the SM's busiest pipe explains the time; look at parallelism in flight, "
+                "synchronisation, launch overhead"
+            )
         return (
             f"latency-bound: {pct} of the nearest ({roof}) roof — neither bandwidth nor "
             "floating-point arithmetic explains the time (integer and other instructions are "
@@ -101,6 +117,12 @@ def _caveats(verdict: str, flags: set[str], vendor: str | None) -> str:
     if verdict not in (MEMORY_BOUND, COMPUTE_BOUND, LATENCY_BOUND, ABOVE_ROOF):
         return ""
     out = []
+    estimates = [words for flag, words in _ESTIMATES.items() if flag in flags]
+    if estimates:
+        out.append(
+            f"an estimate from ncu's percentages ({', '.join(estimates)}), not from counted "
+            "bytes and FLOPs"
+        )
     if "vector" in flags and verdict != LATENCY_BOUND:  # the latency sentence says it already
         out.append("no vector FLOP counters: vector arithmetic is not in the compute time")
     if "matrix" in flags:

@@ -18,11 +18,22 @@ class Provenance(StrEnum):
     # an estimate from a generated kernel's arguments and name (torch.compile Triton kernels):
     # which buffers it reads and writes, and the arithmetic of its fused operations, are guessed
     ESTIMATE = "estimate"
+    # ncu's speed-of-light percentages (core.speed_of_light): estimates, never counted FLOPs or
+    # bytes
+    THROUGHPUT_PCT = "throughput_pct"  # DRAM bytes: DRAM throughput % x DRAM peak x duration
+    PIPE_UTILISATION = "pipe_utilisation"  # compute time: the busiest SM pipe's share x duration
+    SM_THROUGHPUT_PCT = "sm_throughput_pct"  # compute time: SM throughput % x duration
 
 
 # The columns' one category list, whatever a table holds (sorted, as every text column's).
 DTYPE = pd.CategoricalDtype(sorted(p.value for p in Provenance))
-COLUMNS = ["flops_source", "bytes_source"]
+COLUMNS = ["flops_source", "bytes_source", "compute_source"]
+# The sources that are ncu's percentages, not a measurement or a model of the work.
+NCU_PERCENTAGES = (
+    Provenance.THROUGHPUT_PCT,
+    Provenance.PIPE_UTILISATION,
+    Provenance.SM_THROUGHPUT_PCT,
+)
 # A launch whose DRAM bytes the operator model gave, by where its bytes come from now.
 BYTES_NOTES = {
     Provenance.MODEL: "DRAM bytes = operator minimum from shapes",
@@ -60,3 +71,12 @@ def note_bytes(launches: pd.DataFrame, modelled: np.ndarray) -> None:
         where = modelled & has(launches["bytes_source"], source)
         if where.any():
             schema.add_note(launches, note, where)
+
+
+def estimated(launches: pd.DataFrame) -> np.ndarray:
+    """Rows whose DRAM bytes or compute time are ncu's percentages (NCU_PERCENTAGES)."""
+    out = np.zeros(len(launches), dtype=bool)
+    for column in ("bytes_source", "compute_source"):
+        if column in launches:
+            out |= launches[column].isin([s.value for s in NCU_PERCENTAGES]).to_numpy(dtype=bool)
+    return out

@@ -7,8 +7,9 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, schema, verdicts
+from rooflint.core import names, provenance, schema, verdicts
 from rooflint.core.groupings import GROUPINGS
+from rooflint.core.provenance import Provenance
 from rooflint.core.verdicts import ABOVE_ROOF, LATENCY_THRESHOLD, NOT_ANALYSABLE
 
 MEMORY_LIMITERS = ("dram", "l2", "l1", "lds")
@@ -224,14 +225,24 @@ UNMEASURED = {
     "vector": "ops_vector",  # tensor ops counted, vector FLOPs not
     "matrix": "ops_matrix",  # vector FLOPs counted, tensor ops not
 }
+# What ncu's percentages stood in for: the flag of each estimate (core.analysis._SpeedOfLight).
+ESTIMATED = {
+    "dram_pct": ("bytes_source", Provenance.THROUGHPUT_PCT),
+    "pipe_pct": ("compute_source", Provenance.PIPE_UTILISATION),
+    "sm_pct": ("compute_source", Provenance.SM_THROUGHPUT_PCT),
+}
 
 
 def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     """Per group (numbered as by group_codes), the comma-joined flags of what was not measured
     in any of its launches: `vector`, `matrix` (counters absent), `half` (FP16 vector
     FLOPs, which count an HFMA2 as one FMA and so may be under-counted up to 2x) and
-    `fp32_assumed` (an FP32 GEMM whose kernel name leaves its roof open)."""
+    `fp32_assumed` (an FP32 GEMM whose kernel name leaves its roof open), and ESTIMATED's
+    (DRAM bytes or compute time from ncu's percentages)."""
     flags = {name: schema.lacks(analysed, quantity) for name, quantity in UNMEASURED.items()}
+    for name, (column, source) in ESTIMATED.items():
+        if column in analysed:
+            flags[name] = provenance.has(analysed[column], source)
     flags["half"] = (analysed["ops_vector_fp16"].fillna(0) > 0).to_numpy(dtype=bool)
     if "roof_assumed" in analysed:  # a trace's FP32 GEMM whose kernel name left its roof open
         flags["fp32_assumed"] = analysed["roof_assumed"].fillna(False).to_numpy(dtype=bool)

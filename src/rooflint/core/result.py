@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, coverage, display, schema, verdicts, windows
+from rooflint.core import analysis, coverage, display, provenance, schema, verdicts, windows
 from rooflint.core.device import Device
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
@@ -58,6 +58,10 @@ class Summary:
     window_s: float | None = None
     idle_s: float | None = None
     overlapped_headroom_s: float | None = None
+    # Launches whose verdict rests on ncu's percentages (an estimate), or that they left open
+    # (the SM side only), and their share of the total time: what core.warnings names.
+    estimated_launches: int = 0
+    estimated_share: float = float("nan")
 
     @classmethod
     def of(
@@ -78,6 +82,7 @@ class Summary:
         total = duration.sum()
         times = windows.totals(timeline) if timeline else {}
         overlapped = windows.overlapped(launches) if timeline else None
+        estimated = provenance.estimated(launches) & (verdict != verdicts.COMMUNICATION).to_numpy()
         return cls(
             total_time_s=plain(duration.sum(min_count=1)),
             total_headroom_s=plain(launches["headroom_s"].sum(min_count=1)),
@@ -96,6 +101,8 @@ class Summary:
             overlapped_headroom_s=plain(launches.loc[overlapped, "headroom_s"].sum())
             if timeline
             else None,
+            estimated_launches=int(estimated.sum()),
+            estimated_share=duration[estimated].sum() / total if total > 0 else float("nan"),
         )
 
     def numbers(self) -> dict:
@@ -107,6 +114,11 @@ class Summary:
             "verdict_time_s": dict(self.verdict_time_s),
             "above_roof_launches": self.above_roof_launches,
         }
+        if self.estimated_launches:  # verdicts from ncu's percentages: said where there are any
+            out.update(
+                estimated_launches=self.estimated_launches,
+                estimated_share=plain(self.estimated_share),
+            )
         if self.timeline is not None:
             out.update(
                 busy_time_s=self.busy_time_s,

@@ -70,6 +70,18 @@ TIMELINE_COLUMNS = [
     "comm_ranks",  # the size of its process group
 ]
 TRACE_COLUMNS += TIMELINE_COLUMNS
+# ncu's speed-of-light figures, fractions of peak over elapsed cycles, only in a table of an ncu
+# export that lacks DRAM byte or FLOP counters (they stand in for them: core.analysis).
+SOL_COLUMNS = [
+    "dram_throughput",  # DRAM throughput (gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed)
+    "sm_throughput",  # SM throughput (sm__throughput)
+    "pipe_utilisation",  # the busiest SM pipe's active cycles (sm__pipe_*_cycles_active, ...)
+    "pipe",  # which pipe that is (alu, fma, fp64, tensor, ...)
+]
+# What the analysis adds where a quantity is estimated from those: provenance.Provenance.
+ESTIMATE_COLUMNS = ["compute_source"]
+# The columns only some launch tables have, in the order the formats write them.
+OPTIONAL_COLUMNS = TRACE_COLUMNS + SOL_COLUMNS + ESTIMATE_COLUMNS
 
 UNITS = {
     "duration_s": "s",
@@ -85,6 +97,7 @@ UNITS = {
     "start_s": "s",
     "launch_s": "s",
     "comm_bytes": "byte",
+    **dict.fromkeys(["dram_throughput", "sm_throughput", "pipe_utilisation"], "fraction of peak"),
 }
 
 

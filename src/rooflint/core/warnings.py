@@ -33,10 +33,33 @@ def above_roof_warning(result) -> str | None:
     )
 
 
+# The counters of a full roofline on NVIDIA, for launches judged from ncu's percentages.
+FULL_ROOFLINE_COUNTERS = (
+    "dram__bytes.sum, sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum and "
+    "sm__ops_path_tensor_*"
+)
+
+
+def estimate_warning(result) -> str | None:
+    """How many launches ncu's percentages stood in for counters on, and what to collect
+    (None when none)."""
+    summary = result.summary
+    if not summary.estimated_launches:
+        return None
+    return (
+        f"estimates: {summary.estimated_launches} launch(es) ({pct(summary.estimated_share)} of "
+        "the time) have no DRAM byte or FLOP counters, only ncu's speed-of-light percentages: "
+        "their verdicts are estimates (none where the percentages miss DRAM); collect "
+        f"{FULL_ROOFLINE_COUNTERS} for a full roofline (`rooflint metrics ncu` prints the ncu "
+        "command)"
+    )
+
+
 def warnings(result) -> list[str]:
     """Every warning a report leads with, in every format: provisional devices, launches above
-    the roof, rows the readers repaired or dropped (a cut-short file)."""
+    the roof, verdicts from ncu's percentages, rows the readers repaired or dropped (a
+    cut-short file)."""
     out = list(device_warnings(result))
-    out += [text for text in [above_roof_warning(result)] if text]
+    out += [text for text in [above_roof_warning(result), estimate_warning(result)] if text]
     out += [f"repaired input: {repair}" for repair in result.summary.accounting["repairs"]]
     return out

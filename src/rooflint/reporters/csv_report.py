@@ -58,7 +58,7 @@ def table(result, per: str = "launch") -> pd.DataFrame:
         ]
     if per != "launch":
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
-    columns = LAUNCH_COLUMNS + schema.TRACE_COLUMNS  # the trace columns when a trace was read
+    columns = LAUNCH_COLUMNS + schema.OPTIONAL_COLUMNS  # the trace columns when a trace was read
     return result.launches[[c for c in columns if c in result.launches.columns]]
 
 

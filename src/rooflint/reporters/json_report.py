@@ -22,7 +22,7 @@ LAUNCH_FIELDS = (
 
 def launch_fields(launches: pd.DataFrame) -> list[str]:
     """LAUNCH_FIELDS, the trace columns when a PyTorch trace was among the inputs, "missing"."""
-    return LAUNCH_FIELDS + [c for c in schema.TRACE_COLUMNS if c in launches] + ["missing"]
+    return LAUNCH_FIELDS + [c for c in schema.OPTIONAL_COLUMNS if c in launches] + ["missing"]
 
 
 CHUNK_ROWS = 10_000  # launches encoded at a time: bounds the writer's memory on any input size
@@ -105,6 +105,7 @@ def _head(result, top: int | None) -> dict:
         "devices": devices,
         "accounting": result.summary.accounting,
         "notes": sorted({f"{p.source}: {n}" for p in result.inputs for n in p.notes}),
+        "warnings": common.warnings(result),
         "summary": result.summary.numbers(),
         "timeline": result.timeline,
         "kernels": [_kernel(result, row) for row in _records(kernels)],

@@ -131,7 +131,7 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         types = {c: pa.int64() for c in KERNEL_INTS}
     elif per == "launch":
         launches = result.launches
-        columns = LAUNCH_COLUMNS + schema.TRACE_COLUMNS  # the trace's only in a trace report
+        columns = LAUNCH_COLUMNS + schema.OPTIONAL_COLUMNS  # the trace's only in a trace report
         frame, columns = launches, [c for c in columns if c in launches.columns]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
         types = {
