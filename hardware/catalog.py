@@ -10,7 +10,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from rooflint.core.device import Ceiling, CeilingSource, Device, Origin
+from rooflint.core.device import Ceiling, CeilingSource, Device, Link, LinkKind, Origin
 from rooflint.core.errors import DeviceError
 from rooflint.core.quantities import COMPUTE_CLASSES, MEMORY_LEVELS
 
@@ -45,12 +45,15 @@ KNOWN_KEYS = (
     *IDENTITY_KEYS,
     *TABLES,
     RATED,
+    "link",
 )
+# The link roof: [link] kind (a LinkKind), gbps (GB/s per direction), source (the document).
+LINK_KEYS = ("kind", "gbps", "source")
 # A catalog file must say everything, its compute rated; a user file may leave out the rest
 # (defaults: empty, 0, 0) and give compute either way.
 CATALOG_REQUIRED = (
     "id", "name", "vendor", "arch", "architecture", "source", "profiler_names", "sm_count",
-    "boost_clock_mhz", RATED, "bandwidth_gbps",
+    "boost_clock_mhz", RATED, "bandwidth_gbps", "link",
 )  # fmt: skip
 USER_REQUIRED = ("name", "vendor", "arch", "compute_tflops", "bandwidth_gbps")
 FORMAT_HINT = "see any file under rooflint/hardware/devices/ for the format"
@@ -191,6 +194,7 @@ def _over_base(data: dict, label: str) -> tuple[Device, set[str]]:
         **fields,
         compute=device.compute,
         memory=device.memory,
+        link=_link(data, label, given) if "link" in data else base.link,
         source=f"{source} over catalog '{base_id}' ({base.source})",
     )
     return merged, {*compute, *memory}
@@ -254,6 +258,7 @@ def _build(
         compute=_compute(data, label, source, fields, required=True),
         memory=_ceilings(data, "bandwidth_gbps", label, source, required=True),
         source=_string(data, "source", label) if "source" in data else default_source,
+        link=_link(data, label, source) if "link" in data else None,
     )
 
 
@@ -290,6 +295,41 @@ def _compute(
         origin = dataclasses.replace(source, clock_hz=clock, at_boost=at_boost)
         out[key] = Ceiling(rates.rates[key] * units * clock, origin)
     return out
+
+
+def _link(data: dict, label: str, source: CeilingSource) -> Link:
+    """The [link] table: its kind, its bandwidth per direction and the document it is from (a
+    catalog file must name one; a user file's defaults to the file)."""
+    entry = data["link"]
+    kinds = ", ".join(k.value for k in LinkKind)
+    example = 'kind = "nvlink", gbps = 300, source = "..."'
+    if (
+        not isinstance(entry, dict)
+        or not {"kind", "gbps"} <= set(entry)
+        or set(entry) - set(LINK_KEYS)
+    ):
+        raise DeviceError(
+            f"key 'link' must be a table of {', '.join(LINK_KEYS)} (got {_got(entry)}); "
+            f"write it as [link] with {example} (GB/s per direction)",
+            path=label,
+        )
+    if entry["kind"] not in {k.value for k in LinkKind}:
+        raise DeviceError(
+            f"key 'link.kind' must be one of {kinds} (got {_got(entry['kind'])}); fix the value",
+            path=label,
+        )
+    gbps = entry["gbps"]
+    if not _is_number(gbps) or gbps <= 0:
+        raise DeviceError(
+            f"key 'link.gbps' must be a positive number (got {_got(gbps)}); fix the value",
+            path=label,
+        )
+    ranges.check("link.gbps", gbps, label)
+    if source.origin is Origin.DATASHEET and "source" not in entry:
+        raise DeviceError("key 'link.source' is missing; add the document it is from", path=label)
+    document = _string(entry, "source", label) if "source" in entry else source.document
+    origin = CeilingSource(source.origin, document)
+    return Link(LinkKind(entry["kind"]), Ceiling(float(gbps) * 1e9, origin))
 
 
 def _rates(key: str, label: str) -> Architecture:

@@ -15,6 +15,9 @@ RANGES = {
     "compute_tflops": (1e-3, 1e6, "TFLOP/s", "1 GFLOP/s to 1 EFLOP/s"),
     # 1 GB/s (below any GPU's DRAM, PCIe 1.0 x4) to 1 PB/s (above the L1/LDS of the largest GPU)
     "bandwidth_gbps": (1.0, 1e6, "GB/s", "1 GB/s to 1 PB/s"),
+    # a GPU's links to its peers, per direction: 1 GB/s (below PCIe 2.0 x16's 8 GB/s) to 100 TB/s
+    # (a hundred times NVLink 5's 900 GB/s)
+    "link.gbps": (1.0, 1e5, "GB/s", "1 GB/s to 100 TB/s"),
     # GPU cores run at 0.1-3 GHz and memory clocks stay under 20 GHz
     "boost_clock_mhz": (1.0, 1e5, "MHz", "1 MHz to 100 GHz"),
     "base_clock_mhz": (1.0, 1e5, "MHz", "1 MHz to 100 GHz"),

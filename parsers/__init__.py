@@ -10,7 +10,7 @@ from rooflint.core.errors import InputError, UnsupportedFormatError
 from rooflint.core.profile import Profile
 from rooflint.core.reader import Reader
 
-from . import kineto, ncu_csv, ncu_rep, nvprof, rocprof
+from . import kineto, ncu_csv, ncu_rep, nsys, nvprof, rocprof, rocprofv3_json
 from .compressed import MAX_INPUT_ENV, max_input_bytes
 from .sniff import BINARY, NCU_REP, SQLITE, head_text
 
@@ -19,6 +19,8 @@ from .sniff import BINARY, NCU_REP, SQLITE, head_text
 READERS: list[Reader] = [
     ncu_rep.READER,
     kineto.READER,
+    nsys.READER,
+    rocprofv3_json.READER,
     ncu_csv.READER,
     nvprof.READER,
     rocprof.READER,
@@ -75,7 +77,7 @@ def detect(path: str | os.PathLike) -> Reader:
     for reader in READERS:
         if reader.sniff(p, head):
             return reader
-    raise UnsupportedFormatError(_unrecognised_hint(head), path=str(path))
+    raise UnsupportedFormatError(_unrecognised_hint(head, p.name), path=str(path))
 
 
 def folder_reader(path: Path) -> Reader | None:
@@ -83,7 +85,16 @@ def folder_reader(path: Path) -> Reader | None:
     return next((r for r in READERS if r.sniff_folder and r.sniff_folder(path)), None)
 
 
-def _unrecognised_hint(head: str) -> str:
+NSYS_EXPORT = "nsys export --type sqlite -o report.sqlite report.nsys-rep"
+NSYS_REPORTS = (".nsys-rep", ".qdrep")  # the name only words the refusal; it never claims a file
+
+
+def _unrecognised_hint(head: str, name: str = "") -> str:
+    if head == BINARY and name.lower().endswith(NSYS_REPORTS):
+        return (
+            "this is an Nsight Systems report, which rooflint reads once exported to SQLite: "
+            f"`{NSYS_EXPORT}`, then pass report.sqlite"
+        )
     if head == NCU_REP:
         return (
             "this is an Nsight Compute report (.ncu-rep); install `rooflint[ncu-rep]` to read it "
@@ -106,10 +117,15 @@ def _unrecognised_hint(head: str) -> str:
         return (
             "file is empty; export the profile again (e.g. ncu --import R.ncu-rep --csv --page raw)"
         )
-    if '"Name","Start (ns)"' in head or "Time (%)" in head:
+    if "Time (%)" in first:
         return (
-            "this is an Nsight Systems export, which has no hardware counters; profile with "
-            "Nsight Compute and export `ncu --csv --page raw --print-units base`"
+            "this is an `nsys stats` summary (totals per kernel, not launches); export the "
+            f"capture's launches instead: `{NSYS_EXPORT}`, then pass report.sqlite"
+        )
+    if '"Start (ns)"' in first or "Start (ns)" in first:
+        return (
+            "this is an `nsys stats` trace CSV (names and times, no devices or NVTX); export the "
+            f"capture itself instead: `{NSYS_EXPORT}`, then pass report.sqlite"
         )
     if "Self CPU" in first or "Self CUDA" in first:
         return (

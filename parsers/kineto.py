@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint.core import provenance, schema, timeline
+from rooflint.core import provenance, ranks, schema, timeline
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
 
-from . import kineto_graphs, kineto_models, ncu_metrics
+from . import kineto_fields, kineto_graphs, kineto_models, ncu_metrics
 from .kineto_events import NO_ID, TraceEvents
 from .kineto_link import link
 from .kineto_stream import TraceStream
@@ -79,7 +79,7 @@ READER = Reader(
 
 def _events(source: str, header: dict | None = None) -> TraceEvents:
     stream = TraceStream(Path(source))
-    events = TraceEvents()
+    events = TraceEvents(source=source)
     for batch in stream.batches():
         events.take(batch)
     if header is not None:
@@ -92,8 +92,26 @@ def _read(source: str, capture: str | None = None) -> Profile:
     events = _events(source, header)
     if not len(events.gpu) and not len(events.ranges):
         raise InputError(NO_GPU, path=source)
-    devices = _devices(header)
-    notes: list[str] = []
+    devices = _devices(header, source)
+    rank = _rank(header, events)
+    return profile(events, devices, source, InputFormat.PYTORCH_TRACE, capture=capture, rank=rank)
+
+
+def profile(
+    events: TraceEvents,
+    devices: dict[int, dict],
+    source: str,
+    fmt: InputFormat,
+    notes: list[str] | None = None,
+    capture: str | None = None,
+    rank: ranks.Rank | None = None,
+) -> Profile:
+    """The Profile of a timeline's events, however they were read (a Kineto trace, an Nsight
+    Systems export, rocprofv3 JSON): launches linked to their operators, operator models,
+    device hints, steps. `devices` are deviceProperties records by device index (name,
+    computeMajor/Minor, numSms, totalGlobalMem); `capture`, a graph capture trace's path; `rank`,
+    which rank of which distributed job the trace is."""
+    notes = [] if notes is None else notes
     taken = _events(capture) if capture else None
     launches = (
         _counter_ranges(events, devices, source, notes)
@@ -104,15 +122,35 @@ def _read(source: str, capture: str | None = None) -> Profile:
     captured = len(kineto_graphs.captured_rows(events)) if capture is None else 0
     if captured:
         notes.append(CAPTURE_NOTE.format(captured))
+    launches["rank"] = pd.array(  # NA for a trace of no distributed job
+        [None if rank is None else rank.rank] * len(launches), dtype="Int64"
+    )
     return Profile(
         source=source,
-        format=InputFormat.PYTORCH_TRACE,
+        format=fmt,
         launches=launches,
         notes=notes,
         device_hints=_hints(devices, notes),
         steps=_steps(events),
         captured_launches=captured,
+        rank=rank,
     )
+
+
+def _rank(header: dict, events: TraceEvents) -> ranks.Rank | None:
+    """Which rank of which job the trace is, from its distributedInfo (None without one): the
+    job is told by the backend, world size and process groups (their names and sizes)."""
+    info = header.get("distributedInfo")
+    if not isinstance(info, dict) or not isinstance(info.get("rank"), int):
+        return None
+    world = info.get("world_size") if isinstance(info.get("world_size"), int) else None
+    groups = info.get("pg_config") if isinstance(info.get("pg_config"), list) else []
+    sizes = ", ".join(
+        f"{g.get('pg_name')}:{g.get('pg_size')}" for g in groups if isinstance(g, dict)
+    )
+    job = f"{info.get('backend', 'unknown backend')}, world size {world}"
+    job += f", process groups {sizes}" if sizes else ""
+    return ranks.Rank(info["rank"], world, job, origin_us(events) * 1e-6)
 
 
 def origin_us(events: TraceEvents) -> float:
@@ -152,9 +190,9 @@ def _no_gc():
             gc.enable()
 
 
-def _devices(header: dict) -> dict[int, dict]:
-    props = header.get("deviceProperties") or []
-    return {p.get("id", i): p for i, p in enumerate(props) if isinstance(p, dict)}
+def _devices(header: dict, source: str) -> dict[int, dict]:
+    props = kineto_fields.devices(header, source)
+    return {p.get("id", i): p for i, p in enumerate(props)}
 
 
 def _vendor(devices: dict[int, dict]) -> str:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
 from orjson import dumps, loads
+
+from . import kineto_fields as fields
 
 NAN = math.nan
 
@@ -68,6 +71,12 @@ COMM_DTYPES = {
     "Char": 1, "Byte": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1,
     "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1,
 }  # fmt: skip
+# record_param_comms of older PyTorch (HTA's 2023 traces) has no message fields: the tensor's shape
+# and C++ type are its first Input Dims and Input type (a TensorList has no shape: no size).
+LEGACY_TYPES = {
+    "unsigned char": 1, "signed char": 1, "bool": 1, "short": 2, "c10::Half": 2,
+    "c10::BFloat16": 2, "int": 4, "float": 4, "long": 8, "long int": 8, "double": 8,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,8 @@ class Comm:
 
     @classmethod
     def of(cls, a: dict) -> Comm:
+        if COMM_SIZE not in a:
+            return cls.legacy(a)
         size = COMM_DTYPES.get(str(a.get("dtype")))
         counts = [_float(a.get(k)) for k in (COMM_SIZE, "Out msg nelems")]
         counts = [x for x in counts if x == x]
@@ -91,6 +102,14 @@ class Comm:
             max(counts) * size if size and counts else None,
             group if isinstance(group, int) and group > 0 else None,
         )
+
+    @classmethod
+    def legacy(cls, a: dict) -> Comm:
+        """The message size from the first input's shape and type; no name, no group size."""
+        dims, types = a.get("Input Dims") or [[]], a.get("Input type") or [""]
+        shape, size = dims[0], LEGACY_TYPES.get(str(types[0]))
+        known = isinstance(shape, list) and shape and all(isinstance(d, int) for d in shape)
+        return cls(None, float(np.prod(shape)) * size if known and size else None, None)
 
 
 @dataclass
@@ -125,44 +144,42 @@ class TraceEvents:
     )
     strings: dict = field(default_factory=dict)
     comms: dict = field(default_factory=dict)  # op index -> Comm of a record_param_comms op
+    source: str = ""  # the trace's path, for errors
+    seen: int = 0  # events taken so far: the index in traceEvents of the next batch's first
 
-    def take(self, batch: list[dict]) -> None:
-        """Keep what matters from one batch of events (the batch itself is then dropped)."""
-        shared = self.strings.setdefault
-        for event in batch:
+    def take(self, batch: list) -> None:
+        """Keep what matters from one batch of events (the batch itself is then dropped). Each
+        field read is checked for its JSON type as it is read (kineto_fields)."""
+        src = self.source
+        for at, value in enumerate(batch, self.seen):
+            event = fields.event(value, at, src)
             cat = event.get("cat")
             if cat == "python_function":
-                name = event.get("name", "")
+                name = fields.text(event, "name", at, src)
                 if name.startswith(MODULE_PREFIX):
-                    self._span(
-                        event, 1, shared(name[len(MODULE_PREFIX) :], name[len(MODULE_PREFIX) :])
-                    )
+                    self._span(event, at, 1, name[len(MODULE_PREFIX) :])
             elif cat == "cpu_op":
-                self._op(event, event.get("args") or {}, shared)
+                self._op(event, at, fields.obj(event, "args", at, src))
             elif cat in RUNTIME:
-                self._call(event, event.get("args") or {}, shared)
+                self._call(event, at, fields.obj(event, "args", at, src))
             elif cat in GPU_ACTIVITIES:
-                self._gpu(event, cat, event.get("args") or {}, shared)
+                self._gpu(event, at, cat, fields.obj(event, "args", at, src))
             elif cat == "user_annotation":
-                name = event.get("name", "")
-                self._span(event, 0, shared(name, name))
+                name = fields.text(event, "name", at, src)
+                self._span(event, at, 0, name)
                 if name.startswith(STEP_PREFIX):
-                    self._step(event, 0)
-            elif cat == GPU_ANNOTATION and event.get("name", "").startswith(STEP_PREFIX):
-                self._step(event, 1)
+                    self._step(event, name, 0)
+            elif cat == GPU_ANNOTATION:
+                name = fields.text(event, "name", at, src)
+                if name.startswith(STEP_PREFIX):
+                    self._step(event, name, 1)
             elif cat == COUNTER_RANGE:
-                c = self.ranges.columns
-                for key, value in (
-                    ("name", event.get("name", "")),
-                    ("ts", event.get("ts")),
-                    ("dur", event.get("dur")),
-                    ("args", event.get("args") or {}),
-                ):
-                    c[key].append(value)
+                self._range(event, at)
+        self.seen += len(batch)
 
-    def _gpu(self, event: dict, cat: str, a: dict, shared) -> None:
-        c = self.gpu.columns
-        name = event.get("name", "")
+    def _gpu(self, event: dict, at: int, cat: str, a: dict) -> None:
+        c, src, shared = self.gpu.columns, self.source, self.strings.setdefault
+        name = fields.text(event, "name", at, src)
         c["name"].append(shared(name, name))
         c["cat"].append(shared(cat, cat))
         c["ts"].append(_float(event.get("ts")))
@@ -171,20 +188,20 @@ class TraceEvents:
         c["correlation"].append(_int(a.get("correlation")))
         c["external"].append(_int(a.get("External id")))
         c["stream"].append(_int(a.get("stream")))
-        grid, block = _dim(a.get("grid")), _dim(a.get("block"))
+        grid = fields.dim3(a, "grid", at, src, ".args")
+        block = fields.dim3(a, "block", at, src, ".args")
         c["grid"].append(shared(grid, grid))
         c["block"].append(shared(block, block))
-        c["device"].append(a.get("device", event.get("pid")))
+        device = fields.integer(a, "device", at, src, ".args")
+        c["device"].append(fields.ident(event, "pid", at, src) if device is None else device)
         c["comm"].append(Comm.of(a) if COMM_SIZE in a else None)
 
-    def _op(self, event: dict, a: dict, shared) -> None:
-        c = self.ops.columns
-        name = event.get("name", "")
-        packed = dumps(
-            (a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs"))
-            + ((a["kernel_kwargs"],) if "kernel_kwargs" in a else ())
-        )
-        pid, tid, module = event.get("pid"), event.get("tid"), a.get("Module Hierarchy")
+    def _op(self, event: dict, at: int, a: dict) -> None:
+        c, src, shared = self.ops.columns, self.source, self.strings.setdefault
+        name = fields.text(event, "name", at, src)
+        packed = _pack(a)
+        pid, tid = fields.ident(event, "pid", at, src), fields.ident(event, "tid", at, src)
+        module = fields.text(a, "Module Hierarchy", at, src, ".args")
         c["name"].append(shared(name, name))
         c["pid"].append(shared(pid, pid))
         c["tid"].append(shared(tid, tid))
@@ -193,30 +210,30 @@ class TraceEvents:
         c["ts"].append(_float(event.get("ts")))
         c["dur"].append(_float(event.get("dur")))
         c["external"].append(_int(a.get("External id")))
-        if name == COMM_OP and COMM_SIZE in a:
+        if name == COMM_OP:
             self.comms[len(c["name"]) - 1] = Comm.of(a)
 
-    def _span(self, event: dict, kind: int, name: str) -> None:
-        c = self.spans.columns
-        shared = self.strings.setdefault
-        pid, tid = event.get("pid"), event.get("tid")
+    def _span(self, event: dict, at: int, kind: int, name: str) -> None:
+        c, src, shared = self.spans.columns, self.source, self.strings.setdefault
+        pid, tid = fields.ident(event, "pid", at, src), fields.ident(event, "tid", at, src)
         c["kind"].append(kind)
-        c["name"].append(name)
+        c["name"].append(shared(name, name))
         c["pid"].append(shared(pid, pid))
         c["tid"].append(shared(tid, tid))
         c["ts"].append(_float(event.get("ts")))
         c["dur"].append(_float(event.get("dur")))
 
-    def _step(self, event: dict, gpu: int) -> None:
+    def _step(self, event: dict, name: str, gpu: int) -> None:
         c = self.steps.columns
-        c["name"].append(event["name"])
+        c["name"].append(name)
         c["ts"].append(_float(event.get("ts")))
         c["dur"].append(_float(event.get("dur")))
         c["gpu"].append(gpu)
 
-    def _call(self, event: dict, a: dict, shared) -> None:
-        c = self.runtime.columns
-        name, pid, tid = event.get("name", ""), event.get("pid"), event.get("tid")
+    def _call(self, event: dict, at: int, a: dict) -> None:
+        c, src, shared = self.runtime.columns, self.source, self.strings.setdefault
+        name = fields.text(event, "name", at, src)
+        pid, tid = fields.ident(event, "pid", at, src), fields.ident(event, "tid", at, src)
         c["name"].append(shared(name, name))
         c["pid"].append(shared(pid, pid))
         c["tid"].append(shared(tid, tid))
@@ -225,6 +242,13 @@ class TraceEvents:
         c["external"].append(_int(a.get("External id")))
         kernel = a.get("kernel")
         c["kernel"].append(shared(kernel, kernel) if isinstance(kernel, str) else None)
+
+    def _range(self, event: dict, at: int) -> None:
+        c, src = self.ranges.columns, self.source
+        c["name"].append(fields.text(event, "name", at, src))
+        c["ts"].append(event.get("ts"))
+        c["dur"].append(event.get("dur"))
+        c["args"].append(fields.obj(event, "args", at, src))
 
 
 def _float(value) -> float:
@@ -235,9 +259,17 @@ def _int(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else NO_ID
 
 
-def _dim(value):
-    """A grid or block [x, y, z] as a tuple (hashable, so one object per distinct shape)."""
-    return tuple(value) if isinstance(value, list) else None
+def _pack(a: dict) -> bytes:
+    """An operator's (Input Dims, Input type, Concrete Inputs[, kernel_kwargs]) as JSON bytes.
+    An integer beyond 64 bits (which orjson cannot write) is written by json, and so reads back
+    as a float, as orjson reads such a number in the trace."""
+    arguments = (a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")) + (
+        (a["kernel_kwargs"],) if "kernel_kwargs" in a else ()
+    )
+    try:
+        return dumps(arguments)
+    except TypeError:
+        return json.dumps(arguments).encode()
 
 
 def arguments(packed: bytes) -> tuple[list | None, list | None, list | None]:

@@ -268,7 +268,8 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
         if "op" in out
         else np.full(len(out), "")
     )
-    why = pd.Series(op).map(_why_text).to_numpy(dtype=object)  # once per distinct operator
+    codes, distinct = pd.factorize(op)  # Series.map would call _why_text once per launch
+    why = np.array([_why_text(o) for o in distinct] + [""], dtype=object)[codes]
     words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str) + why, reason)
     schema.add_missing(out, "ops", words.astype(object), need)
     no_bytes = need & out["bytes_dram"].isna().to_numpy()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import re
@@ -24,6 +25,10 @@ _TRIES = 8  # candidate splits tried (last first) before reading more
 TRUNCATED = (
     "truncated or malformed JSON (the trace ends inside its event list); export the "
     "trace again and check the copy is complete (gzip -t for .gz files)"
+)
+NESTED = (  # orjson's limit, 1,024 levels
+    "JSON nested over 1,000 levels deep (a trace's events nest a few levels): the file is "
+    "damaged or not a trace; export the trace again"
 )
 
 
@@ -70,7 +75,7 @@ class TraceStream:
         head = b""
         while True:
             chunk = fh.read(self.chunk_bytes)
-            head += chunk
+            head = (head + chunk).removeprefix(codecs.BOM_UTF8)
             stripped = head.lstrip()
             if stripped.startswith(b"["):  # the bare-array form of the Chrome trace format
                 self._prefix = b""
@@ -94,7 +99,8 @@ class TraceStream:
             cut = match.start() + 1
             try:
                 events = orjson.loads(b"[" + buf[:cut] + b"]")
-            except orjson.JSONDecodeError:
+            except orjson.JSONDecodeError as exc:
+                self._check_depth(exc)  # a prefix of the list holds real nesting
                 continue
             rest = buf[cut:].lstrip()
             return events, rest[1:].lstrip()  # drop the separating comma
@@ -107,15 +113,37 @@ class TraceStream:
             events, end = json.JSONDecoder().raw_decode(text)
         except json.JSONDecodeError:
             raise InputError(TRUNCATED, path=str(self.path)) from None
-        self.header = self._parse_header(text[end:])
+        except RecursionError:  # json's limit depends on the caller's stack: orjson's does not
+            events, suffix = self._finish_nested(buf)
+        else:
+            suffix = text[end:]
+        self.header = self._parse_header(suffix)
         return events
+
+    def _finish_nested(self, buf: bytes) -> tuple[list[dict], str]:
+        """_finish by orjson (nesting up to its fixed 1,024 levels): the list ends at one of the
+        `]` of buf, tried from the last."""
+        end = len(buf)
+        while (end := buf.rfind(b"]", 0, end)) >= 0:
+            try:
+                events = orjson.loads(b"[" + buf[: end + 1])
+            except orjson.JSONDecodeError as exc:
+                self._check_depth(exc)
+                continue
+            return events, buf[end + 1 :].decode("utf-8", errors="replace")
+        raise InputError(TRUNCATED, path=str(self.path))
+
+    def _check_depth(self, exc: orjson.JSONDecodeError) -> None:
+        if "depth limit" in str(exc):
+            raise InputError(NESTED, path=str(self.path)) from None
 
     def _parse_header(self, suffix: str) -> dict:
         if not self._prefix:
             return {}
         try:
             header = orjson.loads(self._prefix + b"[]" + suffix.encode())
-        except orjson.JSONDecodeError:
+        except orjson.JSONDecodeError as exc:
+            self._check_depth(exc)
             raise InputError(
                 TRUNCATED.replace("inside its event list", "after its event list"),
                 path=str(self.path),

@@ -10,13 +10,16 @@ import csv
 import functools
 import importlib.util
 import io
+import json
 import os
+import sqlite3
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +93,7 @@ BUNDLED_PROFILES = (
     "ncu/rtx3070-nvtx-details-all_daxpy.csv",
     "ncu/rtx3070-nvtx-details-locale-de_DE_head.csv",
     "ncu/rtx3070-nvtx-raw.csv",
+    "nsys/nsysai-2xh100-excerpt.sqlite",
     "rocprof/omniperf2_mi100_rocprofv1_rocm602_pmc_perf.csv",
     "rocprof/omniperf2_mi300a_rocprofv1_rocm621_pmc_perf.csv",
     "rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv",
@@ -106,7 +110,8 @@ BUNDLED_PROFILES = (
     "rocprof/v3_rocm7x_mi300a_counter_collection_head.csv",
 )
 
-# The files under ../shared/fixtures (ncu/, rocprof/, kineto/) that load into at least one launch.
+# The files under ../shared/fixtures (ncu/, rocprof/, kineto/, nsys/) that load into at least one
+# launch.
 SHARED_PROFILES = (
     "ncu/actualparam-a100-ncu2021.2-details-rules.csv",
     "ncu/actualparam-a100-ncu2021.2-sam-decoder.csv",
@@ -157,6 +162,7 @@ SHARED_PROFILES = (
     "rocprof/v3_docs_2024_counter_collection.csv",
     "rocprof/v3_docs_2025_counter_collection.csv",
     "rocprof/v3_docs_2025_kernel_trace.csv",
+    "rocprof/v3_mi350x_rocm_json_results.json.gz",
     "rocprof/v3_rocm621_mi300a_kernel_trace_head.csv",
     "rocprof/v3_rocm711_mi300a_rocpd2csv_kernel_trace_head.csv",
     "rocprof/v3_rocm7x_mi300a_counter_collection_head.csv",
@@ -176,10 +182,15 @@ SHARED_PROFILES = (
     "kineto/tracelens-mi300x-xdit-sd35-triton.json.gz",
     "kineto/tracelens-vllm-decode-graph-capture.json.gz",
     "kineto/tracelens-vllm-decode-graph-replay.json.gz",
+    "nsys/dlprof-rtx2070s-nvtx-shapes.sqlite",
+    "nsys/fuser-h200-matmul.sqlite",
+    "nsys/nsysai-2xh100-1s.sqlite",
 )
 
 
-def profile_params(folders=("ncu", "rocprof", "kineto"), bundled=True, shared_too=True) -> list:
+def profile_params(
+    folders=("ncu", "rocprof", "kineto", "nsys"), bundled=True, shared_too=True
+) -> list:
     """pytest params over the listed profiles in `folders`: "fixtures/…" (bundled) and
     "shared/…" paths (marked e2e), each turned into a file by real_path (a shared one skips
     when absent)."""
@@ -210,6 +221,90 @@ def benchmark_generator():
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
+
+
+# --- refusals through the CLI: one line, exit 2, nothing written -----------------------------
+
+
+def report(tmp_path: Path, *inputs, extra=(), env=None):
+    """`rooflint report INPUTS -q -o out.json`; returns (result, out path)."""
+    from rooflint.cli import main  # the CLI only for the tests that run it
+
+    out = tmp_path / "out.json"
+    args = ["report", *map(str, inputs), "-q", "-o", str(out), *extra]
+    result = CliRunner().invoke(main, args, env=env)
+    return result, out
+
+
+def diffed(tmp_path: Path, base, head, extra=()):
+    """`rooflint diff BASE HEAD -o out.json`; returns (result, out path)."""
+    from rooflint.cli import main
+
+    out = tmp_path / "out.json"
+    args = ["diff", str(base), str(head), "-o", str(out), *extra]
+    return CliRunner().invoke(main, args), out
+
+
+def assert_refused(result, out: Path, path, *expected: str) -> str:
+    """Exit 2, exactly one `rooflint: error: <path>: ...` line with the expected words, no
+    traceback, and neither the report nor a temporary file left in the output folder."""
+    assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
+    assert isinstance(result.exception, SystemExit), result.exception  # not an escaped bug
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    assert line.startswith(f"rooflint: error: {path}"), line
+    assert "Traceback" not in result.stderr + result.stdout
+    problem_and_fix = line.removeprefix(f"rooflint: error: {path}")
+    assert ";" in problem_and_fix or " or " in problem_and_fix, f"no fix offered: {line}"
+    for word in expected:
+        assert word.lower() in line.lower(), f"{word!r} not in {line!r}"
+    assert not out.exists()
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".out.json")] == []
+    return line
+
+
+def loaded(result, out: Path) -> dict:
+    """Exit 0, nothing on stderr, and the JSON report that was written."""
+    assert result.exit_code == 0, (result.exit_code, result.stderr, result.exception)
+    assert result.exception is None, result.exception
+    assert result.stderr == ""
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    acc = doc["accounting"]
+    outside = acc.get("outside_window", {}).get("launches", 0)  # a trace's, beyond its steps
+    assert acc["launches_read"] == acc["analysed"] + acc["not_analysable"] + outside
+    assert sum(acc["not_analysable_reasons"].values()) == acc["not_analysable"]
+    return doc
+
+
+def make_rocpd(path: Path) -> Path:
+    """The three rocpd views the reader queries, as plain tables with the views' column names."""
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE rocpd_info_agent (id INTEGER, type TEXT, absolute_index INTEGER,
+            logical_index INTEGER, name TEXT, product_name TEXT, extdata TEXT);
+        INSERT INTO rocpd_info_agent VALUES (1, 'CPU', 0, 0, 'EPYC', 'EPYC', '{}');
+        INSERT INTO rocpd_info_agent VALUES (2, 'GPU', 2, 1, 'gfx942', 'AMD Instinct MI300X',
+            '{"cu_count": 304, "wave_front_size": 64}');
+        CREATE TABLE kernels (dispatch_id INTEGER, pid INTEGER, agent_abs_index INTEGER,
+            name TEXT, start INTEGER, "end" INTEGER, grid_x INTEGER, grid_y INTEGER,
+            grid_z INTEGER, workgroup_x INTEGER, workgroup_y INTEGER, workgroup_z INTEGER);
+        INSERT INTO kernels VALUES (1, 99, 2, 'vecCopy(double*, double*, double*, int, int)',
+            1000000000000000, 1000000000008292, 1048576, 1, 1, 256, 1, 1);
+        INSERT INTO kernels VALUES (2, 99, 2, 'gemm', 1000000000100000, 1000000000150000,
+            4096, 4096, 1, 16, 16, 1);
+        CREATE TABLE counters_collection (dispatch_id INTEGER, pid INTEGER, counter_name TEXT,
+            value REAL);
+        INSERT INTO counters_collection VALUES (1, 99, 'TCC_BUBBLE_sum', 65536);
+        INSERT INTO counters_collection VALUES (1, 99, 'TCC_EA0_RDREQ_sum', 65757);
+        INSERT INTO counters_collection VALUES (1, 99, 'TCC_EA0_RDREQ_32B_sum', 0);
+        INSERT INTO counters_collection VALUES (1, 99, 'TCC_EA0_WRREQ_sum', 131072);
+        INSERT INTO counters_collection VALUES (1, 99, 'TCC_EA0_WRREQ_64B_sum', 131072);
+        INSERT INTO counters_collection VALUES (2, 99, 'SQ_INSTS_VALU_MFMA_MOPS_BF16', 1000);
+    """)
+    con.commit()
+    con.close()
+    return path
 
 
 # --- building inputs from real exports ---------------------------------------------------------
@@ -522,3 +617,42 @@ def plain_union(intervals: list[tuple[float, float]]) -> float:
             total += current[1] - current[0] if current else 0.0
             current = [start, end]
     return total + (current[1] - current[0] if current else 0.0)
+
+
+# --- a synthetic ncu export to join with a timeline -----------------------------------------
+
+
+def ncu_details(rows: list[tuple[str, str, str, dict]], cc: str = "9.0") -> str:
+    """A details-page ncu CSV: (kernel, block, grid, {metric: (unit, value)}) per launch, from a
+    GPU of compute capability `cc`."""
+    head = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+        '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+        '"Metric Value"'
+    )
+    lines = [head]
+    for i, (kernel, block, grid, metrics) in enumerate(rows):
+        for metric, (unit, value) in metrics.items():
+            lines.append(
+                ",".join(
+                    json.dumps(x)
+                    for x in (
+                        str(i),
+                        "1",
+                        "python",
+                        "h",
+                        kernel,
+                        "1",
+                        "7",
+                        block,
+                        grid,
+                        "0",
+                        cc,
+                        "Command line profiler metrics",
+                        metric,
+                        unit,
+                        value,
+                    )
+                )
+            )
+    return "\n".join(lines) + "\n"

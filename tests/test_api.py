@@ -171,8 +171,8 @@ def test_diff_takes_a_small_threshold_with_its_percent_sign():
     [
         (
             lambda: rooflint.report(A100, group_by="kernal"),
-            "group_by 'kernal' is not one of kernel, name, source, range, family, op, module; "
-            "did you mean kernel?",
+            "group_by 'kernal' is not one of kernel, name, source, range, family, op, module, "
+            "rank; did you mean kernel?",
         ),
         (
             lambda: rooflint.report(A100, locale="en_us"),

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflint.cli import main
+from tests.helpers import assert_refused, loaded, report
 
 ROOT = Path(__file__).resolve().parents[1]
 NCU = ROOT / "fixtures" / "ncu"
@@ -77,48 +78,6 @@ def write(folder: Path, name: str, data: str | bytes) -> Path:
     path = folder / name
     path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     return path
-
-
-# ---------------------------------------------------------------- running the CLI
-
-
-def report(tmp_path: Path, *inputs, extra=(), env=None):
-    """`rooflint report INPUTS -q -o out.json`; returns (result, out path)."""
-    out = tmp_path / "out.json"
-    args = ["report", *map(str, inputs), "-q", "-o", str(out), *extra]
-    result = CliRunner().invoke(main, args, env=env)
-    return result, out
-
-
-def assert_refused(result, out: Path, path, *expected: str) -> str:
-    """Exit 2, exactly one `rooflint: error: <path>: ...` line with the expected words, no
-    traceback, and neither the report nor a temporary file left in the output folder."""
-    assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
-    assert isinstance(result.exception, SystemExit), result.exception  # not an escaped bug
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    line = lines[0]
-    assert line.startswith(f"rooflint: error: {path}"), line
-    assert "Traceback" not in result.stderr + result.stdout
-    problem_and_fix = line.removeprefix(f"rooflint: error: {path}")
-    assert ";" in problem_and_fix or " or " in problem_and_fix, f"no fix offered: {line}"
-    for word in expected:
-        assert word.lower() in line.lower(), f"{word!r} not in {line!r}"
-    assert not out.exists()
-    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".out.json")] == []
-    return line
-
-
-def loaded(result, out: Path) -> dict:
-    """Exit 0, nothing on stderr, and the JSON report that was written."""
-    assert result.exit_code == 0, (result.exit_code, result.stderr, result.exception)
-    assert result.exception is None, result.exception
-    assert result.stderr == ""
-    doc = json.loads(out.read_text(encoding="utf-8"))
-    acc = doc["accounting"]
-    assert acc["launches_read"] == acc["analysed"] + acc["not_analysable"]
-    assert sum(acc["not_analysable_reasons"].values()) == acc["not_analysable"]
-    return doc
 
 
 def numbers(doc: dict) -> list[dict]:
@@ -184,7 +143,7 @@ def test_refused_with_one_clear_line(tmp_path, name):
     "name, words",
     [
         ("prof-lines-only.csv", ["==PROF==", "--kernel-name"]),
-        ("nsys-cuda-gpu-kern-sum.csv", ["Nsight Systems", "Nsight Compute"]),
+        ("nsys-cuda-gpu-kern-sum.csv", ["nsys stats", "nsys export --type sqlite"]),
         ("pytorch-key-averages.csv", ["PyTorch profiler", "Nsight Compute"]),
     ],
 )

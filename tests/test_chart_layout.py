@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -158,3 +159,95 @@ def test_html_report_has_one_chart_per_device():
     page = html.render(two_gpus())
     assert page.count("<svg") == 2
     assert "one chart per device (2)" in page
+
+
+# --- the hierarchical chart (--level dram,l2,l1) ---------------------------------------------
+
+# rtx2080ti-sgemm-raw-base.csv, its one launch: FLOPs = its DRAM intensity 32.24001930951574
+# FLOP/B (tests/golden) × dram__bytes_read.sum 819,456 B; L2 bytes = lts__t_sectors.sum 90,113 ×
+# 32 B; L1 = l1tex__t_bytes.sum.per_second 257,602,985,074.63 B/s × gpu__time_duration 10,720 ns.
+SGEMM_FLOPS = 32.24001930951574 * 819_456
+SGEMM_BYTES = {"dram": 819_456, "l2": 90_113 * 32, "l1": 257_602_985_074.63 * 10_720e-9}
+
+
+def test_hierarchical_chart_places_a_kernel_at_each_level():
+    res = pipeline.build([str(RTX2080)])
+    data = chart.chart_data(res, "dram,l2,l1")
+    assert data.hierarchical and data.levels == ("dram", "l2", "l1")
+    assert [p.level for p in data.points] == ["dram", "l2", "l1"]
+    for p in data.points:
+        assert p.intensity == pytest.approx(SGEMM_FLOPS / SGEMM_BYTES[p.level], rel=1e-9)
+        assert p.flops_per_s == pytest.approx(SGEMM_FLOPS / 10.72e-6, rel=1e-9)  # one height
+    assert [round(p.intensity, 2) for p in data.points] == [32.24, 9.16, 9.57]
+    assert [p.labelled for p in data.points] == [True, False, False]  # one label per kernel
+    # one sloped roof per level, from the run's own peaks; the flat roof starts at the
+    # fastest level's ridge (L1), its label gives the DRAM ridge
+    memory = {r.name: r for r in data.roofs if r.kind == "memory"}
+    assert list(memory) == ["dram", "l2", "l1"]
+    device = res.devices[0].device
+    assert [memory[lvl].value for lvl in memory] == [device.memory[lvl].value for lvl in memory]
+    [flat] = [r for r in data.roofs if r.kind == "compute"]
+    assert flat.start[0] == pytest.approx(flat.value / device.memory["l1"].value)
+    assert flat.label.endswith("ridge 17.8 FLOP/B (DRAM)")
+    assert data.title.startswith("Roofline, DRAM, L2, L1 (hierarchical): ")
+    # a single level is the chart it always was
+    assert chart.chart_data(res, "dram") == chart.chart_data(res)
+
+
+def test_hierarchical_chart_on_a_device_with_only_dram_roofs():
+    """The H200 block export has L2 and L1 bytes for its 5 groups; the catalog's H200 has a DRAM
+    bandwidth only: every group at every level, one sloped roof, and a note per missing roof."""
+    res = pipeline.build([str(ROOT / "fixtures" / "ncu" / "h200-block-raw-stdout.csv")])
+    data = chart.chart_data(res, "dram,l2,l1")
+    assert len(data.points) == 3 * len(res.kernels) == 15
+    assert [r.name for r in data.roofs if r.kind == "memory"] == ["dram"]
+    assert data.notes == [
+        "h200-sxm has no L2 bandwidth: no memory roof at this level",
+        "h200-sxm has no L1 bandwidth: no memory roof at this level",
+    ]
+    labelled = [p for p in data.points if p.labelled]
+    assert len(labelled) == 5 and {p.level for p in labelled} == {"dram"}
+
+
+def test_hierarchical_chart_in_every_chart_format_and_html(tmp_path):
+    res = pipeline.build([str(RTX2080)])
+    svg = reporters.render(res, "svg", level="dram,l2,l1").decode()
+    assert "FLOP per byte moved at each level: DRAM, L2, L1" in svg
+    assert reporters.render(res, "png", level="dram,l2,l1")[:4] == b"\x89PNG"
+    assert reporters.render(res, "pdf", level="dram,l2,l1")[:4] == b"%PDF"
+    page = html.render(res, level="dram,l2,l1")
+    # a circle (DRAM), a square (L2) and a triangle (L1) for the kernel, each with its details
+    shapes = re.findall(r'<(circle|rect|polygon) [^>]*class="pt"', page)
+    assert sorted(shapes) == ["circle", "polygon", "rect"]
+    assert "9.16 FLOP/byte (L2)" in page and "9.57 FLOP/byte (L1)" in page
+    assert page.count('href="#k-1"') == 3  # each links to the kernel's row
+
+
+def test_a_level_not_known_is_refused():
+    res = pipeline.build([str(RTX2080)])
+    with pytest.raises(ValueError, match="dram,l2,l1"):
+        chart.chart_data(res, "dram,l3")
+
+
+def test_the_commands_take_several_levels(tmp_path):
+    from click.testing import CliRunner
+
+    from rooflint.cli import main
+
+    target = tmp_path / "h.svg"
+    done = CliRunner().invoke(
+        main, ["plot", "-q", str(RTX2080), "-o", str(target), "--level", "dram, L2,l1"]
+    )
+    assert done.exit_code == 0, done.output
+    assert "Roofline, DRAM, L2, L1 (hierarchical)" in target.read_text()
+    page = tmp_path / "h.html"
+    done = CliRunner().invoke(
+        main, ["report", "-q", str(RTX2080), "-o", str(page), "--level", "dram,l1"]
+    )
+    assert done.exit_code == 0, done.output
+    assert "FLOP per byte moved at each level: DRAM, L1" in page.read_text()
+    done = CliRunner().invoke(
+        main, ["plot", "-q", str(RTX2080), "-o", str(target), "--level", "dram,l3"]
+    )
+    assert done.exit_code == 2
+    assert "--level 'l3' is not one of dram, l2, l1; did you mean l2?" in done.output

@@ -367,8 +367,9 @@ def test_other_device_is_shown_at_the_top(tmp_path):
     )
     sxm = hardware.get("a100-sxm4-80gb").memory["dram"].value
     assert lines[4] == (
-        f"!! ceilings changed: dram 1.55 TB/s → {sxm / 1e12:.3g} TB/s; efficiencies and verdicts "
-        "are measured against different roofs"
+        # the link roof too: PCIe Gen4 x16 (a100-pcie-40gb), NVLink 3 per direction (a100-sxm4-80gb)
+        f"!! ceilings changed: dram 1.55 TB/s → {sxm / 1e12:.3g} TB/s, link 31.5 GB/s → 300 GB/s; "
+        "efficiencies and verdicts are measured against different roofs"
     )
     md = run("diff", A100, head, "-f", "markdown").stdout.splitlines()
     assert md[2].startswith("> ⚠️ **different devices**:")

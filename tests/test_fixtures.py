@@ -10,6 +10,7 @@ import pytest
 from tests.helpers import FIXTURES, shared
 
 WHOLE, LINES, ROWS = "whole file", "whole lines in order", "rows of the KERN table"
+TABLES = "rows of each table"  # a SQLite excerpt: every table's statement, a subset of its rows
 # excerpt under fixtures/ -> (its source under shared/fixtures/, what was kept)
 EXCERPTS = {
     "ncu/roofline-analysis-b200-ncu2025.x-raw.csv": (
@@ -47,6 +48,7 @@ EXCERPTS = {
         LINES,
     ),
     "rocprof/v1_mi250_rocm571_results_head.db": ("rocprof/v1_mi250_rocm571_results.db", ROWS),
+    "nsys/nsysai-2xh100-excerpt.sqlite": ("nsys/nsysai-2xh100-1s.sqlite", TABLES),
     **{
         f"kineto/{name}": (f"kineto/{name}", WHOLE)
         for name in ("hta-mi250-minitoy.json.gz", "tracelens-torch_compile_triton-trace.json.gz")
@@ -92,9 +94,24 @@ def test_excerpt_is_cut_from_its_source(name):
         lines = excerpt.read_bytes().splitlines(keepends=True)
         assert lines[0] == source.read_bytes().splitlines(keepends=True)[0], "the header first"
         assert in_order(lines, source.read_bytes().splitlines(keepends=True))
-    else:
+    elif kept == ROWS:
         (sql, rows), (source_sql, source_rows) = kern(excerpt), kern(source)
         assert sql == source_sql and rows and in_order(rows, source_rows)
+    else:
+        whole = every_table(source)
+        for table, (sql, rows) in every_table(excerpt).items():
+            source_sql, source_rows = whole[table]
+            assert sql == source_sql and set(rows) <= set(source_rows), table
+
+
+def every_table(path) -> dict[str, tuple[str, list[tuple]]]:
+    """Each table's CREATE statement and rows."""
+    con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        names = con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+        return {n: (sql, con.execute(f'SELECT * FROM "{n}"').fetchall()) for n, sql in names}
+    finally:
+        con.close()
 
 
 def test_in_order_tells_an_excerpt_from_an_edit():

@@ -30,8 +30,15 @@ EXPECTED = {
     # ncu's default set prints the device name, "NVIDIA B200", on every launch
     "ncu/default-set-b200/flashinfer_paged_decode__gqa_bf16_b1_ctx128k_p64.ncu.csv": "b200",
     "ncu/default-set-b200/torch_sdpa_cudnn__mha_bf16_b16_ctx4k_p64.ncu.csv": "b200",
-    # rocprofv3 JSON: no reader yet (issue 29)
-    "rocprof/v3_mi350x_rocm_json_results.json.gz": NOT_A_PROFILE,
+    # Nsight Systems: TARGET_INFO_GPU names "NVIDIA H200" (132 SMs); the two-GPU window lost that
+    # table: its export is named perf_h100_sp2_fa3 (compute capability 9.0, the H100s left open);
+    # the RTX 2070 SUPER is not catalogued; the capture without CUDA tracing has no launches.
+    "nsys/fuser-h200-matmul.sqlite": "h200-sxm",
+    "nsys/nsysai-2xh100-1s.sqlite": ("h100-sxm", {"h100-pcie", "h100-nvl"}),
+    "nsys/dlprof-rtx2070s-nvtx-shapes.sqlite": NO_DEVICE,
+    "nsys/dynamicvit-no-cuda-tables.sqlite": NOT_A_PROFILE,
+    # rocprofv3 JSON: its GPU agents are named "AMD Instinct MI350X" (gfx950, 256 CUs)
+    "rocprof/v3_mi350x_rocm_json_results.json.gz": "mi350x",
     "ncu/cuda-roofline-a100-ncu2022.4-details-metrics-stdout.csv": "a100-pcie-40gb",
     # README: Tesla V100-PCIE-32GB. SM clock 1233 MHz ~ V100 PCIe base 1245 (SXM2's is 1312,
     # Titan V's 1200); the 16GB and 32GB PCIe cards share every ceiling, either is right.
@@ -137,7 +144,7 @@ def test_every_shared_fixture_is_expected_here():
     shared("ncu")  # skips on a clean clone
     found = sorted(
         p.relative_to(SHARED).as_posix()
-        for folder in ("ncu", "rocprof")
+        for folder in ("ncu", "rocprof", "nsys")
         for p in (SHARED / folder).rglob("*")
         if p.is_file()
     )

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from rooflint import parsers, pipeline
 from rooflint.cli import main
 from rooflint.core import explain, opmodels
-from tests.helpers import FIXTURES, shared
+from tests.helpers import FIXTURES, ncu_details, shared
 
 TRACES = [
     "hta-a100-alexnet",
@@ -185,41 +185,6 @@ def test_cupti_counter_ranges():
     assert (launches["flops_source"] == "counters").all()
     assert launches["duration_s"].isna().all()  # range-profiler ranges carry no kernel time
     assert launches["op"].notna().all()  # 77 ranges, 77 cudaLaunchKernel calls, linked in order
-
-
-def ncu_details(rows: list[tuple[str, str, str, dict]]) -> str:
-    """A details-page ncu CSV: (kernel, block, grid, {metric: (unit, value)}) per launch."""
-    head = (
-        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
-        '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
-        '"Metric Value"'
-    )
-    lines = [head]
-    for i, (kernel, block, grid, metrics) in enumerate(rows):
-        for metric, (unit, value) in metrics.items():
-            lines.append(
-                ",".join(
-                    json.dumps(x)
-                    for x in (
-                        str(i),
-                        "1",
-                        "python",
-                        "h",
-                        kernel,
-                        "1",
-                        "7",
-                        block,
-                        grid,
-                        "0",
-                        "9.0",
-                        "Command line profiler metrics",
-                        metric,
-                        unit,
-                        value,
-                    )
-                )
-            )
-    return "\n".join(lines) + "\n"
 
 
 def test_trace_with_ncu_export_lends_counters(tmp_path, bert_h100):

@@ -17,7 +17,7 @@ from rooflint.core import schema
 from rooflint.core.errors import UsageError
 from rooflint.core.profile import InputFormat
 from rooflint.core.reader import Carries
-from rooflint.parsers import kineto, ncu_csv, ncu_rep, nvprof, rocprof
+from rooflint.parsers import kineto, ncu_csv, ncu_rep, nsys, nvprof, rocprof, rocprofv3_json
 from tests.helpers import FIXTURES, ROOT, SHARED
 
 PACKAGE_SOURCE = [ROOT / "src", ROOT / "parsers", ROOT / "hardware"]
@@ -62,8 +62,8 @@ def test_every_reader_module_is_registered():
 def test_the_registry_check_finds_a_module_left_out(tmp_path):
     for path in (ROOT / "parsers").glob("*.py"):
         (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    (tmp_path / "nsys.py").write_text("def sniff(path, head):\n    return False\n")
-    assert reader_modules(tmp_path) - registered(parsers.READERS) == {"nsys"}
+    (tmp_path / "omnitrace.py").write_text("def sniff(path, head):\n    return False\n")
+    assert reader_modules(tmp_path) - registered(parsers.READERS) == {"omnitrace"}
     assert reader_modules(ROOT / "parsers") - registered(parsers.READERS[:-1]) == {"rocprof"}
 
 
@@ -172,6 +172,8 @@ SHOWN_BY = {
     kineto.READER: [TRACE, "kineto/hta-a100-cupti-counters.json.gz"],  # the latter: CUPTI counters
     nvprof.READER: ["ncu/nvprof-k20c-metrics.csv"],
     rocprof.READER: [COUNTER_COLLECTION, "rocprof/omniperf2_mi300x_rocprofv2_rocm620_pmc_perf.csv"],
+    nsys.READER: [FIXTURES / "nsys" / "nsysai-2xh100-excerpt.sqlite"],
+    rocprofv3_json.READER: ["rocprof/v3_mi350x_rocm_json_results.json.gz"],
 }
 
 

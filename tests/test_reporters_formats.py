@@ -310,6 +310,7 @@ class _Page(HTMLParser):
             None,
         )
         self.titles, self._in_title, self.text = [], False, []
+        self.advice, self._row_class = [], None
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -322,6 +323,7 @@ class _Page(HTMLParser):
             self._tables[self._table] = []
         elif tag == "tr" and self._table:
             self._row = []
+            self._row_class = attrs.get("class")
         elif tag in ("td", "th") and self._row is not None:
             self._cell = {"text": "", "sort": attrs.get("data-sort"), "tag": tag}
         elif tag == "title":
@@ -335,7 +337,10 @@ class _Page(HTMLParser):
             self._row.append(self._cell)
             self._cell = None
         elif tag == "tr" and self._row is not None:
-            self._tables[self._table].append(self._row)
+            if self._row_class == "why":  # a kernel's advice, on a row of its own under it
+                self.advice.append(self._row[0]["text"])
+            else:
+                self._tables[self._table].append(self._row)
             self._row = None
         elif tag == "table":
             self._table = None
@@ -607,3 +612,38 @@ def test_plot_command_takes_input_options(tmp_path):
     )
     assert done.exit_code == 0, done.output
     assert "a100-pcie-40gb" in target.read_text()
+
+
+def test_ratios_print_as_plain_numbers():
+    from rooflint.core.formatting import ratio
+
+    # hand-picked: never an SI prefix, never an exponent between 1e-4 and 1e6
+    assert [ratio(v) for v in (0.0132, 0.25, 116.4, 2048.0, 6680.2, 1.5e-5)] == [
+        "0.0132",
+        "0.25",
+        "116",
+        "2048",
+        "6680",
+        "1.5e-05",
+    ]
+    assert ratio(float("nan")) == "—"
+
+
+@pytest.mark.parametrize(
+    ("trace", "kernel_id", "shown"),
+    [
+        # hta-mi250-minitoy: the mean reduction reads 640 floats (2560 bytes) for 640 FLOPs
+        ("hta-mi250-minitoy.json.gz", "52d53e", "0.25"),
+        # the clamp reads and writes 640 floats (5120 bytes) for 640 FLOPs
+        ("hta-mi250-minitoy.json.gz", "baa952", "0.125"),
+        # torch.compile attn_fwd: 1.0995e12 FLOPs over 5.369e8 bytes = 2048 (was "2.05 k")
+        ("tracelens-torch_compile_triton-trace.json.gz", "bb44a9", "2048"),
+    ],
+)
+def test_html_intensity_is_a_plain_number(trace, kernel_id, shown):
+    from rooflint import pipeline
+
+    res = pipeline.build([str(ROOT / "fixtures" / "kineto" / trace)])
+    page = parse_html(reporters.render(res, "html"))
+    row = next(r for r in page.rows("kernels") if r[1]["text"] == kernel_id)
+    assert row[10]["text"] == shown

@@ -74,7 +74,8 @@ LAUNCHES = {
 }
 
 
-# Shared rocprof files that are not rocprof CSV/SQLite output: another reader's (or none yet).
+# Shared rocprof files that are not rocprof CSV/SQLite output: another reader's
+# (rocprofv3 JSON: parsers/rocprofv3_json.py, tests/test_rocprofv3_json.py).
 OTHER_FORMATS = {"v3_mi350x_rocm_json_results.json.gz": "rocprofv3 --output-format json"}
 
 

@@ -15,6 +15,7 @@ from rooflint.core.errors import InputError
 from rooflint.parsers import rocprof, rocprof_counters
 from rooflint.parsers.rocprof_counters import Counters
 from rooflint.parsers.sniff import head_text
+from tests.helpers import make_rocpd
 
 LOCAL = Path(__file__).resolve().parents[1] / "fixtures" / "rocprof"
 MIB = 2**20
@@ -308,36 +309,6 @@ def test_v1_repeated_ids_with_different_kernels_are_all_kept(tmp_path):
 
 
 # --- rocpd SQLite -------------------------------------------------------------------------------
-
-
-def make_rocpd(path: Path) -> Path:
-    """The three rocpd views the reader queries, as plain tables with the views' column names."""
-    con = sqlite3.connect(path)
-    con.executescript("""
-        CREATE TABLE rocpd_info_agent (id INTEGER, type TEXT, absolute_index INTEGER,
-            logical_index INTEGER, name TEXT, product_name TEXT, extdata TEXT);
-        INSERT INTO rocpd_info_agent VALUES (1, 'CPU', 0, 0, 'EPYC', 'EPYC', '{}');
-        INSERT INTO rocpd_info_agent VALUES (2, 'GPU', 2, 1, 'gfx942', 'AMD Instinct MI300X',
-            '{"cu_count": 304, "wave_front_size": 64}');
-        CREATE TABLE kernels (dispatch_id INTEGER, pid INTEGER, agent_abs_index INTEGER,
-            name TEXT, start INTEGER, "end" INTEGER, grid_x INTEGER, grid_y INTEGER,
-            grid_z INTEGER, workgroup_x INTEGER, workgroup_y INTEGER, workgroup_z INTEGER);
-        INSERT INTO kernels VALUES (1, 99, 2, 'vecCopy(double*, double*, double*, int, int)',
-            1000000000000000, 1000000000008292, 1048576, 1, 1, 256, 1, 1);
-        INSERT INTO kernels VALUES (2, 99, 2, 'gemm', 1000000000100000, 1000000000150000,
-            4096, 4096, 1, 16, 16, 1);
-        CREATE TABLE counters_collection (dispatch_id INTEGER, pid INTEGER, counter_name TEXT,
-            value REAL);
-        INSERT INTO counters_collection VALUES (1, 99, 'TCC_BUBBLE_sum', 65536);
-        INSERT INTO counters_collection VALUES (1, 99, 'TCC_EA0_RDREQ_sum', 65757);
-        INSERT INTO counters_collection VALUES (1, 99, 'TCC_EA0_RDREQ_32B_sum', 0);
-        INSERT INTO counters_collection VALUES (1, 99, 'TCC_EA0_WRREQ_sum', 131072);
-        INSERT INTO counters_collection VALUES (1, 99, 'TCC_EA0_WRREQ_64B_sum', 131072);
-        INSERT INTO counters_collection VALUES (2, 99, 'SQ_INSTS_VALU_MFMA_MOPS_BF16', 1000);
-    """)
-    con.commit()
-    con.close()
-    return path
 
 
 def test_rocpd_database(tmp_path):

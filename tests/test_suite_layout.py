@@ -78,7 +78,7 @@ def test_a_golden_mismatch_leaves_the_output_for_review(tmp_path, monkeypatch):
 # --- the lists of real profiles (tests/helpers.py) match the folders --------------------------
 
 
-def _files(root: Path, folders=("ncu", "rocprof", "kineto")) -> list[Path]:
+def _files(root: Path, folders=("ncu", "rocprof", "kineto", "nsys")) -> list[Path]:
     return sorted(p for f in folders for p in (root / f).rglob("*") if p.is_file())
 
 

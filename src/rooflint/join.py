@@ -9,7 +9,8 @@ from rooflint.core import names, provenance, schema
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.provenance import Provenance
 
-TRACE_FORMAT = InputFormat.PYTORCH_TRACE
+# The timelines an export's counters join: traces whose launches carry operators and models.
+TRACE_FORMATS = (InputFormat.PYTORCH_TRACE, InputFormat.NSYS_SQLITE)
 COUNTERS = schema.OPS + schema.BYTES
 _KEY = ["_name", "grid", "block"]
 
@@ -28,7 +29,7 @@ def pair(profiles: list[Profile]) -> list[Profile]:
     with their own file, and an export of another run is reported as it is: no launch is lost.
     Either way each trace's sources are then settled and its launches get their notes: call it
     once on the profiles as read."""
-    traces = [p for p in profiles if p.format == TRACE_FORMAT]
+    traces = [p for p in profiles if p.format in TRACE_FORMATS]
     if not traces:
         return profiles
     modelled = {
@@ -37,7 +38,7 @@ def pair(profiles: list[Profile]) -> list[Profile]:
     }  # as read
     out = []
     for profile in profiles:
-        if profile.format == TRACE_FORMAT:
+        if profile.format in TRACE_FORMATS:
             out.append(profile)
             continue
         trace, matched = _same_run(profile, traces)

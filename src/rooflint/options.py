@@ -52,6 +52,12 @@ class InputOptions:
         envvar="ROOFLINT_SCHEDULER",
     )
 
+    nvtx_step: str | None = _option(
+        None,
+        "Nsight Systems: the NVTX range that marks a step (default: ProfilerStep#N ranges).",
+        metavar="NAME",
+    )
+
     def __post_init__(self):
         for f in fields(InputOptions):
             if getattr(self, f.name) is None:

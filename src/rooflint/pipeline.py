@@ -221,7 +221,12 @@ def _windows(profiles: list[Profile], launches: pd.DataFrame, counts: list[int],
         except UsageError as exc:  # a step this trace does not have: name the trace
             raise UsageError(exc.problem, path=profile.source) from None
         if built is not None:
-            found.append(windows.Windowed(profile.source, built))
+            ranked = (
+                windows.rank_trace(profile.source, profile.rank, built, rows)
+                if profile.rank is not None
+                else None
+            )
+            found.append(windows.Windowed(profile.source, built, ranked))
             inside[start : start + count] = built.inside
         start += count
     return found, inside
@@ -349,6 +354,8 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     if options.strict and skipped:
         raise InputError(_strict_message(skipped), path=", ".join(paths))
     if not profiles:
+        if len(paths) == 1 and [p for p, _ in skipped] == paths:  # the one path, not read
+            raise InputError(skipped[0][1], path=paths[0])
         if skipped:
             raise InputError(
                 f"no usable profile among {len(skipped)} file(s) (first: {skipped[0][0]}: "
@@ -378,10 +385,17 @@ PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 32 << 20
 
 
+READER_OPTIONS = ("locale", "nvtx_step")  # the input options a reader takes, not the analysis
+
+
 def _reader_options(options: Options, candidates: list[Path], paths: list[str]) -> dict:
     """The reader options the run was given. Each input's reader gets those it takes (--locale is
     for ncu CSV exports, not for a trace read with them); one that no input takes is an error."""
-    given = {"locale": options.locale} if options.locale is not None else {}
+    given = {
+        name: getattr(options, name)
+        for name in READER_OPTIONS
+        if getattr(options, name) is not None
+    }
     readers = [_reader_or_none(c) for c in candidates] if given else []
     taken = {option for reader in readers if reader for option in reader.options}
     for name in sorted(given.keys() - taken):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from rooflint import saved_check
 from rooflint.core import analysis, provenance, ranking, report_schema, schema, verdicts
+from rooflint.core.device import Link, LinkKind
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
@@ -28,6 +31,8 @@ _FLOAT_RESULTS = [
     "t_bound_s",
     "efficiency",
     "headroom_s",
+    "comm_algbw_bytes_per_s",
+    "comm_busbw_bytes_per_s",
 ]
 
 
@@ -58,19 +63,28 @@ def read_document(path: str | Path) -> dict | None:
             return None
         written = _as_written(data)
         doc = json.loads((written[0] if written else data).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        if _TOOL.search(data[:4096]):  # ours, cut or edited: not "neither a trace nor a profile"
+            raise InputError(f"{BROKEN} ({exc}); {AGAIN}", path=str(path)) from None
         return None
+    except RecursionError:
+        raise InputError(NESTED, path=str(path)) from None
     if not isinstance(doc, dict) or "format_version" not in doc:
         return None
     if not str(doc.get("tool", "")).startswith("rooflint"):
         return None
+    check_version(doc, path)  # a newer layout's lines are not read as this one's
+    saved_check.document(doc, path)
     if written:
-        check_version(doc, path)  # a newer layout's lines are not read as this one's
         doc["launches"] = _chunked_table(data, *written[1:], path, doc.get("sources"))
     return doc
 
 
 CHUNK_BYTES = 8 << 20
+_TOOL = re.compile(rb'"tool"\s*:\s*"rooflint')  # the writer puts it at the top of the document
+AGAIN = "save it again with `rooflint report --format json`"
+BROKEN = "a rooflint JSON report that is not valid JSON: it was cut or edited"
+NESTED = f"JSON nested over 1,000 levels deep (a report nests a few levels); {AGAIN}"
 
 
 def _as_written(data: bytes) -> tuple[bytes, int, int] | None:
@@ -86,12 +100,13 @@ def _as_written(data: bytes) -> tuple[bytes, int, int] | None:
 
 def _chunked_table(data: bytes, start: int, stop: int, path, sources: list | None) -> pd.DataFrame:
     """launch_table of the launch lines data[start:stop], about CHUNK_BYTES at a time."""
-    tables = []
+    tables, first = [], 0
     while start < stop:
         end = data.find(b",\n", start + CHUNK_BYTES, stop)
         end = stop if end < 0 else end
-        tables.append(launch_table(_records(data[start:end], path), path, sources))
-        start = end + 2
+        records = _records(data[start:end], path)
+        tables.append(launch_table(records, path, sources, first))
+        start, first = end + 2, first + len(records)
     if not tables:
         return launch_table([], path, sources)
     return schema.concat(tables, ignore_index=True)
@@ -102,10 +117,11 @@ def _records(lines: bytes, path) -> list:
         return json.loads(b"[" + lines + b"]")
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(
-            f"a launch line is not valid JSON ({exc}); the report was cut or edited: save it "
-            "again with `rooflint report --format json`",
+            f"a launch line is not valid JSON ({exc}); the report was cut or edited: {AGAIN}",
             path=str(path),
         ) from None
+    except RecursionError:
+        raise InputError(NESTED, path=str(path)) from None
 
 
 def load(path: str | Path, latency_threshold: float | None = None) -> Result:
@@ -136,6 +152,7 @@ def from_document(doc: dict, path, latency_threshold: float | None = None) -> Re
             "`rooflint report --format json`",
             path=str(path),
         )
+    saved_check.accounting_adds_up(doc, launches, path)
     saved_threshold = report_schema.number(doc.get("latency_threshold"), verdicts.LATENCY_THRESHOLD)
     threshold = saved_threshold if latency_threshold is None else latency_threshold
     kernels = ranking.rank(launches, "kernel", threshold)
@@ -185,7 +202,7 @@ def check_version(doc: dict, path) -> None:
         )
 
 
-def launch_table(records: list, path, sources: list | None = None) -> pd.DataFrame:
+def launch_table(records: list, path, sources: list | None = None, first: int = 0) -> pd.DataFrame:
     """The analysed launch table (canonical + result columns) from saved launch records: version 1
     names the source in each launch, version 2 gives an index into the document's `sources`
     and leaves null fields out (absent fields read as null)."""
@@ -194,6 +211,7 @@ def launch_table(records: list, path, sources: list | None = None) -> pd.DataFra
             "'launches' holds something other than objects; save the report again", path=str(path)
         )
     frame = pd.DataFrame.from_records(records) if records else pd.DataFrame(index=pd.RangeIndex(0))
+    saved_check.launch_columns(frame, first, path)
     if "source_index" in frame:
         frame["source"] = _sources_of(frame.pop("source_index"), sources, path)
     if "missing" in frame:
@@ -226,6 +244,7 @@ _TRACE_DTYPES = {
     "launch_s": "float64",
     "comm_bytes": "float64",
     "comm_ranks": "Int64",
+    "rank": "Int64",
     **dict.fromkeys(["dram_throughput", "sm_throughput", "pipe_utilisation"], "float64"),
 }
 
@@ -286,7 +305,17 @@ def saved_device(saved: dict, source: str) -> Device:
         compute=compute,
         memory=memory,
         source=source,
+        link=_saved_link(saved.get("link") or {}),
     )
+
+
+def _saved_link(saved: dict) -> Link | None:
+    """The link roof a report saved ({kind: (value, source)}), None when it saved none or one of
+    a kind this version does not know."""
+    for kind, (value, origin) in saved.items():
+        if kind in {k.value for k in LinkKind}:
+            return Link(LinkKind(kind), Ceiling(value, origin))
+    return None
 
 
 def _inputs(doc: dict, launches: pd.DataFrame) -> list[Profile]:

@@ -24,3 +24,19 @@ class Suggesting(click.ParamType):
             return value
         option = param.opts[-1] if param is not None and param.opts else "the value"
         raise UsageError(unknown(option, value, self.choices))
+
+
+class SeveralOf(Suggesting):
+    """One value of a fixed list, or several joined by commas ("dram,l2,l1"): each is checked
+    like Suggesting's, and the value comes back with spaces and repeats dropped."""
+
+    def get_metavar(self, param, ctx=None) -> str:
+        return "[" + "|".join(self.choices) + "][,...]"
+
+    def convert(self, value, param, ctx):
+        if value is None:
+            return value
+        parts = list(dict.fromkeys(p.strip().lower() for p in str(value).split(",")))
+        for part in parts:
+            super().convert(part, param, ctx)
+        return ",".join(parts)

@@ -12,8 +12,8 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema, speed_of_light, verdicts
-from rooflint.core.device import Device
+from rooflint.core import collectives, schema, speed_of_light, verdicts
+from rooflint.core.device import Device, LinkKind
 from rooflint.core.verdicts import LATENCY_THRESHOLD, VERDICTS
 
 RESULT_COLUMNS = [
@@ -30,6 +30,8 @@ RESULT_COLUMNS = [
     "headroom_s",
     "verdict",
     "reason",
+    "comm_algbw_bytes_per_s",
+    "comm_busbw_bytes_per_s",
 ]
 
 
@@ -59,8 +61,14 @@ def no_ceiling(cls: str) -> str:
     return f"no ceiling for {cls} on this device"
 
 
-# The `reason` column's codes: "" (analysable), each Reason, then no_ceiling of each class.
-REASONS = ["", *(r.value for r in Reason), *(no_ceiling(c) for c in schema.COMPUTE_CLASSES)]
+# The `reason` column's codes: "" (analysable), each Reason, no_ceiling of each class, then why a
+# collective has no bus bandwidth against a link roof.
+REASONS = [
+    "",
+    *(r.value for r in Reason),
+    *(no_ceiling(c) for c in schema.COMPUTE_CLASSES),
+    *(m.value for m in collectives.Missing),
+]
 
 RESULT_UNITS = {
     "flops": "op",
@@ -72,6 +80,8 @@ RESULT_UNITS = {
     "t_bound_s": "s",
     "efficiency": "fraction of attainable",
     "headroom_s": "s",
+    "comm_algbw_bytes_per_s": "byte/s",
+    "comm_busbw_bytes_per_s": "byte/s",
 }
 
 
@@ -109,12 +119,16 @@ def analyze_each(
     t_memory, memory_limiter = _memory_time(launches, ceilings.memory, {"dram": bytes_dram})
     reason = _reasons(launches, duration, bytes_dram, ceilings, uncovered, sol.compute)
     comm = _communication(launches)
-    reason = (np.where(comm, 0, reason[0]), reason[1])
+    link = _Link(launches, duration, ceilings, comm)
+    reason = (np.where(comm, link.reason, reason[0]), reason[1])
     ok = (reason[0] == 0) & ~comm
     with np.errstate(divide="ignore", invalid="ignore"):
         timed = np.where(duration > 0, duration, np.nan)
-        t_bound = np.where(ok, np.fmax(t_compute, t_memory), np.nan)
-        efficiency = np.where(ok, t_bound / duration, np.nan)
+        t_bound = np.where(ok, np.fmax(t_compute, t_memory), link.t_bound)
+        efficiency = np.where(ok | link.placed, t_bound / duration, np.nan)
+        limiter, labels = _limiters(
+            t_memory >= t_compute, compute_limiter, memory_limiter, ok, sol.limiter
+        )
         columns = {
             "device_id": ceilings.ids,
             "flops": flops,
@@ -125,10 +139,8 @@ def analyze_each(
             "t_memory_s": t_memory,
             "t_bound_s": t_bound,
             "efficiency": efficiency,
-            "limiter": _limiters(
-                t_memory >= t_compute, compute_limiter, memory_limiter, ok, sol.limiter
-            ),
-            "headroom_s": np.where(ok, np.maximum(duration - t_bound, 0.0), np.nan),
+            "limiter": schema.strings(np.where(link.placed, link.limiter, limiter), labels),
+            "headroom_s": np.where(ok | link.placed, np.maximum(duration - t_bound, 0.0), np.nan),
             "verdict": schema.strings(
                 verdicts.classify(
                     efficiency, t_memory >= t_compute, ok, latency_threshold, communication=comm
@@ -136,6 +148,8 @@ def analyze_each(
                 list(VERDICTS),
             ),
             "reason": schema.strings(*reason),
+            "comm_algbw_bytes_per_s": link.algbw,
+            "comm_busbw_bytes_per_s": link.algbw * link.factor,
         }
     kept = sol.marked(launches[[c for c in launches.columns if c not in RESULT_COLUMNS]])
     results = pd.DataFrame(columns, index=launches.index, copy=False)
@@ -165,6 +179,12 @@ class _Ceilings:
             [_values(d.compute) if d is not None else {} for d in present], counts
         )
         self.memory = _spread([_values(d.memory) if d is not None else {} for d in present], counts)
+        links = [getattr(d, "link", None) for d in present]
+        self.link = _spread([{"link": k.value} if k else {} for k in links], counts).get(
+            "link", np.nan
+        )
+        kinds = [_LIMITERS.index(k.kind.value) if k else _NO_LIMITER for k in links]
+        self.link_code = np.repeat(np.array(kinds, dtype=np.int64), counts)
         nominal = [getattr(d, "memory_clock_hz", 0.0) if d is not None else 0.0 for d in present]
         self.memory_clock = np.repeat(np.array(nominal, dtype=float), counts)
 
@@ -189,8 +209,9 @@ def _spread(values: list[dict[str, float]], counts: np.ndarray) -> dict[str, np.
 
 
 def _limiters(memory_wins, compute_limiter, memory_limiter, ok, estimated):
-    """The limiter column: compute classes, then memory levels (offset), "" where none, then
-    the pipes of compute times estimated from ncu's percentages (`estimated`: codes, labels)."""
+    """The limiter column's codes and labels: compute classes, then memory levels (offset), ""
+    where none, then the pipes of compute times estimated from ncu's percentages (`estimated`:
+    codes, labels)."""
     codes, labels = estimated
     compute_limiter = np.where(codes >= 0, codes + len(_LIMITERS), compute_limiter)
     limiter = np.where(
@@ -198,12 +219,37 @@ def _limiters(memory_wins, compute_limiter, memory_limiter, ok, estimated):
         np.where(memory_limiter >= 0, memory_limiter + len(schema.COMPUTE_CLASSES), -1),
         compute_limiter,
     )
-    return schema.strings(
-        np.where(ok, np.where(limiter >= 0, limiter, len(_LIMITERS) - 1), -1), _LIMITERS + labels
-    )
+    return np.where(ok, np.where(limiter >= 0, limiter, _NO_LIMITER), -1), _LIMITERS + labels
 
 
-_LIMITERS = schema.COMPUTE_CLASSES + schema.MEMORY_LEVELS + [""]
+# The limiters: compute classes, memory levels, the link roofs (a collective's) and latency (a
+# collective's message under collectives.LATENCY_BYTES), "".
+_LINKS = [k.value for k in LinkKind]
+_LIMITERS = schema.COMPUTE_CLASSES + schema.MEMORY_LEVELS + _LINKS + [collectives.LATENCY, ""]
+_NO_LIMITER = len(_LIMITERS) - 1
+
+
+class _Link:
+    """Each collective against its device's link roof: bus-bandwidth factor, algorithm bandwidth,
+    the time at the roof (bytes x factor / link bandwidth), the limiter (its link, or latency
+    for a small message) and the reason code where it has none (`placed` False)."""
+
+    def __init__(self, launches: pd.DataFrame, duration, ceilings: _Ceilings, comm: np.ndarray):
+        link = np.broadcast_to(np.asarray(ceilings.link, dtype=float), duration.shape)
+        self.factor, why = collectives.judge(launches, duration, link)
+        size = (
+            launches["comm_bytes"].to_numpy(dtype=float)
+            if "comm_bytes" in launches
+            else np.full(len(launches), np.nan)
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.algbw = np.where(comm & (duration > 0), size / duration, np.nan)
+            self.t_bound = size * self.factor / link
+        self.placed = comm & ~np.isnan(self.t_bound)
+        small = size < collectives.LATENCY_BYTES
+        self.limiter = np.where(small, _LIMITERS.index(collectives.LATENCY), ceilings.link_code)
+        codes = {r: i for i, r in enumerate(REASONS)}
+        self.reason = np.array([codes[r] for r in why], dtype=np.int64)
 
 
 def _values(ceilings: Mapping) -> dict[str, float]:

@@ -84,6 +84,44 @@ class Ceiling:
         return Ceiling(self.value / self.clock_hz * sm_clock_hz, scaled)
 
 
+class LinkKind(StrEnum):
+    """The GPU-to-GPU link a device's collectives run over (its value: the device file's `kind`
+    and the limiter a collective names)."""
+
+    NVLINK = "nvlink"
+    INFINITY_FABRIC = "infinity_fabric"
+    PCIE = "pcie"
+
+    @property
+    def label(self) -> str:
+        """As reports name the roof: "NVLink", "Infinity Fabric", "PCIe"."""
+        return _LINK_LABELS[self]
+
+
+_LINK_LABELS = {
+    LinkKind.NVLINK: "NVLink",
+    LinkKind.INFINITY_FABRIC: "Infinity Fabric",
+    LinkKind.PCIE: "PCIe",
+}
+
+
+@dataclass(frozen=True)
+class Link:
+    """The link roof: bandwidth per direction (byte/s) of one GPU's links to its peers, the figure
+    NCCL's bus bandwidth is measured against (nccl-tests' PERFORMANCE.md), with its source."""
+
+    kind: LinkKind
+    ceiling: Ceiling
+
+    @property
+    def value(self) -> float:
+        return self.ceiling.value
+
+    @property
+    def source(self) -> str:
+        return self.ceiling.source
+
+
 @dataclass(frozen=True)
 class Device:
     """A GPU (or one GCD) with its ceilings; ridge points are derived, never stored."""
@@ -109,6 +147,8 @@ class Device:
     listed_memory_clock_hz: float = 0.0
     # The row of architectures.toml whose rates per SM the catalog's compute peaks derive from.
     architecture: str = ""
+    # The link roof collectives are placed against (None: not catalogued, no collective verdict).
+    link: Link | None = None
 
     @property
     def memory_clock_hz(self) -> float:
@@ -149,6 +189,8 @@ class Device:
             (m, self.memory[m].value, "byte/s", self.memory[m].source)
             for m in _ordered(self.memory, MEMORY_LEVELS)
         ]
+        if self.link is not None:
+            rows.append((f"link {self.link.kind}", self.link.value, "byte/s", self.link.source))
         if "dram" in self.memory:
             rows += [
                 (f"ridge {c}/dram", self.ridge(c), "op/byte", "derived: peak / dram bandwidth")

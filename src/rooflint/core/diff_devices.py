@@ -25,7 +25,7 @@ def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
         if u.device is None or v.device is None:
             continue
         for kind, unit in units.RATE.items():
-            a, b = getattr(u.device, kind), getattr(v.device, kind)
+            a, b = _table(u.device, kind), _table(v.device, kind)
             for name in (
                 [k for k in a if k in b]
                 + [k for k in b if k not in a]
@@ -49,6 +49,15 @@ def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
                     }
                 )
     return differ, changes
+
+
+def _table(device, kind: str) -> dict:
+    """A device's ceilings of one kind by name (the link roof as "link", whatever its kind: PCIe
+    before and NVLink after is one roof that changed)."""
+    if kind != "link":
+        return getattr(device, kind)
+    link = getattr(device, "link", None)
+    return {} if link is None else {"link": link.ceiling}
 
 
 def _device_id(use) -> str | None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+from rooflint.core import collectives
 from rooflint.core.analysis import Reason
+from rooflint.core.device import LinkKind
 from rooflint.core.verdicts import (
     ABOVE_ROOF,
     COMMUNICATION,
@@ -15,6 +17,7 @@ from rooflint.core.verdicts import (
 
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
+_LINKS = {k.value for k in LinkKind}
 # ncu's percentages a verdict rests on, by the flags of core.ranking.ESTIMATED, in clause order.
 _ESTIMATES = {
     "dram_pct": "DRAM throughput %",
@@ -29,6 +32,8 @@ def roof_label(limiter: str | None, vendor: str | None = None) -> str:
         return "unknown"
     if limiter in _LEVELS:
         return _LEVELS[limiter]
+    if limiter in _LINKS:
+        return LinkKind(limiter).label
     if limiter == "sm":  # a compute time from ncu's SM throughput %
         return "SM throughput"
     if limiter.startswith("pipe_"):  # one from the busiest pipe's utilisation ("pipe_alu")
@@ -98,11 +103,7 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
     if verdict == ABOVE_ROOF:
         return f"above the roof ({pct} of the {roof} roof): check device, clocks and units"
     if verdict == COMMUNICATION:
-        return (
-            "communication: a collective between GPUs (NCCL/RCCL), bounded by the links, not by "
-            "this GPU's roofs (the catalog has no link roof, so it is not placed); what costs the "
-            "step is its exposed part, not hidden behind computation (the timeline's breakdown)"
-        )
+        return _collective_text(efficiency, limiter, reason)
     if reason == Reason.NO_FLOP_COUNTERS:
         return (
             "no FLOP verdict: this GPU has no FLOP counters (as on MI100 and RDNA parts), so "
@@ -110,6 +111,38 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
             f"{_pct(dram_fraction)} of the DRAM roof"
         )
     return f"not analysable: {reason or 'unknown reason'}"
+
+
+def _collective_text(efficiency: float, limiter: str | None, reason: str) -> str:
+    """A collective against its link roof: NCCL's bus bandwidth as a share of the link's
+    bandwidth per direction, latency-bound under collectives.LATENCY_BYTES."""
+    if math.isnan(efficiency):
+        return (
+            "communication: a collective between GPUs (NCCL/RCCL), not placed against a link "
+            f"roof ({reason or 'no bus bandwidth'}); what costs the step is its exposed part, not "
+            "hidden behind computation (the timeline's breakdown)"
+        )
+    pct = _pct(efficiency)
+    if limiter == collectives.LATENCY:
+        return (
+            f"latency-bound collective at {pct} of the link roof: messages under "
+            f"{collectives.LATENCY_BYTES >> 20} MiB, where NCCL's time is per-step latency, not "
+            "bytes over the link (a fixed threshold read off NCCL's published curves); fewer, "
+            "larger collectives help (bucket them)"
+        )
+    roof = roof_label(limiter)
+    if efficiency >= NEAR_CEILING:
+        return (
+            f"communication-bound at {pct} of the {roof} roof (NCCL bus bandwidth against the "
+            "link's bandwidth per direction): near the link's peak; move fewer bytes (lower "
+            "precision, compression) or hide it behind computation"
+        )
+    return (
+        f"communication-bound at {pct} of the {roof} roof (NCCL bus bandwidth against the link's "
+        "bandwidth per direction): the link is not the limit; look at the algorithm and protocol "
+        "(ring/tree, LL/Simple), channels, contention or a slower path between the ranks (another "
+        "node, PCIe); only its exposed part costs the step"
+    )
 
 
 def _caveats(verdict: str, flags: set[str], vendor: str | None) -> str:

@@ -1,4 +1,5 @@
-"""Numbers as people read them: one SI formatter and one family of percentage formatters."""
+"""Numbers as people read them: one SI formatter, one ratio formatter and one family of
+percentage formatters."""
 
 from __future__ import annotations
 
@@ -42,6 +43,20 @@ def si(value, unit: str = "", digits: int = 3) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
     return f"{value:.{digits}g} {unit}".strip()
+
+
+def ratio(value, digits: int = 3) -> str:
+    """A dimensionless ratio (FLOP/byte, a ridge point, bytes over their minimum) as a plain
+    number, never with an SI prefix: 0.0132 → "0.0132", 116.4 → "116", 6680.2 → "6680",
+    1.5e-05 → "1.5e-05"; NaN → "—". An SI prefix on a ratio ("13.2 m") reads as a unit."""
+    if is_missing(value):
+        return MISSING
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 10**digits:
+        return f"{value:.0f}"
+    return f"{value:.{digits}g}"
 
 
 def pct(value, digits: int = 0) -> str:

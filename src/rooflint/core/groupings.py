@@ -9,4 +9,5 @@ GROUPINGS = {
     "family": ["family"],
     "op": ["op", "op_input_dims", "op_input_types"],  # PyTorch traces: operator + shapes + dtypes
     "module": ["module"],  # PyTorch traces: nn.Module path
+    "rank": ["rank", "kernel", "grid", "block"],  # traces of a distributed job: kernels per rank
 }

@@ -8,6 +8,7 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from rooflint.core.ranks import Rank
 from rooflint.core.timeline import Step
 
 
@@ -19,6 +20,7 @@ class InputFormat(StrEnum):
     NCU_REP = "ncu-rep"  # Nsight Compute report, read with ncu_report
     NVPROF_METRICS = "nvprof-metrics"  # nvprof --csv --metrics: per-kernel averages
     PYTORCH_TRACE = "pytorch-trace"  # PyTorch profiler (Kineto) trace
+    NSYS_SQLITE = "nsys-sqlite"  # Nsight Systems export (nsys export --type sqlite)
     ROCPROF_V1_RESULTS = "rocprof-v1-results"
     ROCPROF_V1_DB = "rocprof-v1-db"
     ROCPROF_COMPUTE_PMC = "rocprof-compute-pmc"  # a pmc_perf.csv on its own
@@ -27,6 +29,7 @@ class InputFormat(StrEnum):
     ROCPROFV3_COUNTER_COLLECTION = "rocprofv3-counter-collection"
     ROCPROFV3_KERNEL_TRACE = "rocprofv3-kernel-trace"
     ROCPROFV3_FOLDER = "rocprofv3-folder"
+    ROCPROFV3_JSON = "rocprofv3-json"  # rocprofv3 --output-format json
     ROCPD = "rocpd"  # a rocprofv3 rocpd database
     ROCPD_FOLDER = "rocpd-folder"
     SAVED_REPORT = "rooflint-json"  # a saved `rooflint report --format json`, read back
@@ -52,6 +55,7 @@ class Profile:
     `files` are the files the profile was read from (a folder reads several), `skipped` the
     other files under a profile folder with why each was not read: nothing goes unaccounted.
     `steps` are a timeline's step annotations (`ProfilerStep#N`, host- or device-side).
+    `rank` is which rank of which job a trace is (`distributedInfo`), None for one of no job.
     `captured_launches` counts a capture trace's launches recorded into graphs.
     """
 
@@ -66,6 +70,7 @@ class Profile:
     files: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    rank: Rank | None = None
     # A trace recorded while CUDA/HIP graphs were captured: how many kernel launches went into
     # graphs (they ran later, in a replay trace, which takes their operators from this one).
     captured_launches: int = 0

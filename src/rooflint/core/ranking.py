@@ -83,7 +83,8 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     limiter, what was not measured."""
     verdict = analysed["verdict"]  # compared as Arrow strings: no Python string per launch
     comm = (verdict == verdicts.COMMUNICATION).to_numpy(dtype=bool, na_value=False)
-    ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True) & ~comm
+    placed = comm & analysed["t_bound_s"].notna().to_numpy()  # a collective on its link roof
+    ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True) & (~comm | placed)
     duration = analysed["duration_s"].to_numpy(dtype=float)
     t_ok = np.where(ok, duration, np.nan)
     columns = {c: analysed[c] for c in _SUMS} | {"_t_ok": t_ok}
@@ -106,6 +107,8 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
     out["limiter"] = _time_weighted_limiter(analysed["limiter"], duration, group, ok, n)
     if "excess_traffic" in analysed:  # PyTorch traces with counters lent by an ncu/rocprof export
         out["excess_traffic"] = _excess(analysed, group)
+    if "comm_bytes" in analysed:  # traces: collectives and their bus bandwidth
+        out.update(_bus(analysed, group, placed))
     out["unmeasured"] = unmeasured(analysed, group)
     return out
 
@@ -184,6 +187,28 @@ def _excess(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     return (sums["measured"].sum(min_count=1) / sums["minimum"].sum(min_count=1)).to_numpy()
 
 
+COMM_COLUMNS = ["comm_message_bytes", "comm_busbw_bytes_per_s"]
+
+
+def _bus(analysed: pd.DataFrame, group: np.ndarray, placed: np.ndarray) -> dict:
+    """Per group: the collectives' mean message (over those with a size), and their bus bandwidth
+    over the time of those placed on a link roof (Σ busBw x t / Σ t: Σ bytes x factor / Σ t)."""
+    duration = analysed["duration_s"].to_numpy(dtype=float)
+    bus = analysed["comm_busbw_bytes_per_s"].to_numpy(dtype=float)
+    sums = pd.DataFrame(
+        {
+            "bytes": analysed["comm_bytes"].to_numpy(dtype=float),
+            "moved": np.where(placed, bus * duration, np.nan),
+            "time": np.where(placed, duration, np.nan),
+        }
+    ).groupby(group, sort=False)
+    summed = sums.sum(min_count=1)
+    return {
+        "comm_message_bytes": sums["bytes"].mean().to_numpy(),
+        "comm_busbw_bytes_per_s": (summed["moved"] / summed["time"]).to_numpy(),
+    }
+
+
 def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> pd.DataFrame:
     """The derived columns, the order by headroom, ids; one frame of KERNEL_COLUMNS."""
     n = len(out["launches"])
@@ -203,7 +228,7 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
         out["intensity_dram"] = flops / np.where(dram > 0, dram, np.nan)
         out["achieved_flops_per_s"] = flops / timed
         out["achieved_bytes_per_s"] = dram / timed
-    texts = (out[k].to_numpy(dtype=object) for k in keys)  # NA spelled NO_VALUE: none here
+    texts = (_key_text(k, out[k].to_numpy(dtype=object)) for k in keys)  # NA: NO_VALUE
     group = [" ".join(parts) for parts in zip(*texts, strict=True)]
     out["group"] = pd.array(group, dtype="string")
     for col in ("kernel", "grid", "block"):
@@ -213,10 +238,18 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     order = np.lexsort((np.array(group, dtype=object), -duration, -out["headroom_s"]))
     columns = [c for c in KERNEL_COLUMNS if c not in ("rank", "id")]
     columns += ["excess_traffic"] if "excess_traffic" in out else []
+    columns += [c for c in COMM_COLUMNS if c in out]
     ranked = pd.DataFrame({c: out[c][order] for c in columns}, copy=False)
     ranked.insert(0, "rank", np.arange(1, n + 1))
     ranked.insert(1, "id", group_ids(ranked, keys))
     return ranked
+
+
+def _key_text(key: str, values: np.ndarray) -> np.ndarray:
+    """A group key's values as its label shows them ("rank 0", else the value)."""
+    if key != "rank":
+        return values
+    return np.array([v if v == NO_VALUE else f"rank {v}" for v in values], dtype=object)
 
 
 # What the counters of a launch leave out, as flags the verdict sentence names (see explain):

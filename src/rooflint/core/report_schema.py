@@ -75,6 +75,17 @@ def ceilings(device, ridges: bool = True) -> list[dict]:
             if ridges and kind == "compute":
                 entry["ridge_dram"] = ridge_dram(device, name)
             out.append(entry)
+    link = getattr(device, "link", None)
+    if link is not None:  # the roof collectives are placed against, named by its kind
+        out.append(
+            {
+                "name": str(link.kind),
+                "kind": "link",
+                "value": link.value,
+                "unit": units.RATE["link"],
+                "source": link.source,
+            }
+        )
     return out
 
 
@@ -89,12 +100,13 @@ def ridge_dram(device, cls: str) -> float | None:
 def read_device_entry(entry: dict) -> dict:
     """A saved `devices[]` entry as plain values: id, name, vendor, arch, sources, provenance,
     evidence, candidates, provisional, and its ceilings as {"compute"/"memory": {name: (value,
-    source)}} (one without a number is left out)."""
-    tables: dict[str, dict] = {"compute": {}, "memory": {}}
+    source)}}, and the link roof as "link": {kind: (value, source)} (one without a number is left
+    out)."""
+    tables: dict[str, dict] = {"compute": {}, "memory": {}, "link": {}}
     for c in entry.get("ceilings") or []:
         value = number(c.get("value"), None)
         if value is not None:
-            kind = "compute" if c.get("kind") == "compute" else "memory"
+            kind = c.get("kind") if c.get("kind") in ("compute", "link") else "memory"
             tables[kind][c.get("name")] = (value, c.get("source") or "saved report")
     return {
         "id": entry.get("id") or None,

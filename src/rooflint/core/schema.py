@@ -68,6 +68,7 @@ TIMELINE_COLUMNS = [
     "collective",  # a communication kernel's collective (allreduce, ...)
     "comm_bytes",  # its message size (the larger of input and output)
     "comm_ranks",  # the size of its process group
+    "rank",  # the trace's rank in its distributed job (distributedInfo)
 ]
 TRACE_COLUMNS += TIMELINE_COLUMNS
 # ncu's speed-of-light figures, fractions of peak over elapsed cycles, only in a table of an ncu

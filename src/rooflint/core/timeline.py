@@ -23,7 +23,7 @@ KERNEL, MEMCPY, MEMSET, COMMUNICATION = "kernel", "memcpy", "memset", "communica
 KINDS = (KERNEL, MEMCPY, MEMSET, COMMUNICATION)
 GPU_SIDE, CPU_SIDE = "gpu", "cpu"
 STEPS, TRACE = "steps", "trace"  # what a window covers
-STEP_NAME = re.compile(r"ProfilerStep#(\d+)$")
+STEP_NAME = re.compile(r"#(\d+)$")  # ProfilerStep#6, or an --nvtx-step range numbered so
 # NCCL's and RCCL's kernels (collectives and point-to-point transfers), and PyTorch's
 # symmetric-memory collectives (symm_mem: multimem / one-shot / two-shot all-reduce over NVLink).
 COMMUNICATION_NAME = re.compile(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, timeline
+from rooflint.core import names, ranks, timeline
 from rooflint.core.formatting import pct, si
 from rooflint.core.timeline import Timeline
 
@@ -26,6 +26,34 @@ class Windowed:
 
     source: str
     timeline: Timeline
+    ranked: ranks.RankTrace | None = None  # a rank of a job: its time and its collectives
+
+
+def rank_trace(
+    source: str, rank: ranks.Rank, built: Timeline, rows: pd.DataFrame
+) -> ranks.RankTrace:
+    """One rank's time over its window and its collectives inside it (host-clock starts)."""
+    comm = built.inside & (rows["kind"].astype(object) == timeline.COMMUNICATION).to_numpy()
+    picked = rows.loc[comm, ["kernel", "start_s", "duration_s"]]
+    collectives = pd.DataFrame(
+        {
+            "kernel": picked["kernel"].astype(object).to_numpy(),
+            "start_s": picked["start_s"].to_numpy(dtype=float) + rank.origin_s,
+            "duration_s": picked["duration_s"].to_numpy(dtype=float),
+        }
+    ).sort_values("start_s", kind="stable")
+    devices = built.devices
+    return ranks.RankTrace(
+        source=source,
+        rank=rank,
+        busy_s=float(sum(d.busy_s for d in devices)),
+        idle_s=float(sum(d.idle_s for d in devices)),
+        window_s=float(sum(d.window_s for d in devices)),
+        communication_s=float(sum(d.communication_s for d in devices)),
+        exposed_communication_s=float(sum(d.exposed_communication_s for d in devices)),
+        steps={s.name: s.window_s for s in built.steps},
+        collectives=collectives,
+    )
 
 
 def occupied_s(launches: pd.DataFrame, mask: np.ndarray | None = None) -> float:
@@ -151,7 +179,14 @@ def block(windowed: list[Windowed], outside_launches: pd.DataFrame) -> dict | No
             ],
         },
         "outside_window": outside(outside_launches),
+        **_ranks(windowed),
     }
+
+
+def _ranks(windowed: list[Windowed]) -> dict:
+    """The `ranks` entry, for traces of a distributed job (none otherwise)."""
+    found = ranks.block([w.ranked for w in windowed if w.ranked is not None])
+    return {"ranks": found} if found else {}
 
 
 DEVICE_FIELDS = (

@@ -116,7 +116,16 @@ REGISTRY = (
     Format("html", "notebook", "html", kind=REPR, options=("top",)),
 )
 # Modules that render no format themselves: what the renderers above share.
-HELPERS = ("common", "arrow_text", "terminal", "chart", "chart_legend", "html_svg", "diff_common")
+HELPERS = (
+    "common",
+    "arrow_text",
+    "terminal",
+    "chart",
+    "chart_legend",
+    "html_svg",
+    "html_assets",
+    "diff_common",
+)
 
 
 def formats(kind: Kind = REPORT) -> dict[str, Format]:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from rooflint.core.verdicts import COLOURS as VERDICT_COLOURS
 from rooflint.reporters import common
-from rooflint.reporters.chart import LEVELS, ChartData, Point, Roof, charts
+from rooflint.reporters.chart import LEVELS, MARKERS, ChartData, Point, Roof, charts
 from rooflint.reporters.chart_legend import draw_legend_table, mpl_text
 
 
@@ -154,23 +154,39 @@ def _size(point: Point, style: dict) -> float:
 
 
 def _scatter(ax, xs, ys, points: list[Point]):
+    """The markers, biggest first so that small ones stay visible on top; one shape per memory
+    level (chart.MARKERS), a thin line through each group's points on a hierarchical chart."""
     style = _style(len(points))
+    _ties(ax, xs, ys, points)
     sizes = np.asarray([_size(p, style) for p in points])
     colours = np.asarray([VERDICT_COLOURS.get(p.verdict, "#7F7F7F") for p in points])
-    order = np.argsort(
-        -sizes, kind="stable"
-    )  # big markers first, so small ones stay visible on top
-    ax.scatter(
-        np.asarray(xs)[order],
-        np.asarray(ys)[order],
-        s=sizes[order],
-        c=colours[order],
-        alpha=style["alpha"],
-        edgecolors=style["edgecolors"],
-        linewidths=style["linewidths"],
-        rasterized=True,
-        zorder=3,
-    )
+    levels = np.asarray([p.level for p in points])
+    order = np.argsort(-sizes, kind="stable")
+    for level in dict.fromkeys(levels[order]):
+        mine = order[levels[order] == level]
+        ax.scatter(
+            np.asarray(xs)[mine],
+            np.asarray(ys)[mine],
+            s=sizes[mine],
+            c=colours[mine],
+            marker=MARKERS[level],
+            alpha=style["alpha"],
+            edgecolors=style["edgecolors"],
+            linewidths=style["linewidths"],
+            rasterized=True,
+            zorder=3,
+        )
+
+
+def _ties(ax, xs, ys, points: list[Point]) -> None:
+    spans: dict[int, list] = {}
+    for x, y, p in zip(xs, ys, points, strict=True):
+        spans.setdefault(p.rank, []).append((x, y, p.verdict))
+    for span in spans.values():
+        if len(span) > 1:
+            lo, hi = min(s[0] for s in span), max(s[0] for s in span)
+            colour = VERDICT_COLOURS.get(span[0][2], "#7F7F7F")
+            ax.plot([lo, hi], [span[0][1]] * 2, color=colour, lw=0.8, alpha=0.6, zorder=2.5)
 
 
 _HALO = {"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7}
@@ -289,7 +305,7 @@ def _draw_main(ax, data: ChartData) -> list[Point]:
     ax.set_ylim(*data.y_range)
     ax.grid(True, which="major", color="#dddddd", lw=0.6)
     ax.set_axisbelow(True)
-    ax.set_xlabel(f"arithmetic intensity (FLOP per {LEVELS[data.level]} byte)")
+    ax.set_xlabel(data.axis_label)
     ax.set_ylabel("achieved FLOP/s")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick(v, "FLOP/s")))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick(v)))
@@ -329,6 +345,11 @@ def _draw_main(ax, data: ChartData) -> list[Point]:
     handles = [
         Line2D([], [], ls="", marker="o", ms=7, color=VERDICT_COLOURS[v], label=v) for v in present
     ]
+    if data.hierarchical:
+        handles += [
+            Line2D([], [], ls="", marker=MARKERS[lvl], ms=7, color="#777777", label=LEVELS[lvl])
+            for lvl in data.levels
+        ]
     if handles:  # drawn before the labels, so that they keep off it
         roof_texts.append(
             ax.legend(
@@ -336,7 +357,7 @@ def _draw_main(ax, data: ChartData) -> list[Point]:
                 loc="lower right",
                 fontsize=8,
                 framealpha=0.9,
-                title="verdict",
+                title="verdict, level" if data.hierarchical else "verdict",
                 title_fontsize=8,
             )
         )
@@ -414,7 +435,7 @@ def _draw_strip(ax, data: ChartData) -> list[Point]:
     ax.set_ylim(*data.strip_range)
     ax.xaxis.set_major_locator(NullLocator())
     ax.set_title("0 FLOP", fontsize=9)
-    ax.set_ylabel(f"zero-FLOP kernels: achieved {LEVELS[data.level]} byte/s", fontsize=8.5)
+    ax.set_ylabel(f"zero-FLOP kernels: achieved {data.level_names} byte/s", fontsize=8.5)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick(v, "B/s")))
     ax.tick_params(axis="y", labelsize=7.5)
     ax.grid(True, axis="y", which="major", color="#dddddd", lw=0.6)

@@ -7,17 +7,29 @@ import math
 
 import pandas as pd
 
-from rooflint.core import explain, names, opgroups, report_schema, views, windows
-from rooflint.core.formatting import pct, si  # noqa: F401 - the reporters' formatters
+from rooflint.core import advice, explain, names, opgroups, ranks, report_schema, views, windows
+from rooflint.core.formatting import pct, ratio, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
 
 
 def vendor_of(result, device_id) -> str | None:
+    device = _device(result, device_id)
+    return device.vendor if device is not None else None
+
+
+def _device(result, device_id):
     for use in result.devices:
         if use.device is not None and use.device.id == device_id:
-            return use.device.vendor
+            return use.device
     return None
+
+
+def group_advice(result, row) -> list[advice.Advice]:
+    """The evidence-based advice for one ranked group (core/advice.py)."""
+    device = _device(result, row.get("device_id"))
+    units = device.sm_count if device is not None else None
+    return advice.for_group(dict(row), units, device.vendor if device is not None else None)
 
 
 def kernel_sentence(result, row) -> str:
@@ -33,17 +45,23 @@ def kernel_sentence(result, row) -> str:
         unmeasured if isinstance(unmeasured, str) else "",
         views.dram_fraction(result, row["device_id"], row.get("achieved_bytes_per_s")),
     )
+    bus = row.get("comm_busbw_bytes_per_s")
+    if bus is not None and not pd.isna(bus):
+        size = row["comm_message_bytes"]
+        text += f"; bus bandwidth {si(bus, 'B/s')}, messages {si(size, 'B')} on average"
     excess = row.get("excess_traffic")
     if excess is not None and not pd.isna(excess):
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
         if excess < 1:
             text += " (under 1×: tensors stayed in L2 between kernels, or the model over-counts)"
+    for found in group_advice(result, row):
+        text += f"; {found.text} (from {found.evidence})"
     return text
 
 
 def excess_text(value) -> str:
-    """3.14 -> "3.1×"; NA -> "—"."""
-    return "—" if value is None or pd.isna(value) else f"{float(value):.2g}×"
+    """3.14 -> "3.1×", 123.4 -> "123×" (a plain number, never 1.2e+02); NA -> "—"."""
+    return "—" if value is None or pd.isna(value) else f"{ratio(value, 2)}×"
 
 
 def full_name(result, row) -> str:
@@ -115,7 +133,7 @@ def timeline_lines(result) -> list[str]:
     if block is None:
         return []
     lines = [windows.breakdown_line(block), windows.steps_line(block)]
-    return [line for line in lines if line]
+    return [line for line in lines if line] + ranks.lines(block.get("ranks"))
 
 
 def notes(result) -> list[str]:

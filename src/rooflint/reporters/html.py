@@ -1,7 +1,10 @@
 """One self-contained HTML page: summary, hand-built SVG roofline, sortable kernel table, ceilings.
 
-No network, no CDN, no matplotlib: inline CSS, inline SVG, one small inline script that sorts the
-table. Every string that came from an input is escaped with html.escape(quote=True).
+No network, no CDN, no matplotlib: inline CSS, inline SVG, one small inline script
+(reporters/html_assets.py) that sorts and filters the table and shows a chart point's details.
+The kernel table has one <tbody> per kernel group: its numbers, then what would help on a row
+of its own under them, so that no column sits off-screen. A chart point links to its group's
+<tbody> (id "k-RANK"). Every string that came from an input is escaped (common.esc).
 """
 
 from __future__ import annotations
@@ -14,62 +17,14 @@ from rooflint.core.version import __version__
 from rooflint.reporters import common
 from rooflint.reporters.chart import ChartData, charts
 from rooflint.reporters.common import esc
+from rooflint.reporters.html_assets import CSP, CSS, SCRIPT
 from rooflint.reporters.html_svg import svg
-
-CSS = (
-    "\n"
-    'body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;'
-    "margin:24px auto;max-width:1240px;\n"
-    "padding:0 16px;color:#1d1d1f}\n"
-    "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}\n"
-    ".summary{font-size:16px;margin:6px 0}.muted{color:#666}.warn{color:#a33;font-weight:600}\n"
-    "table{border-collapse:collapse;width:100%;font-size:13px}\n"
-    "th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}\n"
-    "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-    "th{background:#f4f4f6;position:sticky;top:0}\n"
-    "table.sortable th{cursor:pointer;user-select:none}\n"
-    'table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}\n'
-    'table.sortable th[aria-sort=descending]::after{content:" \\25BC"}\n'
-    "code,.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}\n"
-    "details summary{cursor:pointer}.full{word-break:break-all;font-size:12px;color:#444}\n"
-    ".verdict{white-space:nowrap}"
-    ".dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:5px}\n"
-    "svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}\n"
-    "svg .pt:hover{stroke:#000;stroke-width:1.5}\n"
-    ".scroll{overflow-x:auto}td.why{min-width:26em}td.name{min-width:16em}\n"
-)
-
-# Sorts table.sortable on a header click by each cell's data-sort (numbers) or its text.
-SCRIPT = """
-document.querySelectorAll("table.sortable").forEach(function (table) {
-  table.querySelectorAll("th").forEach(function (th, col) {
-    th.addEventListener("click", function () {
-      var down = th.getAttribute("aria-sort") !== "descending";
-      table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
-      th.setAttribute("aria-sort", down ? "descending" : "ascending");
-      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      function key(row) {
-        var cell = row.cells[col], raw = cell.getAttribute("data-sort");
-        if (raw === null) return cell.textContent.toLowerCase();
-        return raw === "" ? null : parseFloat(raw);
-      }
-      rows.sort(function (a, b) {
-        var x = key(a), y = key(b);
-        if (x === y) return 0;
-        if (x === null) return 1;
-        if (y === null) return -1;
-        return (x < y ? -1 : 1) * (down ? -1 : 1);
-      });
-      rows.forEach(function (row) { body.appendChild(row); });
-    });
-  });
-});
-"""
 
 
 def render(result, top: int | None = None, level: str = "dram", **_options) -> str:
     kernels = result.kernels if top is None else result.kernels.head(top)
     chart_list = charts(result, level, None)  # one per device
+    links = {str(i): _anchor(rank) for i, rank in zip(kernels["id"], kernels["rank"], strict=True)}
     body = [
         "<h1>rooflint report</h1>",
         _summary(result),
@@ -79,10 +34,11 @@ def render(result, top: int | None = None, level: str = "dram", **_options) -> s
         *(
             part
             for data in chart_list
-            for part in (_chart_heading(data, len(chart_list)), svg(data), _unplaced(data))
+            for part in (_chart_heading(data, len(chart_list)), svg(data, links), _unplaced(data))
         ),
         f'<h2>Kernels <span class="muted">({len(kernels)} of {len(result.kernels)} groups; '
         "click a header to sort)</span></h2>",
+        _tools(len(kernels)),
         _kernel_table(result, kernels),
         "<h2>Ceilings and their sources</h2>",
         _ceilings(result),
@@ -92,11 +48,12 @@ def render(result, top: int | None = None, level: str = "dram", **_options) -> s
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>rooflint report: {esc(common.device_line(result))}</title>\n<style>{CSS}</style>\n"
         "</head>\n<body>\n"
         + "\n".join(b for b in body if b)
-        + f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
+        + f'\n<div id="tip" role="tooltip"></div>\n<script>{SCRIPT}</script>\n</body>\n</html>\n'
     )
 
 
@@ -142,8 +99,19 @@ _HEADERS = [
     ("limiter", False),
     ("FLOP/byte (DRAM)", True),
     ("FLOP/s", True),
-    ("what would help", False),
 ]
+
+
+def _anchor(rank) -> str:
+    return f"k-{int(rank)}"
+
+
+def _tools(count: int) -> str:
+    return (
+        '<p class="tools"><input type="search" id="filter" aria-label="filter kernel names" '
+        'placeholder="filter kernel names"> '
+        f'<span class="muted"><span id="shown">{count}</span> of {count} shown</span></p>'
+    )
 
 
 def _kernel_table(result, kernels: pd.DataFrame) -> str:
@@ -151,20 +119,21 @@ def _kernel_table(result, kernels: pd.DataFrame) -> str:
         f'<th class="n">{esc(h)}</th>' if numeric else f"<th>{esc(h)}</th>"
         for h, numeric in _HEADERS
     )
-    rows = [_kernel_row(result, r) for r in kernels.to_dict("records")]  # dicts: fast on 10^4 rows
+    groups = [_kernel_rows(result, r) for r in kernels.to_dict("records")]  # dicts: fast
     return (
-        '<div class="scroll"><table class="sortable" id="kernels">\n'
-        f"<thead><tr>{head}</tr></thead>\n"
-        "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table></div>"
+        '<table class="sortable" id="kernels">\n'
+        f"<thead><tr>{head}</tr></thead>\n" + "\n".join(groups) + "\n</table>"
     )
 
 
-def _kernel_row(result, r) -> str:
+def _kernel_rows(result, r) -> str:
+    """One kernel group's <tbody>: its numbers, then what would help, under them."""
     colour = VERDICT_COLOURS.get(r["verdict"], "#777")
     full = common.full_name(result, r)
+    short = common.display_name(r, result.group_by)
     config = " ".join(str(r[c]) for c in ("grid", "block") if isinstance(r[c], str))
     name = (
-        f"<details><summary>{esc(common.display_name(r, result.group_by))}</summary>"
+        f"<details><summary>{esc(short)}</summary>"
         f'<div class="full">{esc(full)}</div>'
         + (f'<div class="muted">grid, block: {esc(config)}</div>' if config else "")
         + "</details>"
@@ -182,11 +151,16 @@ def _kernel_row(result, r) -> str:
         _n(r["efficiency"], common.pct(r["efficiency"])),
         _n(r["headroom_s"], common.si(r["headroom_s"], "s")),
         f"<td>{esc(limiter)}</td>",
-        _n(r["intensity_dram"], common.si(r["intensity_dram"])),
+        _n(r["intensity_dram"], common.ratio(r["intensity_dram"])),
         _n(r["achieved_flops_per_s"], common.si(r["achieved_flops_per_s"], "FLOP/s")),
-        f'<td class="why">{esc(common.kernel_sentence(result, r))}</td>',
     ]
-    return "<tr>" + "".join(cells) + "</tr>"
+    words = " ".join(dict.fromkeys((full.lower(), short.lower(), str(r["id"]).lower())))
+    return (
+        f'<tbody id="{_anchor(r["rank"])}" data-name="{esc(words)}">'
+        f'<tr class="row">{"".join(cells)}</tr>'
+        f'<tr class="why"><td colspan="{len(_HEADERS)}">What would help: '
+        f"{esc(common.kernel_sentence(result, r))}</td></tr></tbody>"
+    )
 
 
 def _n(raw, shown: str) -> str:
@@ -214,7 +188,7 @@ def _ceilings(result) -> str:
             f"<tr><td>{esc(row['device'])}</td><td>{esc(row['ceiling'])}</td>"
             f"<td>{esc(explain.roof_label(row['ceiling'], vendors.get(row['device'])))}</td>"
             + _n(row["value"], common.si(row["value"], unit))
-            + _n(ridge, f"{ridge:.3g}" if ridge else "—")
+            + _n(ridge, common.ratio(ridge) if ridge else "—")
             + f"<td>{esc(row['source'])}</td></tr>"
         )
     out += ["</tbody>", "</table>"]
@@ -258,7 +232,9 @@ def _unplaced(data: ChartData) -> str:
     if len(data.unplaced) > 50:
         items.append(f"<li>… and {len(data.unplaced) - 50} more (see the table)</li>")
     items += [f"<li>{esc(n)}</li>" for n in data.notes]
-    return (
-        f"<details><summary>Not on the chart ({len(data.unplaced)} kernel group(s))</summary>"
-        f"<ul>{''.join(items)}</ul></details>"
+    title = (
+        f"Not on the chart ({len(data.unplaced)} kernel group(s))"
+        if data.unplaced
+        else f"Chart notes ({len(data.notes)})"
     )
+    return f"<details><summary>{esc(title)}</summary><ul>{''.join(items)}</ul></details>"

@@ -117,7 +117,12 @@ def _kernel(result, row: dict) -> dict:
     row = dict(row)
     row["short_name"] = common.names.short_name(row.get("kernel") or row.get("group"))
     row["short_id"] = row["id"]
-    row["explanation"] = common.kernel_sentence(result, pd.Series(row).fillna(float("nan")))
+    series = pd.Series(row).fillna(float("nan"))
+    row["explanation"] = common.kernel_sentence(result, series)
+    row["advice"] = [
+        {"rule": str(a.rule), "text": a.text, "evidence": a.evidence}
+        for a in common.group_advice(result, series)
+    ]
     return row
 
 

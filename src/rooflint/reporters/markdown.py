@@ -210,7 +210,7 @@ def _full_row(result, r) -> str:
         common.pct(r["efficiency"]),
         common.si(r["headroom_s"], "s"),
         escape(_text(r["limiter"])),
-        common.si(r["intensity_dram"]),
+        common.ratio(r["intensity_dram"]),
         common.si(r["achieved_flops_per_s"], "FLOP/s"),
     ]
     return "| " + " | ".join(cells) + " |"
@@ -244,7 +244,7 @@ def _ceilings(result) -> list[str]:
     for row in rows:
         unit = units.shown(row["kind"], row["ceiling"])
         roof = explain.roof_label(row["ceiling"], vendors.get(row["device"]))
-        ridge = f"{row['ridge_dram']:.3g}" if row.get("ridge_dram") else "—"
+        ridge = common.ratio(row["ridge_dram"]) if row.get("ridge_dram") else "—"
         lines.append(
             f"| {escape(row['device'])} | {escape(row['ceiling'])} | {escape(roof)} "
             f"| {common.si(row['value'], unit)} | {ridge} |"

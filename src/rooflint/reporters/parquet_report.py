@@ -135,7 +135,8 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         frame, columns = launches, [c for c in columns if c in launches.columns]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
         types = {
-            c: pa.int64() for c in [*schema.INT_COLUMNS, "stream", "device_index", "comm_ranks"]
+            c: pa.int64()
+            for c in [*schema.INT_COLUMNS, "stream", "device_index", "comm_ranks", "rank"]
         }
         types["graph_replay"] = types["roof_assumed"] = pa.bool_()
     else:

@@ -179,5 +179,5 @@ def _line(row, header, widths) -> str:
 
 def _ceiling_text(row) -> str:
     unit = units.shown(row["kind"], row["ceiling"])
-    ridge = f" (ridge {row['ridge_dram']:.3g})" if row.get("ridge_dram") else ""
+    ridge = f" (ridge {common.ratio(row['ridge_dram'])})" if row.get("ridge_dram") else ""
     return f"{row['ceiling']} {common.si(row['value'], unit)}{ridge}"

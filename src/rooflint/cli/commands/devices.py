@@ -53,6 +53,9 @@ def show(device_id, fmt):
         )
     for level, c in device.memory.items():
         lines.append(f"  {level:<12} {si(c.value, 'B/s'):>14}  [{c.source}]")
+    if device.link is not None:  # per direction: what NCCL's bus bandwidth is measured against
+        link = device.link
+        lines.append(f"  {link.kind.label:<12} {si(link.value, 'B/s'):>14}  [{link.source}]")
     click.echo("\n".join(terminal.wrap_all(lines, terminal.width(), " " * 6)))
 
 
@@ -120,6 +123,13 @@ def _as_dict(device) -> dict:
         for kind in ("compute", "memory")
         for k, c in getattr(device, kind).items()
     }
+    if device.link is not None:
+        ceilings[str(device.link.kind)] = {
+            "value": device.link.value,
+            "unit": units.RATE["link"],
+            "source": device.link.source,
+            "kind": "link",
+        }
     ridges = {}
     for cls in device.compute:
         try:

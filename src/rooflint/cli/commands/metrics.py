@@ -136,3 +136,34 @@ def rocprof():
         "# MI100 (gfx908) and RDNA GPUs have no typed FLOP counters: rooflint reports their "
         "traffic only."
     )
+
+
+NSYS_PROFILE = "nsys profile --trace=cuda,nvtx --cuda-graph-trace=node"
+NSYS_SHAPES = "--pytorch=autograd-shapes-nvtx"
+
+
+@metrics.command()
+@click.option(
+    "--shapes/--no-shapes",
+    default=True,
+    show_default=True,
+    help="PyTorch programs: record each operator's input shapes as NVTX (operator models).",
+)
+def nsys(shapes):
+    """Nsight Systems: CUDA and NVTX tracing, graph nodes as kernels, then the SQLite export."""
+    click.echo(
+        "# Nsight Systems: every kernel, copy and fill (CUDA), the ranges around them (NVTX),"
+    )
+    click.echo("# each CUDA graph node as its own kernel; then the SQLite export rooflint reads:")
+    pytorch = f" {NSYS_SHAPES}" if shapes else ""
+    click.echo(f"{NSYS_PROFILE}{pytorch} -o report ./your_app")
+    click.echo("nsys export --type sqlite -o report.sqlite report.nsys-rep")
+    if shapes:
+        click.echo(
+            f"# {NSYS_SHAPES} (PyTorch): operator names and input shapes as NVTX ranges; "
+            "drop it for other programs"
+        )
+    click.echo(
+        "# For measured FLOPs and bytes, pass an ncu export of the same program beside "
+        "report.sqlite (`rooflint metrics ncu`)"
+    )

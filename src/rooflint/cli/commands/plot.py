@@ -10,7 +10,7 @@ import rooflint
 from rooflint import reporters
 from rooflint.cli import formats
 from rooflint.cli import output as outputs
-from rooflint.cli.choices import Suggesting
+from rooflint.cli.choices import SeveralOf, Suggesting
 from rooflint.cli.inputs import input_options
 from rooflint.core.groupings import GROUPINGS
 
@@ -33,10 +33,11 @@ from rooflint.core.groupings import GROUPINGS
 )
 @click.option(
     "--level",
-    type=click.Choice(["dram", "l2", "l1"]),
+    type=SeveralOf(["dram", "l2", "l1"]),
     default="dram",
     show_default=True,
-    help="Memory level for the intensity axis and the sloped roof.",
+    help="Memory level for the intensity axis and the sloped roof; several (dram,l2,l1): a "
+    "hierarchical chart, each kernel at its intensity at each level.",
 )
 @click.option(
     "--top",
