@@ -18,11 +18,11 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from rooflint.core import schema
+from rooflint.core.choices import LOCALES
 from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 from rooflint.parsers import ncu_metrics as metrics
 from rooflint.parsers.values import (
-    LOCALES,
     detect_locale,
     to_float,
     unit_scale,
