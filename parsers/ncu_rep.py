@@ -26,6 +26,7 @@ INSTALL_HINT = (
     "this is an Nsight Compute report (.ncu-rep); install `rooflint[ncu-rep]` to read it "
     "directly, or export it with `ncu --import FILE.ncu-rep --csv --page raw --print-units base`"
 )
+TRUNCATED = "report is truncated or damaged (it ends inside a block); copy or save it again"
 # ncu-report 2025.3.1 crashes (SIGSEGV in IMetric.unit) once pandas is loaded; 2026.2.0 on work.
 MIN_VERSION = (2026, 2)
 _TEXT = "device__attribute_display_name"
@@ -84,20 +85,44 @@ def _read(path) -> Profile:
     if not actions:
         raise InputError(_empty_message(Path(path)), path=source)
     records = [_record(action) for action in actions]
+    walked = _walk(Path(path))
+    pids = None if walked is None else walked[0]
+    repairs = _cut_results(records, source) if walked is None else []
+    if walked is not None and not walked[1]:
+        repairs.append(
+            "report ends before the device block ncu writes after the first result (cut at a "
+            "block boundary?): results after the cut are missing; copy or save it again"
+        )
     wide = pd.DataFrame(
         [r.pop("metrics") for r in records], index=pd.RangeIndex(len(records)), dtype="float64"
     )
     identity = pd.DataFrame(records)
     identity["launch_id"] = np.arange(len(records))
     notes: list[str] = []
-    pids = result_process_ids(Path(path))
     if pids is not None and len(pids) == len(records):
         identity["process_id"] = pids
     else:
         identity["process_id"] = pd.NA
         notes.append("process IDs not found in the report's blocks; process_id left empty")
     launches = _table(wide, identity, source, notes)
-    return Profile(source=source, format=InputFormat.NCU_REP, launches=launches, notes=notes)
+    return Profile(
+        source=source, format=InputFormat.NCU_REP, launches=launches, notes=notes, repairs=repairs
+    )
+
+
+def _cut_results(records: list[dict], source: str) -> list[str]:
+    """The repairs of a report whose container ends inside a block (a truncated copy): the
+    results ncu_report loaded empty from the cut block (no kernel name, no metric) are left
+    out of `records`, and the cut is said; none left is an InputError."""
+    empty = [r for r in records if not r["kernel"] and not r["kernel_mangled"] and not r["metrics"]]
+    records[:] = [r for r in records if r not in empty]
+    if not records:
+        raise InputError(TRUNCATED, path=source)
+    left_out = f": {len(empty)} result(s) cut short left out" if empty else ""
+    return [
+        "report ends inside a block (a truncated copy?): results after the cut are "
+        f"missing{left_out}; copy or save it again"
+    ]
 
 
 def _load(path, source: str):
@@ -137,7 +162,7 @@ def _actions(context) -> tuple[list, list]:
 
 def _empty_message(path: Path) -> str:
     if result_process_ids(path) is None:
-        return "report is truncated or damaged (it ends inside a block); copy or save it again"
+        return TRUNCATED
     return (
         "report holds no profiled kernels; check the ncu --kernel-name/--launch-skip filters and "
         "that the application launched kernels"
@@ -211,7 +236,20 @@ def _table(
 
 def result_process_ids(path: Path) -> list[int] | None:
     """The process ID of every result, in file order, from the report's container; None when
-    the container cannot be walked (truncated or unknown layout).
+    the container cannot be walked (truncated or unknown layout)."""
+    walked = _walk(path)
+    return None if walked is None else walked[0]
+
+
+# A block's inline message (field 3) whose first field is 6: the device attributes, which ncu
+# writes after the first result (with the other session blocks: every real report under
+# fixtures/ and shared/fixtures has it there).
+_DEVICE_BLOCK = b"\x32"
+
+
+def _walk(path: Path) -> tuple[list[int], bool] | None:
+    """(the process ID of every result, whether a device block was seen); None when the
+    container cannot be walked (truncated or unknown layout).
 
     `ncu_report` does not expose the process, but the container does: after the magic, a
     u32-sized file header, then blocks of (u32 size, BlockHeader protobuf, payload). A
@@ -219,6 +257,7 @@ def result_process_ids(path: Path) -> list[int] | None:
     message (field 6) whose field 1 is the process ID.
     """
     pids: list[int] = []
+    device = False
     try:
         with open(path, "rb") as fh:
             if fh.read(4) != NCU_REP_MAGIC:
@@ -234,12 +273,14 @@ def result_process_ids(path: Path) -> list[int] | None:
                 if results:
                     pid = _protobuf_fields(fields.get(6, b"")).get(1)
                     pids.extend([pid] * results)
+                inline = fields.get(3, b"")
+                device = device or (isinstance(inline, bytes) and inline[:1] == _DEVICE_BLOCK)
                 fh.seek(payload, 1)
             if fh.tell() > Path(path).stat().st_size:
                 return None
     except (OSError, ValueError, IndexError, struct.error):
         return None
-    return pids
+    return pids, device
 
 
 def _u32(fh) -> int:

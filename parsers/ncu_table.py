@@ -269,7 +269,7 @@ def _try_typed(piece, options: tuple, numbers: list[str], ragged: list[str]) -> 
     them)."""
     seen = len(ragged)
     try:
-        table = pacsv.read_csv(pa.BufferReader(piece), *options)
+        table = _arrow_csv(piece, options)
     except pa.ArrowInvalid:
         table = None
     if table is not None and all(_only_finite(table.column(c)) for c in numbers):
@@ -288,9 +288,22 @@ def _only_finite(column: pa.ChunkedArray) -> bool:
     return (pc.sum(pc.is_finite(column)).as_py() or 0) + column.null_count == len(column)
 
 
-def _read_csv(piece, options: tuple, source: str) -> pa.Table:
+def _arrow_csv(piece, options: tuple) -> pa.Table:
+    """read_csv of the piece; a line longer than Arrow's block ("straddling object": a 10 MB
+    kernel name) is read again with the whole piece as one block."""
     try:
         return pacsv.read_csv(pa.BufferReader(piece), *options)
+    except pa.ArrowInvalid as exc:
+        if "straddling" not in str(exc):
+            raise
+    reading, *rest = options
+    whole = pacsv.ReadOptions(column_names=reading.column_names, block_size=len(piece) + 1)
+    return pacsv.read_csv(pa.BufferReader(piece), whole, *rest)
+
+
+def _read_csv(piece, options: tuple, source: str) -> pa.Table:
+    try:
+        return _arrow_csv(piece, options)
     except pa.ArrowInvalid as exc:
         problem = str(exc).splitlines()[0]
         raise InputError(f"malformed CSV ({problem}); {EXPORT_HINT}", path=source) from None

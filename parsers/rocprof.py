@@ -149,7 +149,7 @@ def _stats_message(head: str) -> str:
 def _read_csv(path: Path, source: str) -> pd.DataFrame:
     try:
         # pyarrow's reader is several times faster on the long (one row per counter) tables.
-        frame = pd.read_csv(csv_source(path), engine="pyarrow")
+        frame = _parsed(path)
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(
             f"cannot parse as CSV ({str(exc).splitlines()[0]}); export it again", path=source
@@ -157,6 +157,17 @@ def _read_csv(path: Path, source: str) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise InputError("file is empty; export the profile again", path=source) from None
     return _text_columns(frame)
+
+
+def _parsed(path: Path) -> pd.DataFrame:
+    """The CSV as a frame, with pyarrow; a field longer than its 1 MB block (a 10 MB kernel
+    name: "straddling object") is read with pandas' own parser, which has no blocks."""
+    try:
+        return pd.read_csv(csv_source(path), engine="pyarrow")
+    except pd.errors.ParserError as exc:
+        if "straddling" not in str(exc):
+            raise
+    return pd.read_csv(csv_source(path), engine="c")
 
 
 def _text_columns(frame: pd.DataFrame) -> pd.DataFrame:

@@ -47,7 +47,10 @@ def _read_small_csv(path: Path) -> pd.DataFrame:
     try:
         return pd.read_csv(csv_source(path), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
-        raise InputError(f"cannot parse ({exc}); export it again", path=str(path)) from None
+        problem = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # pandas: 2 lines
+        raise InputError(
+            f"cannot parse as CSV ({problem}); export it again", path=str(path)
+        ) from None
 
 
 def _field(row: pd.Series, *names: str) -> tuple[str | None, str | None]:

@@ -16,11 +16,17 @@ NCU_REP = "\x00ncu-rep"
 SQLITE = "\x00sqlite"
 BINARY = "\x00binary"
 
+_UTF32 = "UTF-32 text; convert it to UTF-8 (iconv -f UTF-32 -t UTF-8)"
+_UTF16 = "UTF-16 text; convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"
+# Tried in order: a UTF-32 little-endian byte-order mark begins with UTF-16's.
 MAGIC = {
     b"PK\x03\x04": "a zip archive; extract the profile from it first",
-    b"\xff\xfe": "UTF-16 text; convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)",
-    b"\xfe\xff": "UTF-16 text; convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)",
+    b"\xff\xfe\x00\x00": _UTF32,
+    b"\x00\x00\xfe\xff": _UTF32,
+    b"\xff\xfe": _UTF16,
+    b"\xfe\xff": _UTF16,
 }
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
@@ -48,6 +54,12 @@ def head_text(path: Path) -> str:
         raise InputError(
             "this is a gzip-compressed binary file (rooflint streams only compressed "
             "text exports); decompress it first (gunzip)",
+            path=str(path),
+        )
+    if raw.startswith(UTF8_BOM) and raw[len(UTF8_BOM) :].lstrip()[:1] in (b"{", b"["):
+        raise InputError(
+            "JSON that starts with a UTF-8 byte-order mark, which JSON does not allow; remove "
+            "it (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE) and read the file again",
             path=str(path),
         )
     if raw.startswith(NCU_REP_MAGIC):

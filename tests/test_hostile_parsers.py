@@ -9,6 +9,7 @@ import gzip
 import io
 import re
 import tracemalloc
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -314,3 +315,121 @@ def test_a_huge_invocation_count_is_refused_not_allocated(tmp_path, count):
 )
 def test_an_invocation_count_within_reason_is_repeated(tmp_path, count, launches):
     assert len(parsers.read(_invocations(tmp_path, count)).launches) == launches
+
+
+# --- item 9a: an .ncu-rep cut short --------------------------------------------------------------
+
+GEMM_REP = FIXTURES / "ncu" / "h200-tensor-ops" / "gemm-bf16.ncu-rep"
+# Its container, walked by hand (parsers/ncu_rep._walk): the session and source blocks end at
+# byte 23,618, the one result block at 55,707, then the device block and the other session
+# blocks up to the file's 65,919 bytes.
+RESULT_END = 55_707
+
+
+@pytest.fixture
+def ncu_report():
+    from rooflint.parsers import ncu_rep
+
+    pytest.importorskip("ncu_report")
+    if ncu_rep.too_old():
+        pytest.skip("ncu-report older than 2026.2 crashes alongside pandas")
+
+
+@pytest.mark.parametrize("size", [40_960, 53_248])  # disk blocks inside the result block
+def test_a_report_cut_inside_its_result_is_refused_not_one_empty_launch(tmp_path, ncu_report, size):
+    path = tmp_path / "cut.ncu-rep"
+    path.write_bytes(GEMM_REP.read_bytes()[:size])
+    with pytest.raises(InputError, match="report is truncated or damaged") as err:
+        parsers.read(path)
+    assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+
+
+def test_a_report_cut_at_a_block_boundary_says_so(tmp_path, ncu_report):
+    whole = parsers.read(GEMM_REP)
+    assert not whole.repairs and len(whole.launches) == 1
+    path = tmp_path / "cut.ncu-rep"
+    path.write_bytes(GEMM_REP.read_bytes()[:RESULT_END])  # the result whole, nothing after it
+    profile = parsers.read(path)
+    assert profile.launches["duration_s"].tolist() == whole.launches["duration_s"].tolist()
+    assert profile.repairs == [
+        "report ends before the device block ncu writes after the first result (cut at a "
+        "block boundary?): results after the cut are missing; copy or save it again"
+    ]
+
+
+# --- minor: encodings, byte-order marks, long fields, one-line errors ----------------------------
+
+KINETO = FIXTURES / "kineto" / "hta-mi250-minitoy.json.gz"
+
+
+@pytest.mark.parametrize(
+    "codec, named",
+    [("utf-32", "UTF-32"), ("utf-32-be", "UTF-32"), ("utf-16", "UTF-16"), ("utf-16-be", "UTF-16")],
+)
+def test_utf16_and_utf32_are_named_as_what_they_are(tmp_path, codec, named):
+    text = H200_BLOCK.read_text(encoding="utf-8")
+    bom = {"utf-32-be": "\ufeff", "utf-16-be": "\ufeff"}.get(codec, "")
+    path = tmp_path / "wide.csv"
+    path.write_bytes((bom + text).encode(codec))
+    with pytest.raises(InputError, match=f"this is {named} text; convert it to UTF-8 "):
+        parsers.read(path)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_trace_with_a_byte_order_mark_is_not_called_truncated(tmp_path, gzipped):
+    data = b"\xef\xbb\xbf" + gzip.decompress(KINETO.read_bytes())
+    path = tmp_path / "trace.json"
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    with pytest.raises(InputError, match="starts with a UTF-8 byte-order mark") as err:
+        parsers.read(path)
+    assert "truncated" not in str(err.value) and "\n" not in str(err.value)
+
+
+NAME_COLUMNS = ("Kernel_Name", "KernelName", "Kernel Name")
+
+
+def _long_name(source, tmp_path, quoting) -> Path:
+    """A copy of `source` (in a folder of its own) whose third launch's kernel name is 10 MB:
+    longer than Arrow's blocks (1 MB for pandas, 4 MB for the ncu reader)."""
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if any(c in line for c in NAME_COLUMNS))
+    rows = list(csv.reader(lines[start:]))
+    k = next(i for i, c in enumerate(rows[0]) if c in NAME_COLUMNS)
+    rows[3][k] = "k" * (10 << 20)
+    buf = io.StringIO()
+    csv.writer(buf, quoting=quoting, lineterminator="\n").writerows(rows)
+    folder = tmp_path / "long"
+    folder.mkdir()
+    path = folder / source.name
+    path.write_text("".join(lines[:start]) + buf.getvalue(), encoding="utf-8")
+    return path
+
+
+@pytest.mark.e2e  # parses 10 MB fields: 1-3 s each
+@pytest.mark.parametrize(
+    "source, quoting",
+    [
+        (H200_BLOCK, csv.QUOTE_ALL),
+        (ROCPROF_V3, csv.QUOTE_MINIMAL),
+        (ROCPROF_PMC, csv.QUOTE_MINIMAL),
+    ],
+    ids=lambda p: getattr(p, "name", ""),
+)
+def test_a_ten_megabyte_field_is_read(tmp_path, source, quoting):
+    path = _long_name(source, tmp_path, quoting)
+    whole = parsers.read(source)
+    profile = parsers.read(path)
+    assert len(profile.launches) == len(whole.launches) and profile.repairs == whole.repairs
+    assert (profile.launches["kernel"].astype(str).str.len() == 10 << 20).sum() == 1
+    for column in ("duration_s", "bytes_dram"):
+        assert profile.launches[column].equals(whole.launches[column])
+
+
+def test_a_roofline_csv_error_is_one_line(tmp_path):
+    text = (FIXTURES / "rocprof" / "omniperf2_mi200_roofline.csv").read_text(encoding="utf-8")
+    path = tmp_path / "roofline.csv"
+    path.write_text(text + "1" + ",2" * 60 + "\n", encoding="utf-8")  # 61 fields under 34
+    with pytest.raises(InputError, match="cannot parse as CSV") as err:
+        parsers.read_roofline(path)
+    assert "Expected 34 fields in line 3, saw 61" in str(err.value)
+    assert "\n" not in str(err.value)
