@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import gzip
 import json
 import re
 import zlib
@@ -14,8 +13,9 @@ import orjson
 
 from rooflint.core.errors import InputError
 
+from . import compressed
+
 CHUNK_BYTES = 4 << 20
-GZIP_MAGIC = b"\x1f\x8b"
 # Where one event object ends and the next begins: `}` `,` `{` then a key's opening quote. Inside a
 # JSON string every `"` is escaped (`\"`), so a quote after `{` and blanks is always structural;
 # a split between objects nested inside an event is caught because the batch then fails to parse.
@@ -33,10 +33,9 @@ NESTED = (  # orjson's limit, 1,024 levels
 
 
 def open_bytes(path: Path):
-    """A binary file object of the trace's JSON text, decompressing gzip on the fly."""
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
+    """A binary file object of the trace's JSON text, decompressing gzip on the fly, within the
+    input limit on the decompressed bytes too (compressed.open_binary)."""
+    return compressed.open_binary(path)
 
 
 class TraceStream:

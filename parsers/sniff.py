@@ -26,7 +26,6 @@ MAGIC = {
     b"\xff\xfe": _UTF16,
     b"\xfe\xff": _UTF16,
 }
-UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def head_bytes(path: Path, size: int = HEAD_BYTES) -> bytes:
@@ -54,12 +53,6 @@ def head_text(path: Path) -> str:
         raise InputError(
             "this is a gzip-compressed binary file (rooflint streams only compressed "
             "text exports); decompress it first (gunzip)",
-            path=str(path),
-        )
-    if raw.startswith(UTF8_BOM) and raw[len(UTF8_BOM) :].lstrip()[:1] in (b"{", b"["):
-        raise InputError(
-            "JSON that starts with a UTF-8 byte-order mark, which JSON does not allow; remove "
-            "it (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE) and read the file again",
             path=str(path),
         )
     if raw.startswith(NCU_REP_MAGIC):
