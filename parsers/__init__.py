@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 from rooflint.core.errors import InputError, UnsupportedFormatError
@@ -74,10 +75,48 @@ def detect(path: str | os.PathLike) -> Reader:
         )
     _check_size(p)
     head = head_text(p)
+    if head == SQLITE:
+        _check_sqlite_length(p)
     for reader in READERS:
-        if reader.sniff(p, head):
+        if _claims(reader, p, head):
             return reader
     raise UnsupportedFormatError(_unrecognised_hint(head, p.name), path=str(path))
+
+
+def _check_sqlite_length(path: Path) -> None:
+    """A database shorter than its header says (a copy cut short) is refused: SQLite would read
+    the pages that are there and give some of the rows, silently."""
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if len(header) < 100:
+        raise InputError(
+            "SQLite database is cut short (no full header); copy it again", path=str(path)
+        )
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(header[28:32], "big")
+    counter_valid = header[24:28] == header[92:96]  # the in-header size is current (SQLite 3.7+)
+    size = path.stat().st_size
+    if counter_valid and pages and size < page * pages:
+        raise InputError(
+            f"SQLite database is cut short ({size:,} of its {page * pages:,} bytes); copy or "
+            "export it again",
+            path=str(path),
+        )
+
+
+def _claims(reader: Reader, path: Path, head: str) -> bool:
+    """reader.sniff, where a database too damaged to list its tables is one clear error (SQLite
+    can even word its error with the file's own bytes, which are not text)."""
+    try:
+        return reader.sniff(path, head)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if head != SQLITE:
+            raise
+        raise InputError(
+            f"SQLite database is damaged ({type(exc).__name__}); export or copy it again",
+            path=str(path),
+        ) from None
 
 
 def folder_reader(path: Path) -> Reader | None:

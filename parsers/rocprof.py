@@ -329,7 +329,12 @@ def _rocpd_table(kernels: pd.DataFrame, counters: pd.DataFrame | None, name: str
     table = tables.long(counters, name)
     found = table.found
     key = [found["dispatch"]] + ([found["pid"]] if "pid" in found else [])
-    merged = table.frame.merge(kernels, on=key, how="left")
+    frame = table.frame
+    for column in key:  # ids SQLite stored as text in a damaged table: compare as numbers
+        if frame[column].dtype != kernels[column].dtype:
+            frame = frame.assign(**{column: pd.to_numeric(frame[column], errors="coerce")})
+            kernels = kernels.assign(**{column: pd.to_numeric(kernels[column], errors="coerce")})
+    merged = frame.merge(kernels, on=key, how="left")
     durations = cols.durations_s(merged, cols.roles(merged.columns))
     return tables.Table(merged, durations, notes=table.notes, repairs=table.repairs)
 

@@ -128,10 +128,8 @@ def clean_kernel(names: pd.Series) -> pd.Series:
     codes, uniques = pd.factorize(names.astype("string"))  # traces repeat a few names a lot
     text = pd.Series(uniques, dtype="string").str.strip().str.strip('"')
     text = text.str.replace(_CLONE, "", regex=True).str.replace(r"\.kd$", "", regex=True)
-    out = pd.Series(
-        text.to_numpy(dtype=object)[np.maximum(codes, 0)], index=names.index, dtype="string"
-    )
-    return out.where(codes >= 0, pd.NA)
+    values = np.append(text.to_numpy(dtype=object), pd.NA)  # code -1 (no name) takes the NA
+    return pd.Series(values[codes], index=names.index, dtype="string")
 
 
 def numeric(values) -> pd.Series:

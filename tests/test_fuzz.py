@@ -53,15 +53,11 @@ def content(path: Path) -> bytes:
     return _BYTES[path]
 
 
-# Open bugs in readers this suite does not own, each pinned by a strict xfail (test_known_bug_*
-# below): (exception, module it escapes from). They are let through here only so that the fuzz
-# keeps finding new bugs; fixing one turns its xfail into a failure, and then it comes off this
-# list.
-KNOWN_BUGS: set[tuple[str, str]] = {
-    ("IndexError", "rocprof_columns.py"),  # test_known_bug_rocprof_sqlite_cut_after_its_header
-    ("ValueError", "rocprof.py"),  # test_known_bug_rocpd_cut_in_its_tables
-    ("UnicodeDecodeError", "rocprof_sqlite.py"),  # test_known_bug_rocprof_sqlite_bad_schema_byte
-}
+# Open bugs the fuzz found, each pinned by a strict xfail: (exception, module it escapes from),
+# let through here only so that the fuzz keeps finding new ones; fixing one turns its xfail into
+# a failure, and then it comes off this list. Empty now: the three it found in the rocprof and
+# SQLite readers are fixed (test_found_* below).
+KNOWN_BUGS: set[tuple[str, str]] = set()
 
 
 def _known_bug(exc: BaseException) -> bool:
@@ -477,36 +473,40 @@ def test_damaged_inputs_keep_the_command_line_contract(folder, data):
     assert_contract(seed, result, out)
 
 
-@pytest.mark.xfail(strict=True, reason="rocprof_columns.clean_kernel: IndexError on no rows")
-def test_known_bug_rocprof_sqlite_cut_after_its_header(tmp_path):
+def _refused(result) -> str:
+    """The one stderr line of an exit-2 refusal."""
+    assert result.exit_code == 2, (result.exit_code, result.exception)
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    return result.stderr
+
+
+def test_found_rocprof_sqlite_cut_after_its_header(tmp_path):
     """Found by the fuzz: the bundled rocprof SQLite database cut after its first 4,101 bytes
-    (the header page and part of the schema) raises IndexError in
-    parsers/rocprof_columns.clean_kernel (an empty kernel table) instead of one line."""
+    raised IndexError in parsers/rocprof_columns.clean_kernel (no kernel name at all). Its header
+    says 3 pages of 4,096 bytes: a copy cut short is refused before any table is read, and
+    clean_kernel takes a column of missing names."""
     path = tmp_path / "results.db"
     path.write_bytes((ROCPROF / "v1_mi250_rocm571_results_head.db").read_bytes()[:4101])
     result, _ = report(tmp_path, path)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "SQLite database is cut short (4,101 of its" in _refused(result)
 
 
-@pytest.mark.xfail(strict=True, reason="rocprof._rocpd_table: pandas merge ValueError")
-def test_known_bug_rocpd_cut_in_its_tables(tmp_path):
-    """Found by the fuzz: a rocpd database (tests/helpers.make_rocpd) cut after 12,293 bytes
-    reads its kernel table's dispatch ids as text, and parsers/rocprof._rocpd_table's merge with
-    the counters raises pandas' "You are trying to merge on object and int64 columns for key
-    'Dispatch_Id'" ValueError instead of one line."""
+def test_found_rocpd_cut_in_its_tables(tmp_path):
+    """Found by the fuzz: a rocpd database (tests/helpers.make_rocpd) cut after 12,293 bytes read
+    its dispatch ids as text and parsers/rocprof._rocpd_table's merge raised pandas' ValueError;
+    the cut is now refused (12,293 of 16,384 bytes), and ids of two types merge as numbers."""
     path = make_rocpd(tmp_path / "run_results.db")
     path.write_bytes(path.read_bytes()[:12293])
     result, _ = report(tmp_path, path)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "SQLite database is cut short (12,293 of its 16,384 bytes)" in _refused(result)
 
 
-@pytest.mark.xfail(strict=True, reason="rocprof_sqlite._names: UnicodeDecodeError")
-def test_known_bug_rocprof_sqlite_bad_schema_byte(tmp_path):
+def test_found_sqlite_bad_schema_byte(tmp_path):
     """Found by the fuzz: two bytes (0x80 0x00) inserted at offset 3,841 of the bundled rocprof
-    SQLite database make SQLite's "malformed database schema" message hold a byte that is not
-    UTF-8, and parsers/rocprof_sqlite._names (called by sniff) raises UnicodeDecodeError."""
+    SQLite database make SQLite word its "malformed database schema" error with a byte that is
+    not UTF-8, and listing the tables (any SQLite reader's sniff) raised UnicodeDecodeError."""
     data = (ROCPROF / "v1_mi250_rocm571_results_head.db").read_bytes()
     path = tmp_path / "results.db"
     path.write_bytes(data[:3841] + b"\x80\x00" + data[3841:])
     result, _ = report(tmp_path, path)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "SQLite database is damaged (UnicodeDecodeError)" in _refused(result)
