@@ -101,7 +101,7 @@ def test_many_partitions_are_analysed_separately(dataset):
 def test_a_named_device_replaces_the_recorded_ceilings(single, dataset):
     device = hardware.get("h100-sxm")
     again = analysis.analyze(
-        schema.conform(single.launches), device
+        schema.conform_all(single.launches), device
     )  # the catalog ceilings as they are
     want = ranking.rank(again.assign(family=families.classify(again["kernel"])), "kernel")
     got = distributed.rank_dataset(dataset, device="h100-sxm", scheduler="synchronous")

@@ -88,7 +88,7 @@ def rank_dataset(
 
 def analyze_partition(part: pd.DataFrame, devices: dict, latency_threshold: float) -> pd.DataFrame:
     """The roofline columns and op family for one partition; each source gets its own device."""
-    launches = schema.conform(part)
+    launches = schema.conform_all(part)  # ncu's percentages and a trace's columns kept
     runs = [(devices.get(source, devices.get(None)), n) for source, n in _runs(launches["source"])]
     out = analysis.analyze_each(launches, runs, latency_threshold)
     out["family"] = families.classify(out["kernel"])

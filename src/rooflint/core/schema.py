@@ -145,6 +145,16 @@ def empty() -> pd.DataFrame:
     return conform(pd.DataFrame(index=pd.RangeIndex(0)))
 
 
+def conform_all(frame: pd.DataFrame) -> pd.DataFrame:
+    """conform(frame), with the OPTIONAL_COLUMNS the frame has kept beside the canonical ones
+    (a trace's timeline, ncu's percentages: what the analysis reads when they are there)."""
+    out = conform(frame)
+    for column in OPTIONAL_COLUMNS:
+        if column in frame:
+            out[column] = frame[column].to_numpy()
+    return out
+
+
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
     """Add absent canonical columns as NA, fix dtypes and column order (extra columns dropped);
     the codes follow (`missing_codes`: as given, else read from the `missing` words)."""
