@@ -646,6 +646,8 @@ def test_every_grouping_ranks_by_headroom_with_time_share(group_by):
         # no PyTorch trace here: no operator or module, one group of everything
         "op": ("(none) (none) (none)", 9.5, 1.0),
         "module": ("(none)", 9.5, 1.0),
+        # no distributed job: every launch rank "(none)", then kernels as by "kernel"
+        "rank": ("(none) sgemm_a (1, 1, 1) (32, 1, 1)", 5.0, 10 / 17),
     }[group_by]
     assert ranked.loc[0, "group"] == expected_first[0]
     assert ranked.loc[0, "headroom_s"] == pytest.approx(expected_first[1])
