@@ -159,3 +159,13 @@ def test_top_rows_say_what_would_help_and_provenance_is_one_line(monkeypatch):
     verbose = _cli("report", "fixtures/ncu/a100-gemm-details.csv", "-q", "--verbose")
     # 108 SMs x 64 FLOP/clk x the 0.765 GHz the profile measured = 5.29 TFLOP/s
     assert _squashed("ceilings: vector_fp64 5.29 TFLOP/s") in _squashed(verbose)
+
+
+def test_a_number_keeps_its_percent_sign_on_its_line():
+    """Seen at COLUMNS=100 on HTA's two-rank folder: the coverage line ended "aten::cat 2" and
+    the next began "%"."""
+    line = "largest without: " + ", ".join(f"aten::op{i} {i} %" for i in range(30))
+    for columns in range(40, 101):
+        wrapped = terminal.wrap(line, columns)
+        assert not any(piece.lstrip().startswith("%") for piece in wrapped), columns
+        assert " ".join(p.strip() for p in wrapped) == line  # the text unchanged

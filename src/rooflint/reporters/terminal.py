@@ -4,6 +4,7 @@ shortened in the middle, control characters escaped."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -30,14 +31,21 @@ def width() -> int:
 def wrap(line: str, columns: int, indent: str = "    ", first: str = "") -> list[str]:
     """`line` (after `first`) in lines of at most `columns`; later lines start with `indent`.
     Control characters are shown escaped (names.visible): wrapped text is outside text too."""
-    return textwrap.wrap(
-        visible(first + line),
+    wrapped = textwrap.wrap(
+        _UNIT_GAP.sub(_JOINED, visible(first + line)),
         columns,
         subsequent_indent=indent,
         break_on_hyphens=False,
         break_long_words=True,
         drop_whitespace=True,
-    ) or [first.rstrip()]
+    )
+    return [piece.replace(_JOINED, " ") for piece in wrapped] or [first.rstrip()]
+
+
+# A number and its percent sign stay on one line ("2 %", never "2" then "%" on the next): the
+# space is held by a placeholder while wrapping.
+_UNIT_GAP = re.compile(r"(?<=\d) (?=%)")
+_JOINED = "\x00"
 
 
 def wrap_all(lines: list[str], columns: int, indent: str = "    ") -> list[str]:
