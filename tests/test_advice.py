@@ -73,3 +73,16 @@ def test_every_format_shows_the_advice_with_its_evidence():
     (kernel,) = json.loads(render(result, "json"))["kernels"]
     assert kernel["advice"][0]["rule"] == "small-grid"
     assert expected in kernel["explanation"]
+
+
+def test_a_verdict_resting_on_part_of_a_group_says_so():
+    """The H200 training trace by family: "elementwise" is 640 launches of which 160 have a
+    model (the others have no DRAM bytes); its verdict is theirs, and every format says so."""
+    result = rooflint.report(str(TRACE), group_by="family")
+    (row,) = result.kernels[result.kernels["group"] == "elementwise"].to_dict("records")
+    assert (row["launches"], row["analysed"]) == (640, 160)
+    expected = "the verdict rests on 160 of its 640 launches (the others: missing DRAM bytes)"
+    assert expected in common.kernel_sentence(result, row)
+    assert expected in " ".join(str(render(result, "table", top=50)).split())
+    full = rooflint.report(str(RTX))  # every launch analysed: nothing added
+    assert "rests on" not in common.kernel_sentence(full, full.kernels.iloc[0])

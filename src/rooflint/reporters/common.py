@@ -7,7 +7,17 @@ import math
 
 import pandas as pd
 
-from rooflint.core import advice, explain, names, opgroups, ranks, report_schema, views, windows
+from rooflint.core import (
+    advice,
+    explain,
+    names,
+    opgroups,
+    ranks,
+    report_schema,
+    verdicts,
+    views,
+    windows,
+)
 from rooflint.core.formatting import pct, ratio, si  # noqa: F401 - the reporters' formatters
 from rooflint.core.result import device_description as device_line  # noqa: F401
 from rooflint.core.warnings import above_roof_warning, device_warnings, warnings  # noqa: F401
@@ -56,7 +66,20 @@ def kernel_sentence(result, row) -> str:
             text += " (under 1×: tensors stayed in L2 between kernels, or the model over-counts)"
     for found in group_advice(result, row):
         text += f"; {found.text} (from {found.evidence})"
-    return text
+    return text + partial_text(row)
+
+
+def partial_text(row) -> str:
+    """Where a group's verdict rests on some of its launches only: how many, and why not the
+    rest ("" when it rests on all, or is no verdict)."""
+    launches, analysed = row.get("launches"), row.get("analysed")
+    if row.get("verdict") in verdicts.UNPLACED or pd.isna(launches) or pd.isna(analysed):
+        return ""
+    if int(analysed) >= int(launches):
+        return ""
+    reason = row.get("reason")
+    why = f" (the others: {reason})" if isinstance(reason, str) and reason else ""
+    return f"; the verdict rests on {int(analysed)} of its {int(launches)} launches{why}"
 
 
 def excess_text(value) -> str:
