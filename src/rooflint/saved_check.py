@@ -16,6 +16,7 @@ import pandas as pd
 
 from rooflint.core import analysis, provenance, schema, verdicts, windows
 from rooflint.core.errors import InputError
+from rooflint.parsers.kineto_fields import json_kind
 
 FIX = "the report was edited or damaged; save it again with `rooflint report --format json`"
 
@@ -127,16 +128,13 @@ DOCUMENT = Record(
 
 
 def kind_of(value) -> str:
-    """The JSON name of a parsed value's type (with the value, for a number out of range)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
+    """The JSON name of a parsed value's type (kineto_fields.json_kind), numbers and strings
+    shown with their value: a saved report's fields are checked for range too."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value!r}"
     if isinstance(value, str):
         return f"the string {value[:40]!r}"
-    return "an array" if isinstance(value, list) else "an object"
+    return json_kind(value)
 
 
 def _wrong(where: str, value, expected: str, path) -> InputError:
