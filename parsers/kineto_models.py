@@ -23,6 +23,10 @@ MODEL_BYTES_NOTE = (
 HOST_COPY = "host transfer (bounded by the host link, not by device roofs)"
 NO_MODEL = "no operator model"
 NO_SHAPES = "no input shapes recorded (profile with record_shapes=True)"
+UNFIT_SHAPES = (
+    "its recorded shapes do not give the model what it needs (a tensor list recorded as [], "
+    "as older PyTorch records aten::cat's inputs, or an argument missing)"
+)
 AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operator's main kernel)"
 
 
@@ -91,7 +95,7 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
         work, why, concrete, dims = cache[key]
         if work is None:
             known = _known(names[i])
-            reason[row] = why or (NO_SHAPES if dims is None and known else NO_MODEL)
+            reason[row] = why or _unmodelled(known, dims)
             continue
         allow_tf32 = (
             names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
@@ -120,6 +124,14 @@ def _model(name: str, parsed: tuple, typed: str, step: str | None):
     if opmodels_split.handles(name):
         return opmodels_split.parts(name, *parsed), ""
     return opmodels.model(name, *parsed, typed), ""
+
+
+def _unmodelled(known: bool, dims) -> str:
+    """Why an operator's launch has no work: no model, no shapes, or shapes the model cannot
+    use."""
+    if not known:
+        return NO_MODEL
+    return NO_SHAPES if dims is None else UNFIT_SHAPES
 
 
 def _known(name: str) -> bool:

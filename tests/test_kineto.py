@@ -602,3 +602,14 @@ def test_unmodelled_operators_say_why():
     assert conv.str.contains(
         "no input shapes recorded (profile with record_shapes=True)", regex=False
     ).any()
+
+
+def test_shapes_the_model_cannot_use_say_so():
+    """HTA's 2-rank trace records aten::cat's TensorList as [] (Input Dims [[], []]): cat has a
+    model, so its kernels say the shapes do not fit it, not that there is no model (its one
+    device-to-device copy moves the bytes the trace records)."""
+    launches = parsers.read(trace("hta-2rank-sampled-rank-0")).launches
+    kernels = (launches["op"] == "aten::cat") & (launches["activity"] == "kernel")
+    cat = launches.loc[kernels, "missing"].astype(str)
+    assert len(cat) and cat.str.contains("a tensor list recorded as []", regex=False).all()
+    assert not cat.str.contains("no operator model").any()
