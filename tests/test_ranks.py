@@ -174,7 +174,10 @@ def test_kernel_groups_of_two_jobs_are_never_summed(tmp_path):
     for name in names:
         (tmp_path / name).write_bytes(shared(f"kineto/{name}").read_bytes())
     result = rooflint.report(tmp_path, device="a100-sxm4-80gb")
-    assert [len(j["ranks"]) for j in result.timeline["ranks"]] == [2, 1]
+    assert [(j["label"], len(j["ranks"])) for j in result.timeline["ranks"]] == [
+        ("job 1", 2),
+        ("job 2", 1),
+    ]
     launches, kernels = result.launches, result.kernels
     job = (
         launches["source"]

@@ -69,14 +69,23 @@ def job_of(traces: list[RankTrace]) -> dict[str, str]:
     found = jobs(traces)
     if len(found) < 2:
         return {}
-    return {t.source: f"job {n}" for n, job in enumerate(found, 1) for t in job}
+    return {t.source: label(n) for n, job in enumerate(found, 1) for t in job}
+
+
+def label(n: int) -> str:
+    """The name of the n-th job (from 1) in the kernel groups, the ranks block and its lines."""
+    return f"job {n}"
 
 
 def block(traces: list[RankTrace]) -> list[dict] | None:
-    """The JSON `ranks` block: per job its ranks, its straggler and its collectives' skew."""
+    """The JSON `ranks` block: per job its ranks, its straggler and its collectives' skew; with
+    several jobs, each job's `label` as its kernel groups' `job` names it ("job 1", ...)."""
     if not traces:
         return None
-    return [_job(job) for job in jobs(traces)]
+    found = jobs(traces)
+    if len(found) < 2:
+        return [_job(job) for job in found]
+    return [{"label": label(n), **_job(job)} for n, job in enumerate(found, 1)]
 
 
 def _job(job: list[RankTrace]) -> dict:
@@ -190,7 +199,7 @@ def _job_line(n: int, job: dict, jobs_: int) -> str:
     splits = "(--group-by rank splits them)"
     if jobs_ == 1:
         return f"ranks: {traces} of one job ({job['job']}); the kernel groups sum them {splits}"
-    return f"job {n}: {traces} ({job['job']}); its kernel groups sum its ranks {splits}"
+    return f"{label(n)}: {traces} ({job['job']}); its kernel groups sum its ranks {splits}"
 
 
 def _rank_line(r: dict) -> str:
