@@ -62,7 +62,9 @@ def role(kernel: str) -> str | None:
 
 
 def total(parts: list[Part]) -> Work:
-    """The operator's whole work: the parts summed (one unit and precision)."""
+    """The parts summed, at the first part's unit and precision (a bias gradient's additions,
+    one per element of grad_output, ride along with a gradient's products when one kernel does
+    both)."""
     first = parts[0].work
     return Work(
         sum(p.work.flops for p in parts),
