@@ -81,11 +81,22 @@ def sort_tokens(dims, types, concrete) -> Work | None:
     return Work(0.0, "vector", "fp32", 2.0 * sum(_numel(s) * DTYPES[t][1] for s, t in tensors))
 
 
+def static_fp8_quant(dims, types, concrete) -> Work | None:
+    """vLLM's _C::static_scaled_fp8_quant(out [n, d] FP8, input [n, d], scale [1]): 1 FLOP per
+    element (the multiply by the inverse scale; the clamp to FP8's range is a comparison);
+    bytes = the input read and the output written at their sizes (the scale, a 0-d tensor of 4
+    bytes, left out: a minimum)."""
+    (out, to), (x, tx) = _tensors(dims, types)[:2]
+    moved = _numel(out) * DTYPES[to][1] + _numel(x) * DTYPES[tx][1]
+    return Work(float(_numel(x)), "vector", "fp32", float(moved))
+
+
 MODELS: dict[str, Callable] = {
     "aiter::rmsnorm2d_fwd_with_add_ck": fused_add_rmsnorm,
     "aiter::rms_norm": normalisation(4),
     "TopK": top_k,
     "SortTokens": sort_tokens,
+    "_C::static_scaled_fp8_quant": static_fp8_quant,
 }
 NEEDS_LENGTHS = {"vllm::unified_attention_with_output": paged_attention}
 NO_LENGTHS = (
