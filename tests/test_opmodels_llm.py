@@ -60,6 +60,20 @@ def test_static_fp8_quant_by_hand():
     assert (work.flops, work.bytes_min, work.unit) == (454_656, 1_363_968, "vector")
 
 
+def test_vllm_rms_norm_by_hand():
+    """_C::rms_norm(out, input, weight, eps) as the B200 trace records it: [888, 2880] BF16 twice
+    and a [2880] weight: 2,557,440 elements x 4 FLOPs = 10,229,760; bytes 2 x 2,557,440 x 2 +
+    2880 x 2 = 10,235,520 (the input read, out written, the weight read)."""
+    work, _ = opmodels_llm.model(
+        "_C::rms_norm",
+        [[888, 2880], [888, 2880], [2880], []],
+        ["c10::BFloat16"] * 3 + ["Scalar"],
+        ["", "", "", "1e-05"],
+        None,
+    )
+    assert (work.flops, work.bytes_min) == (10_229_760, 10_235_520)
+
+
 def test_without_the_step_annotation_attention_says_why():
     work, why = opmodels_llm.model(
         "vllm::unified_attention_with_output", ATTENTION_DIMS, ATTENTION_TYPES, [], None

@@ -64,6 +64,16 @@ def fused_add_rmsnorm(dims, types, concrete) -> Work | None:
     return Work(5.0 * _numel(tensors[0][0]), "vector", "fp32", float(moved))
 
 
+def rms_norm_out(dims, types, concrete) -> Work | None:
+    """vLLM's _C::rms_norm(out, input, weight, eps): 4 FLOPs per element (square, sum, scale,
+    weight); bytes = the input and weight read, out written, each once."""
+    tensors = _tensors(dims, types)
+    if len(tensors) < 3:
+        return None
+    moved = sum(_numel(s) * DTYPES[t][1] for s, t in tensors[:3])
+    return Work(4.0 * _numel(tensors[1][0]), "vector", "fp32", float(moved))
+
+
 def top_k(dims, types, concrete) -> Work | None:
     """TopK(scores [T, E], k, ...): no FLOPs (comparisons); bytes = the scores read, k values
     (the scores' type) and k int32 indices per row written."""
@@ -94,6 +104,7 @@ def static_fp8_quant(dims, types, concrete) -> Work | None:
 MODELS: dict[str, Callable] = {
     "aiter::rmsnorm2d_fwd_with_add_ck": fused_add_rmsnorm,
     "aiter::rms_norm": normalisation(4),
+    "_C::rms_norm": rms_norm_out,
     "TopK": top_k,
     "SortTokens": sort_tokens,
     "_C::static_scaled_fp8_quant": static_fp8_quant,
