@@ -27,37 +27,31 @@ def apply(
     bytes-estimated arrays); `kernel`: the launches that are kernels with a known operator; the
     call's kernels of no stage get the reason `auxiliary`. Returns how many calls were
     modelled, of how many."""
-    flops, bytes_min, klass, reason, estimated = out
     owner = launches["_op_index"].to_numpy()
-    names = ops.get("name")
-    rows = np.flatnonzero(kernel)
-    rows = rows[np.isin(owner[rows], _moe_ops(names, owner[rows]))]
-    if not len(rows):
+    calls = _calls(launches, ops, kernel, owner)
+    if not calls:
         return 0, 0
-    start = launches["start_s"].to_numpy()
-    rows = rows[np.lexsort((start[rows], owner[rows]))]
-    calls = np.split(rows, np.flatnonzero(np.diff(owner[rows])) + 1)
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     inside = _Enclosed(ops)
     notes: dict[str, list[int]] = {}
+    cache: dict = {}  # the calls of a trace repeat a few kernel sequences and shapes
     modelled = 0
     for call in calls:
-        staged = _stages(call, kernels)
-        gemms = [kernels[r] for r, s in staged if s in (Stage.GEMM1, Stage.GEMM2)]
-        dims, types, _ = arguments(ops.get("arguments")[owner[call[0]]])
-        moe, why = opmodels_moe.from_trace(dims, types, inside.children(owner[call[0]]), gemms)
-        if moe is None:
-            reason[call] = UNMODELLED.format(why)
-            continue
-        modelled += 1
-        reason[call] = auxiliary
-        for row, stage in staged:
-            work = opmodels_moe.work(moe, stage)
-            flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
-            klass[row] = opmodels.compute_class(work, vendor)
-            if stage in (Stage.GEMM1, Stage.GEMM2):
-                estimated[row] = True
-                notes.setdefault(opmodels_moe.estimate_note(moe), []).append(row)
+        names = tuple(str(kernels[row]) for row in call.tolist())
+        if names not in cache:
+            cache[names] = opmodels_moe.stages(list(names))
+        staged = [(call[i], stage) for i, stage in cache[names] if stage is not None]
+        gemms = tuple(kernels[r] for r, s in staged if s in (Stage.GEMM1, Stage.GEMM2))
+        key = (ops.get("arguments")[owner[call[0]]], inside.children(owner[call[0]]), gemms)
+        if key not in cache:
+            cache[key] = _model(*key)
+        moe, why = cache[key]
+        out[3][call] = auxiliary if moe is not None else UNMODELLED.format(why)
+        if moe is not None:
+            modelled += 1
+            notes.setdefault(opmodels_moe.estimate_note(moe), []).extend(
+                _fill(moe, staged, vendor, out)
+            )
     for text, where in notes.items():
         mask = np.zeros(len(launches), dtype=bool)
         mask[where] = True
@@ -65,15 +59,42 @@ def apply(
     return modelled, len(calls)
 
 
+def _calls(launches: pd.DataFrame, ops: Columns, kernel: np.ndarray, owner) -> list:
+    """The kernel rows of each fused-MoE call (one operator instance), in launch order."""
+    rows = np.flatnonzero(kernel)
+    rows = rows[np.isin(owner[rows], _moe_ops(ops.get("name"), owner[rows]))]
+    if not len(rows):
+        return []
+    start = launches["start_s"].to_numpy()
+    rows = rows[np.lexsort((start[rows], owner[rows]))]
+    return np.split(rows, np.flatnonzero(np.diff(owner[rows])) + 1)
+
+
+def _fill(moe, staged: list, vendor: str, out: tuple) -> list[int]:
+    """Each staged kernel's work into `out`; the rows whose bytes are estimates (the GEMMs')."""
+    flops, bytes_min, klass, reason, estimated = out
+    gemms = []
+    for row, stage in staged:
+        work = opmodels_moe.work(moe, stage)
+        flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
+        klass[row] = opmodels.compute_class(work, vendor)
+        if stage in (Stage.GEMM1, Stage.GEMM2):
+            estimated[row] = True
+            gemms.append(row)
+    return gemms
+
+
 def _moe_ops(names: list, owners: np.ndarray) -> np.ndarray:
     distinct = np.unique(owners)
     return distinct[[names[i] in opmodels_moe.OPERATORS for i in distinct.tolist()]]
 
 
-def _stages(call: np.ndarray, kernels: np.ndarray) -> list:
-    """(row, stage) for the kernels of one call, in launch order (`opmodels_moe.stages`)."""
-    names = [str(kernels[row]) for row in call.tolist()]
-    return [(call[i], stage) for i, stage in opmodels_moe.stages(names) if stage is not None]
+def _model(packed: bytes, children: tuple, gemms: tuple) -> tuple:
+    """(Moe or None, why) of one call from its packed arguments, its enclosed operators' (name,
+    packed arguments) and its GEMM kernels' names."""
+    dims, types, _ = arguments(packed)
+    kids = [Child(name, *(x or [] for x in arguments(args))) for name, args in children]
+    return opmodels_moe.from_trace(dims, types, kids, list(gemms))
 
 
 class _Enclosed:
@@ -90,17 +111,17 @@ class _Enclosed:
             t: order[self.thread[order] == t] for t in np.unique(self.thread).tolist()
         }
 
-    def children(self, i: int) -> list[Child]:
+    def children(self, i: int) -> tuple[tuple[str, bytes], ...]:
+        """(name, packed arguments) of the operators `WANTED` that operator i encloses."""
         mine = self.by_thread[int(self.thread[i])]
         lo = np.searchsorted(self.ts[mine], self.ts[i], side="left")
         hi = np.searchsorted(self.ts[mine], self.end[i], side="right")
         names, packed = self.ops.get("name"), self.ops.get("arguments")
-        out = []
-        for j in mine[lo:hi].tolist():
-            if j != i and self.end[j] <= self.end[i] and names[j] in WANTED:
-                dims, types, concrete = arguments(packed[j])
-                out.append(Child(names[j], dims or [], types or [], concrete or []))
-        return out
+        return tuple(
+            (names[j], packed[j])
+            for j in mine[lo:hi].tolist()
+            if j != i and self.end[j] <= self.end[i] and names[j] in WANTED
+        )
 
 
 def count_note(modelled: int, calls: int) -> str:
