@@ -6,6 +6,7 @@ TensorRT-LLM kernels) by hand."""
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 
@@ -206,3 +207,64 @@ def test_b200_moe_kernels_each_have_their_stage():
     gemm1 = moe[moe["kernel"].astype(str).str.startswith("bmm_MxE4m3")]
     assert len(gemm1) == 36 and (gemm1["ops_matrix_fp8"] == 22_347_251_712).all()
     assert gemm1["bytes_dram"].to_numpy() == pytest.approx(218_612_352)
+
+
+def _synthetic(tmp_path, gemm_names: list[str]):
+    """A trace of one vllm::moe_forward(hidden [4, 64], logits [4, 8]) on an H100, enclosing a
+    TopK (k = 2) and the [8, 32] buffer GEMM1 writes, that launches two GEMM kernels and a
+    finalize kernel (External id 1)."""
+    cpu = {"ph": "X", "pid": 1, "tid": 1}
+
+    def op(name, ts, dur, dims, types, concrete, ext):
+        args = {"External id": ext, "Input Dims": dims, "Input type": types}
+        return {**cpu, "cat": "cpu_op", "name": name, "ts": ts, "dur": dur,
+                "args": {**args, "Concrete Inputs": concrete}}  # fmt: skip
+
+    def kernel(name, ts, correlation):
+        args = {"correlation": correlation, "External id": 1, "device": 0, "stream": 7,
+                "grid": [1, 1, 1], "block": [128, 1, 1]}  # fmt: skip
+        return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts,
+                "dur": 10, "args": args}  # fmt: skip
+
+    names = [*gemm_names, "_finalize_matmul_scatter_bf16"]
+    events = [
+        op("vllm::moe_forward", 0, 100, [[4, 64], [4, 8]], ["c10::BFloat16"] * 2, ["", ""], 1),
+        op("TopK", 5, 5, [[4, 8], []], ["c10::BFloat16", "Scalar"], ["", "2"], 2),
+        op("aten::empty", 20, 1, [[]] * 2, ["ScalarList", "Scalar"], ["[8, 32]", "15"], 3),
+        *(kernel(n, 200 + 20 * i, 10 + i) for i, n in enumerate(names)),
+    ]
+    doc = {
+        "deviceProperties": [
+            {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0}
+        ],
+        "traceEvents": events,
+    }
+    path = tmp_path / "moe.json"
+    path.write_text(json.dumps(doc))
+    launches = rooflint.report(str(path)).launches
+    return launches.set_index(launches["kernel"].astype(str))
+
+
+def test_a_call_read_from_its_trace(tmp_path):
+    """T 4, H 64, E 8, k 2 (TopK), I 32 (the [8, 32] buffer), BF16 throughout: GEMM1 2 x 8 x 64
+    x 64 = 65,536 FLOPs; bytes 4 x 64 x 2 + 8 (1 - (6/8)^4) x 64 x 64 x 2 + 8 x 4 + 8 x 32 x 2
+    (experts hit: 8 x 0.68359375 = 5.46875); GEMM2 2 x 8 x 32 x 64 = 32,768; finalize 4 x 64 x
+    3 = 768 FLOPs."""
+    gemms = ["_matmul_ogs_NNT_bf16xbf16xbf16_swiglu", "_matmul_ogs_NNT_bf16xbf16xbf16_"]
+    launches = _synthetic(tmp_path, gemms)
+    hit = 8 * (1 - 0.75**4)
+    assert hit == 5.46875
+    first = launches.loc[gemms[0]]
+    assert first["flops"] == 65_536 and first["ops_matrix_bf16"] == 65_536
+    assert first["bytes_dram"] == 512 + hit * 8192 + 32 + 512
+    assert launches.loc[gemms[1], "flops"] == 32_768
+    assert launches.loc["_finalize_matmul_scatter_bf16", "flops"] == 768
+    assert first["bytes_source"] == "estimate" and "5.47" in first["notes"]
+
+
+def test_a_call_without_formats_says_why(tmp_path):
+    """vLLM's own Triton fused_moe_kernel names no operand formats: no model, and its kernels
+    say so."""
+    launches = _synthetic(tmp_path, ["fused_moe_kernel", "fused_moe_kernel"])
+    assert launches["flops"].isna().all()
+    assert launches["missing"].astype(str).str.contains("operand formats").all()
