@@ -119,9 +119,9 @@ def _operators(launches, ops, vendor, out: tuple, notes, assumed) -> None:
 
 def _moe(launches, ops, kernel, vendor: str, out: tuple, notes: list[str]) -> None:
     """The fused-MoE calls' kernels, stage by stage (parsers/kineto_moe.py), and a note."""
-    modelled, calls = kineto_moe.apply(launches, ops, kernel, vendor, out, AUXILIARY)
-    if modelled:
-        notes.append(kineto_moe.count_note(modelled, calls))
+    note = kineto_moe.apply(launches, ops, kernel, vendor, out, AUXILIARY)
+    if note is not None:
+        notes.append(note)
 
 
 def _model(name: str, parsed: tuple, typed: str, step: str | None):

@@ -22,20 +22,20 @@ def apply(
     vendor: str,
     out: tuple,
     auxiliary: str,
-) -> tuple[int, int]:
+) -> str | None:
     """Fill the work of every fused-MoE call's kernels into `out` (flops, bytes, class, reason,
     bytes-estimated arrays); `kernel`: the launches that are kernels with a known operator; the
-    call's kernels of no stage get the reason `auxiliary`. Returns how many calls were
-    modelled, of how many."""
+    call's kernels of no stage get the reason `auxiliary`. Returns the trace's note on them
+    (None without a modelled call)."""
     owner = launches["_op_index"].to_numpy()
     calls = _calls(launches, ops, kernel, owner)
     if not calls:
-        return 0, 0
+        return None
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     inside = _Enclosed(ops)
     notes: dict[str, list[int]] = {}
     cache: dict = {}  # the calls of a trace repeat a few kernel sequences and shapes
-    modelled = 0
+    modelled: dict[str, int] = {}  # calls modelled, by their expected experts hit
     for call in calls:
         names = tuple(str(kernels[row]) for row in call.tolist())
         if names not in cache:
@@ -48,7 +48,8 @@ def apply(
         moe, why = cache[key]
         out[3][call] = auxiliary if moe is not None else UNMODELLED.format(why)
         if moe is not None:
-            modelled += 1
+            hit = f"{moe.experts_hit():.2f} of {moe.experts}"
+            modelled[hit] = modelled.get(hit, 0) + 1
             notes.setdefault(opmodels_moe.estimate_note(moe), []).extend(
                 _fill(moe, staged, vendor, out)
             )
@@ -56,7 +57,7 @@ def apply(
         mask = np.zeros(len(launches), dtype=bool)
         mask[where] = True
         schema.add_note(launches, text, mask)
-    return modelled, len(calls)
+    return count_note(modelled, len(calls)) if modelled else None
 
 
 def _calls(launches: pd.DataFrame, ops: Columns, kernel: np.ndarray, owner) -> list:
@@ -124,10 +125,14 @@ class _Enclosed:
         )
 
 
-def count_note(modelled: int, calls: int) -> str:
+def count_note(modelled: dict[str, int], calls: int) -> str:
+    """How many calls were modelled, and what their weight bytes rest on."""
+    hits = ", ".join(f"{hit} experts" for hit in modelled)
     return (
-        f"{modelled} of {calls} fused-MoE calls (vllm::moe_forward) modelled kernel by kernel "
-        "(routing, quantization, GEMM1 gate+up, GEMM2 down, finalize) from the call's inputs, "
-        "the top-k and buffers it allocates and its GEMM kernels' names; the GEMMs' weight "
-        "bytes are estimates (which experts the router picked is not recorded)"
+        f"{sum(modelled.values())} of {calls} fused-MoE calls (vllm::moe_forward) modelled "
+        "kernel by kernel (routing, quantization, GEMM1 gate+up, GEMM2 down, finalize) from the "
+        "call's inputs, the top-k and buffers it allocates and its GEMM kernels' names; the "
+        "GEMMs' weight bytes are estimates: which experts the router picked is not recorded, so "
+        "they count the expected number hit when each token picks k distinct experts uniformly, "
+        f"E(1-(1-k/E)^T) ({hits})"
     )
