@@ -241,8 +241,9 @@ def _synthetic(tmp_path, gemm_names: list[str]):
     }
     path = tmp_path / "moe.json"
     path.write_text(json.dumps(doc))
-    launches = rooflint.report(str(path)).launches
-    return launches.set_index(launches["kernel"].astype(str))
+    result = rooflint.report(str(path))
+    launches = result.launches
+    return launches.set_index(launches["kernel"].astype(str)), result.inputs[0].notes
 
 
 def test_a_call_read_from_its_trace(tmp_path):
@@ -251,7 +252,7 @@ def test_a_call_read_from_its_trace(tmp_path):
     (experts hit: 8 x 0.68359375 = 5.46875); GEMM2 2 x 8 x 32 x 64 = 32,768; finalize 4 x 64 x
     3 = 768 FLOPs."""
     gemms = ["_matmul_ogs_NNT_bf16xbf16xbf16_swiglu", "_matmul_ogs_NNT_bf16xbf16xbf16_"]
-    launches = _synthetic(tmp_path, gemms)
+    launches, notes = _synthetic(tmp_path, gemms)
     hit = 8 * (1 - 0.75**4)
     assert hit == 5.46875
     first = launches.loc[gemms[0]]
@@ -260,11 +261,13 @@ def test_a_call_read_from_its_trace(tmp_path):
     assert launches.loc[gemms[1], "flops"] == 32_768
     assert launches.loc["_finalize_matmul_scatter_bf16", "flops"] == 768
     assert first["bytes_source"] == "estimate" and "5.47" in first["notes"]
+    (note,) = [n for n in notes if "fused-MoE" in n]
+    assert note.startswith("1 of 1 fused-MoE calls") and note.endswith("(5.47 of 8 experts)")
 
 
 def test_a_call_without_formats_says_why(tmp_path):
     """vLLM's own Triton fused_moe_kernel names no operand formats: no model, and its kernels
     say so."""
-    launches = _synthetic(tmp_path, ["fused_moe_kernel", "fused_moe_kernel"])
-    assert launches["flops"].isna().all()
+    launches, notes = _synthetic(tmp_path, ["fused_moe_kernel", "fused_moe_kernel"])
+    assert launches["flops"].isna().all() and not any("fused-MoE" in n for n in notes)
     assert launches["missing"].astype(str).str.contains("operand formats").all()
