@@ -111,8 +111,9 @@ MODELS: dict[str, Callable] = {
 }
 NEEDS_LENGTHS = {"vllm::unified_attention_with_output": paged_attention}
 NO_LENGTHS = (
-    "the KV-cache lengths are not in its shapes, and no vLLM step annotation "
-    "(execute_..._generation_N(sqAskB...)) encloses it"
+    "the KV-cache lengths are not in its shapes, and no vLLM step annotation with the "
+    "sequences' sums (execute_..._generation_N(sqAskB...)) encloses it (the plain "
+    "execute_context_N(tokens)_generation_M(tokens) counts tokens, not KV lengths)"
 )
 
 
