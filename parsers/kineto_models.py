@@ -27,6 +27,10 @@ UNFIT_SHAPES = (
     "its recorded shapes do not give the model what it needs (a tensor list recorded as [], "
     "as older PyTorch records aten::cat's inputs, or an argument missing)"
 )
+NO_OPERATOR = (
+    "no CPU operator in the trace (launched outside any recorded operator, or its runtime call "
+    "was not recorded)"
+)
 AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operator's main kernel)"
 
 
@@ -334,6 +338,8 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
     codes, distinct = pd.factorize(op)  # Series.map would call _why_text once per launch
     why = np.array([_why_text(o) for o in distinct] + [""], dtype=object)[codes]
     words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str) + why, reason)
+    if "op" in out:  # no operator launched it: nothing to model, and the words say so
+        words = np.where((reason == NO_MODEL) & out["op"].isna().to_numpy(), NO_OPERATOR, words)
     schema.add_missing(out, "ops", words.astype(object), need)
     no_bytes = need & out["bytes_dram"].isna().to_numpy()
     schema.add_missing(out, "bytes_dram", "no counters and no model", no_bytes)

@@ -618,3 +618,19 @@ def test_shapes_the_model_cannot_use_say_so():
     cat = launches.loc[kernels, "missing"].astype(str)
     assert len(cat) and cat.str.contains("a tensor list recorded as []", regex=False).all()
     assert not cat.str.contains("no operator model").any()
+
+
+def test_activities_no_operator_launched_say_so():
+    """TraceLens's MI300X ResNet-18 trace lost the runtime calls of 968 GPU activities in its
+    first step (each has only an ac2g flow end, no External id): among them 184 device-to-device
+    copies without a byte count. They have nothing to model and say why, not "no operator model
+    for (no operator)"."""
+    path = FIXTURES / "kineto" / "tracelens-mi300x-resnet18-train-excerpt.json.gz"
+    launches = parsers.read(path).launches
+    alone = launches["op"].isna()
+    assert int(alone.sum()) == 968
+    copies = alone & launches["kernel"].astype(str).str.startswith("Memcpy DtoD")
+    assert int(copies.sum()) == 184
+    words = launches.loc[copies, "missing"].astype(str)
+    assert words.str.startswith("ops: no CPU operator in the trace").all()
+    assert not launches["missing"].astype(str).str.contains("(no operator)", regex=False).any()
