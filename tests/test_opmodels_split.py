@@ -159,3 +159,24 @@ def test_statistics_and_normalising_without_names_sum_on_one_kernel():
     assert [p.role for p in parts] == [STATISTICS, NORMALISE]
     (only,) = opmodels_split.assign(parts, ["some_fused_bn_kernel"], [1e-5]).values()
     assert only.flops == 8 * 10 * 64 * 56 * 56
+
+
+def test_forward_convolution_work_skips_the_layout_helpers():
+    """The same layer's forward (aten::miopen_convolution x [10,256,14,14], w [512,256,3,3],
+    stride 2, padding 1: y [10,512,7,7]) runs six times in the trace (three steps, each
+    recomputed once under activation checkpointing), each as MIOpen's igemm_fwd beside five
+    transposes and casts. Before, the longest kernel took the work, and on this trace that was
+    sometimes a transpose; now only igemm_fwd does: 2·10·512·256·3·3·7·7 FLOPs, bytes
+    x 1,003,520 + w 2,359,296 + y 501,760."""
+    rows = _of("aten::miopen_convolution", "[[10,256,14,14],[512,256,3,3]")
+    modelled = rows[rows["flops"].notna()]
+    assert len(modelled) == 6
+    assert modelled["kernel"].astype(str).str.startswith("igemm_fwd_").all()
+    assert (modelled["flops"] == FLOPS_EACH).all()
+    assert (modelled["bytes_dram"] == 1_003_520 + 2_359_296 + 501_760).all()
+    assert (
+        rows.loc[rows["flops"].isna(), "kernel"]
+        .astype(str)
+        .str.contains("transpose|SubTensorOp")
+        .all()
+    )
