@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import orjson
 import pandas as pd
 
-from rooflint.core import opmodels, opmodels_llm, provenance, schema
+from rooflint.core import opmodels, opmodels_llm, opmodels_split, provenance, schema
 from rooflint.core.provenance import Provenance
 
 from . import kineto_moe, kineto_triton
@@ -25,6 +23,14 @@ MODEL_BYTES_NOTE = (
 HOST_COPY = "host transfer (bounded by the host link, not by device roofs)"
 NO_MODEL = "no operator model"
 NO_SHAPES = "no input shapes recorded (profile with record_shapes=True)"
+UNFIT_SHAPES = (
+    "its recorded shapes do not give the model what it needs (a tensor list recorded as [], "
+    "as older PyTorch records aten::cat's inputs, or an argument missing)"
+)
+NO_OPERATOR = (
+    "no CPU operator in the trace (launched outside any recorded operator, or its runtime call "
+    "was not recorded)"
+)
 AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operator's main kernel)"
 
 
@@ -83,6 +89,8 @@ def _operators(launches, ops, vendor, out: tuple, notes, assumed) -> None:
     tf32_note = False
     kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     ranges = launches["range"].to_numpy(dtype=object, na_value=None)
+    durations = launches["duration_s"].to_numpy(dtype=float, na_value=np.nan)
+    split = _rows_by_owner(owner, kernel & np.isin(owner, _split_ops(names)))
     for row in np.flatnonzero(main).tolist():
         i = owner[row]
         if kineto_triton.is_triton(names[i]):
@@ -95,20 +103,21 @@ def _operators(launches, ops, vendor, out: tuple, notes, assumed) -> None:
             cache[key] = (*_model(names[i], parsed, typed, step), parsed[2], parsed[0])
         work, why, concrete, dims = cache[key]
         if work is None:
-            known = names[i] in opmodels.MODELS or opmodels_llm.handles(names[i])
-            reason[row] = why or (NO_SHAPES if dims is None and known else NO_MODEL)
+            known = _known(names[i])
+            reason[row] = why or _unmodelled(known, dims)
             continue
         allow_tf32 = (
             names[i].endswith("cudnn_convolution") and str((concrete or [""])[-1]) == "True"
         )
-        klass[row] = opmodels.compute_class(work, vendor, kernels[row], allow_tf32)
-        flops[row], bytes_min[row], reason[row] = work.flops, work.bytes_min, ""
-        fp32_matrix = work.unit == "matrix" and work.precision == "fp32"
-        tf32_note |= fp32_matrix
-        assumed[row] = (
-            fp32_matrix and vendor != "AMD" and not allow_tf32
-            and opmodels.fp32_path(kernels[row]) is None
-        )  # fmt: skip
+        for at, done in _doers(row, work, split.get(i), kernels, durations):
+            klass[at] = opmodels.compute_class(done, vendor, kernels[at], allow_tf32)
+            flops[at], bytes_min[at], reason[at] = done.flops, done.bytes_min, ""
+            fp32_matrix = done.unit == "matrix" and done.precision == "fp32"
+            tf32_note |= fp32_matrix
+            assumed[at] = (
+                fp32_matrix and vendor != "AMD" and not allow_tf32
+                and opmodels.fp32_path(kernels[at]) is None
+            )  # fmt: skip
     _moe(launches, ops, kernel, vendor, out, notes)
     _unmodelled_helpers(owner, kernel, main, reason)
     if assumed.any():
@@ -125,10 +134,53 @@ def _moe(launches, ops, kernel, vendor: str, out: tuple, notes: list[str]) -> No
 
 
 def _model(name: str, parsed: tuple, typed: str, step: str | None):
-    """(Work or None, why) of operator `name` from its (dims, types, concrete) arguments."""
+    """(Work or None, why) of operator `name` from its (dims, types, concrete) arguments; the
+    Work of a split operator is its list of parts (core/opmodels_split.py)."""
     if opmodels_llm.handles(name):
         return opmodels_llm.model(name, *parsed, opmodels_llm.Lengths.of(step))
+    if opmodels_split.handles(name):
+        return opmodels_split.parts(name, *parsed), ""
     return opmodels.model(name, *parsed, typed), ""
+
+
+def _unmodelled(known: bool, dims) -> str:
+    """Why an operator's launch has no work: no model, no shapes, or shapes the model cannot
+    use."""
+    if not known:
+        return NO_MODEL
+    return NO_SHAPES if dims is None else UNFIT_SHAPES
+
+
+def _known(name: str) -> bool:
+    """Whether operator `name` has a model (so launches without shapes say shapes are missing)."""
+    return name in opmodels.MODELS or opmodels_llm.handles(name) or opmodels_split.handles(name)
+
+
+def _split_ops(names: list) -> np.ndarray:
+    """Indices of the operators whose work is split over their kernels."""
+    return np.flatnonzero([opmodels_split.handles(n) for n in names])
+
+
+def _rows_by_owner(owner: np.ndarray, mask: np.ndarray) -> dict[int, np.ndarray]:
+    """The rows of `mask`, by the operator instance that launched them."""
+    rows = np.flatnonzero(mask)
+    if not len(rows):
+        return {}
+    return {int(k): v.to_numpy() for k, v in pd.Series(rows).groupby(owner[rows])}
+
+
+def _doers(row: int, work, rows: np.ndarray | None, kernels, durations) -> list:
+    """(row, Work) pairs: the main kernel `row` with the operator's Work, or, for a split
+    operator (its Work a list of parts), each part on the kernel `opmodels_split.assign` picks
+    among the operator's kernels `rows`."""
+    if not isinstance(work, list):
+        return [(row, work)]
+    if rows is None:
+        return [(row, opmodels_split.total(work))]
+    given = opmodels_split.assign(
+        work, kernels[rows].tolist(), np.nan_to_num(durations[rows]).tolist()
+    )
+    return [(int(rows[j]), done) for j, done in sorted(given.items())]
 
 
 def _triton(launches, ops, vendor: str, out: tuple, notes: list[str]) -> None:
@@ -189,14 +241,13 @@ def _fp32_note(vendor: str) -> str:
     )
 
 
-# cuBLAS's split-K reduction: a GEMM's helper, never its work, however long it runs.
-HELPER_KERNEL = re.compile(r"splitKreduce|splitK_reduce", re.IGNORECASE)
+HELPER_KERNEL = opmodels_split.HELPERS  # a GEMM's or a convolution's helpers: never its work
 
 
 def _main_kernels(launches: pd.DataFrame, owner: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """Per operator instance, its longest kernel that is no GEMM helper: the one that does the
-    work (a memset or split-K reduce beside a GEMM stays linked to the operator, with no FLOPs
-    of its own; measured on HTA's 2-rank trace, a splitKreduce_kernel outlasted its s1688gemm)."""
+    """Per operator instance, its longest kernel that is no helper (`opmodels_split.HELPERS`):
+    the one that does the work (a memset, split-K reduce or layout transpose beside a GEMM or a
+    convolution stays linked to the operator, with no FLOPs of its own)."""
     codes, kernels = pd.factorize(schema.filled(launches["kernel"], ""))
     helper = np.array([bool(HELPER_KERNEL.search(k)) for k in kernels], dtype=bool)[codes]
     frame = pd.DataFrame(
@@ -287,6 +338,8 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
     codes, distinct = pd.factorize(op)  # Series.map would call _why_text once per launch
     why = np.array([_why_text(o) for o in distinct] + [""], dtype=object)[codes]
     words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str) + why, reason)
+    if "op" in out:  # no operator launched it: nothing to model, and the words say so
+        words = np.where((reason == NO_MODEL) & out["op"].isna().to_numpy(), NO_OPERATOR, words)
     schema.add_missing(out, "ops", words.astype(object), need)
     no_bytes = need & out["bytes_dram"].isna().to_numpy()
     schema.add_missing(out, "bytes_dram", "no counters and no model", no_bytes)

@@ -72,6 +72,7 @@ BUNDLED_PROFILES = (
     "kineto/hta-a100-nccl-backward-excerpt.json.gz",
     "kineto/hta-mi250-minitoy.json.gz",
     "kineto/tracelens-h100-bert-small-uncased.json.gz",
+    "kineto/tracelens-mi300x-resnet18-train-excerpt.json.gz",
     "kineto/tracelens-torch_compile_triton-trace.json.gz",
     "ncu/a100-gemm-details.csv",
     "ncu/h200-block-raw-stdout.csv",

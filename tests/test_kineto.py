@@ -607,3 +607,30 @@ def test_unmodelled_operators_say_why():
     assert conv.str.contains(
         "no input shapes recorded (profile with record_shapes=True)", regex=False
     ).any()
+
+
+def test_shapes_the_model_cannot_use_say_so():
+    """HTA's 2-rank trace records aten::cat's TensorList as [] (Input Dims [[], []]): cat has a
+    model, so its kernels say the shapes do not fit it, not that there is no model (its one
+    device-to-device copy moves the bytes the trace records)."""
+    launches = parsers.read(trace("hta-2rank-sampled-rank-0")).launches
+    kernels = (launches["op"] == "aten::cat") & (launches["activity"] == "kernel")
+    cat = launches.loc[kernels, "missing"].astype(str)
+    assert len(cat) and cat.str.contains("a tensor list recorded as []", regex=False).all()
+    assert not cat.str.contains("no operator model").any()
+
+
+def test_activities_no_operator_launched_say_so():
+    """TraceLens's MI300X ResNet-18 trace lost the runtime calls of 968 GPU activities in its
+    first step (each has only an ac2g flow end, no External id): among them 184 device-to-device
+    copies without a byte count. They have nothing to model and say why, not "no operator model
+    for (no operator)"."""
+    path = FIXTURES / "kineto" / "tracelens-mi300x-resnet18-train-excerpt.json.gz"
+    launches = parsers.read(path).launches
+    alone = launches["op"].isna()
+    assert int(alone.sum()) == 968
+    copies = alone & launches["kernel"].astype(str).str.startswith("Memcpy DtoD")
+    assert int(copies.sum()) == 184
+    words = launches.loc[copies, "missing"].astype(str)
+    assert words.str.startswith("ops: no CPU operator in the trace").all()
+    assert not launches["missing"].astype(str).str.contains("(no operator)", regex=False).any()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 
@@ -151,6 +152,52 @@ def test_two_jobs_are_reported_apart_and_say_the_groups_sum_them():
     assert [len(j["ranks"]) for j in block] == [2, 1]
     assert block[1]["straggler"] is None and block[1]["collectives"] is None  # one rank alone
     text = ranks.lines(block)
-    assert text[0].startswith("2 jobs in these inputs (ranks reported apart by job)")
-    assert text[1].startswith("ranks: 2 traces of one job (nccl, world size 4)")
-    assert any(t.startswith("ranks: 1 trace of one job (gloo, world size 2)") for t in text)
+    assert text[0].startswith("2 jobs in these inputs: their ranks and kernel groups are reported")
+    assert text[1].startswith("job 1: 2 traces (nccl, world size 4)")
+    assert any(t.startswith("job 2: 1 trace (gloo, world size 2)") for t in text)
+    other = dataclasses.replace(job_b[0], source="gloo-rank0.json")
+    assert ranks.job_of([*job_a, other]) == {
+        "rank0.json": "job 1",
+        "rank1.json": "job 1",
+        "gloo-rank0.json": "job 2",
+    }
+    assert ranks.job_of(job_a) == {}  # one job: nothing to tell apart
+
+
+def test_kernel_groups_of_two_jobs_are_never_summed(tmp_path):
+    """HTA's two sampled ranks (nccl, world size 128) and its A100 NCCL trace (world size 2) in
+    one folder: two jobs. Every kernel group holds one job's launches, and a kernel both jobs
+    ran (PyTorch's fill kernel) is two groups whose times are each job's own sums."""
+    names = [f"hta-2rank-sampled-rank-{r}.json.gz" for r in (0, 1)] + [
+        "hta-a100-nccl-rank0.json.gz"
+    ]
+    for name in names:
+        (tmp_path / name).write_bytes(shared(f"kineto/{name}").read_bytes())
+    result = rooflint.report(tmp_path, device="a100-sxm4-80gb")
+    assert [(j["label"], len(j["ranks"])) for j in result.timeline["ranks"]] == [
+        ("job 1", 2),
+        ("job 2", 1),
+    ]
+    launches, kernels = result.launches, result.kernels
+    job = (
+        launches["source"]
+        .astype(str)
+        .map(lambda s: "job 2" if s.endswith("hta-a100-nccl-rank0.json.gz") else "job 1")
+    )
+    assert (launches["job"].astype(str) == job).all()
+    assert set(kernels["job"]) == {"job 1", "job 2"}
+    assert kernels["group"].str.startswith(tuple(kernels["job"] + " ")).all()
+    both = set(launches.loc[job == "job 1", "kernel"].astype(str)) & set(
+        launches.loc[job == "job 2", "kernel"].astype(str)
+    )
+    name = sorted(both, key=len)[0]
+    groups = kernels[kernels["kernel"] == name]
+    assert set(groups["job"]) == {"job 1", "job 2"}
+    for label, part in groups.groupby("job"):
+        mine = launches[(job == label) & (launches["kernel"].astype(str) == name)]
+        assert part["duration_s"].sum() == pytest.approx(mine["duration_s"].sum())
+    assert kernels["duration_s"].sum() == pytest.approx(launches["duration_s"].sum())
+    from rooflint.reporters import table
+
+    shown = table.render(result, top=3)
+    assert "job 1 · ncclKernel_SendRecv" in shown

@@ -132,6 +132,39 @@ def test_host_side_step_holds_the_launches_it_issued():
     assert tl.outside_launches == 1
 
 
+def test_device_side_markers_give_way_to_the_host_steps():
+    """Device-side annotations that hold under half the launches the host-side steps issued are
+    markers: a 1-unit GPU-side step holding one of the three kernels the host step issued gives
+    way to the host step, whose window is its GPU work, 4 to 12."""
+    frame = table(
+        [
+            (4.0, 5.0, "kernel", 0, 1.0),
+            (10.0, 2.0, "kernel", 0, 3.0),
+            (11.0, 1.0, "kernel", 0, 4.0),
+        ]
+    )
+    marker = Step("ProfilerStep#1", 4.0, 5.0, "gpu")
+    steps = [Step("ProfilerStep#1", 0.0, 5.0, "cpu"), marker]
+    tl = timeline.build(frame, steps)
+    assert tl.window.side == "cpu" and (tl.window.start_s, tl.window.end_s) == (4.0, 12.0)
+    assert tl.busy_s == 7.0 and tl.outside_launches == 0
+    spans = Step("ProfilerStep#1", 4.0, 10.5, "gpu")  # holds two of the three: a span, kept
+    assert timeline.build(frame, [steps[0], spans]).window.side == "gpu"
+
+
+def test_rocm_step_markers_on_the_resnet_trace():
+    """TraceLens's MI300X ResNet-18 trace: its gpu_user_annotation ProfilerStep#15-17 last 18.0,
+    16.2 and 17.4 µs and hold 11 of the 3,653 GPU activities; the host-side steps issued all of
+    them, so the window is theirs and nothing lies outside (before: a 38 ms window 99.9 % idle)."""
+    profile = parsers.read(FIXTURES / "kineto" / "tracelens-mi300x-resnet18-train-excerpt.json.gz")
+    gpu = [s for s in profile.steps if s.side == "gpu"]
+    assert sorted(round((s.end_s - s.start_s) * 1e6, 1) for s in gpu) == [16.2, 17.4, 18.0]
+    tl = timeline.build(profile.launches, profile.steps)
+    assert tl.window.side == "cpu"
+    assert tl.window.steps == ("ProfilerStep#15", "ProfilerStep#16", "ProfilerStep#17")
+    assert tl.outside_launches == 0 and len(profile.launches) == 3653
+
+
 @pytest.mark.parametrize("text", ["x", "6-", "5-3", "-1"])
 def test_bad_steps_option(text):
     with pytest.raises(UsageError, match="--steps"):

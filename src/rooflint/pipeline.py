@@ -21,6 +21,7 @@ from rooflint.core import (
     choices,
     families,
     ranking,
+    ranks,
     schema,
     thresholds,
     timeline,
@@ -195,6 +196,7 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
     for profile, count in zip(profiles, counts, strict=True):
         profile.launches = launches.iloc[start : start + count]  # its rows, analysed: a view
         start += count
+    _label_jobs(launches, timelines)
     kernels = ranking.rank(launches, options.group_by, options.latency_threshold)
     return Result(
         launches,
@@ -230,6 +232,14 @@ def _windows(profiles: list[Profile], launches: pd.DataFrame, counts: list[int],
             inside[start : start + count] = built.inside
         start += count
     return found, inside
+
+
+def _label_jobs(launches: pd.DataFrame, timelines: list[windows.Windowed]) -> None:
+    """With ranks of several jobs among the inputs, each launch's job ("job 1", ...; NA for an
+    input of no job), which the ranking then keeps apart: jobs are never summed."""
+    job_of = ranks.job_of([w.ranked for w in timelines if w.ranked is not None])
+    if job_of:
+        launches["job"] = launches["source"].map(job_of)
 
 
 def _counts(inside: np.ndarray, counts: list[int]) -> list[int]:

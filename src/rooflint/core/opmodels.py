@@ -163,13 +163,13 @@ def conv_output(size: int, kernel: int, stride: int, pad: int, dilation: int) ->
     return (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def convolution_for(name: str, backward: bool = False) -> Callable:
-    """The model of a forward convolution operator `name` (2× for its backward, data + weight)."""
+def convolution_for(name: str) -> Callable:
+    """The model of a forward convolution operator `name` (its backward, split over the data and
+    weight gradients' kernels, is in core/opmodels_split.py)."""
     at = CONV_ARGS[name]
 
     def model(dims, types, concrete) -> Work | None:
-        """Forward 2·N·K·(C/groups)·(R·S…)·(P·Q…); backward (data and weight gradients) twice
-        that."""
+        """2·N·K·(C/groups)·(R·S…)·(P·Q…); bytes = input + weight + output."""
         (x, tx), (w, tw) = _tensors(dims, types)[:2]
         spatial = len(x) - 2
         stride, pad, dil = (_ints(concrete[i]) or [1] * spatial for i in at[:3])
@@ -178,8 +178,7 @@ def convolution_for(name: str, backward: bool = False) -> Callable:
         flops = 2.0 * x[0] * w[0] * w[1] * _numel(w[2:]) * _numel(out)
         y = [x[0], w[0], *out]
         bytes_min = _size(x, tx) + _size(w, tw) + _size(y, tx)
-        factor = 2.0 if backward else 1.0
-        return Work(factor * flops, "matrix", _precision(tx), factor * bytes_min)
+        return Work(flops, "matrix", _precision(tx), bytes_min)
 
     return model
 
@@ -475,7 +474,6 @@ MODELS: dict[str, Callable] = {
     "aten::linear": linear,
     "aten::_scaled_mm": scaled_mm,
     **{name: convolution_for(name) for name in CONV_ARGS},
-    "aten::convolution_backward": convolution_for("aten::convolution", backward=True),
     **{name: attention_for(name) for name in ATTENTION},
     "aten::native_layer_norm": normalisation(8),
     "aten::layer_norm": normalisation(8),
@@ -501,7 +499,6 @@ MODELS: dict[str, Callable] = {
     "aten::all": logical_reduction,
     "aten::any": logical_reduction,
     "aten::mse_loss": mse_loss,
-    "aten::native_batch_norm": normalisation(8),
     "aten::cudnn_batch_norm": normalisation(8),
     "aten::miopen_batch_norm": normalisation(8),
     "aten::native_batch_norm_backward": normalisation(9),

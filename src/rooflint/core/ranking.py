@@ -67,7 +67,7 @@ def rank(
     Sums are pandas' (compensated) group sums; the other aggregates are numpy over group
     numbers, and the frame is built once: per-column pandas calls cost more than the numbers
     on a typical capture of a few thousand launches."""
-    keys = GROUPINGS[group_by]
+    keys = _jobs_apart(analysed, GROUPINGS[group_by])
     frame = pd.DataFrame(
         {k: analysed[k] if k in analysed else pd.NA for k in keys}, index=analysed.index
     )
@@ -76,6 +76,12 @@ def rank(
     out = _aggregated(analysed, group)
     out.update(values)
     return _finish(out, keys, analysed["duration_s"].sum(), latency_threshold)
+
+
+def _jobs_apart(analysed: pd.DataFrame, keys: list[str]) -> list[str]:
+    """The group keys, led by the job where the launches are of several jobs (the pipeline's
+    `job` column, set only then): groups of different jobs are never summed."""
+    return ["job", *keys] if "job" in analysed and "job" not in keys else keys
 
 
 def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
@@ -237,11 +243,12 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     # headroom, then time (both descending, NA last), then the group's name
     order = np.lexsort((np.array(group, dtype=object), -duration, -out["headroom_s"]))
     columns = [c for c in KERNEL_COLUMNS if c not in ("rank", "id")]
+    columns += ["job"] if "job" in keys else []
     columns += ["excess_traffic"] if "excess_traffic" in out else []
     columns += [c for c in COMM_COLUMNS if c in out]
     ranked = pd.DataFrame({c: out[c][order] for c in columns}, copy=False)
     ranked.insert(0, "rank", np.arange(1, n + 1))
-    ranked.insert(1, "id", group_ids(ranked, keys))
+    ranked.insert(1, "id", group_ids(ranked, [k for k in keys if k != "job"]))
     return ranked
 
 

@@ -63,11 +63,29 @@ def jobs(traces: list[RankTrace]) -> list[list[RankTrace]]:
     return [sorted(job, key=lambda t: t.rank.rank) for job in out]
 
 
+def job_of(traces: list[RankTrace]) -> dict[str, str]:
+    """Each trace's job as the kernel groups name it ("job 1", "job 2", ... in `jobs` order),
+    by source; empty when the traces are of one job (nothing to tell apart)."""
+    found = jobs(traces)
+    if len(found) < 2:
+        return {}
+    return {t.source: label(n) for n, job in enumerate(found, 1) for t in job}
+
+
+def label(n: int) -> str:
+    """The name of the n-th job (from 1) in the kernel groups, the ranks block and its lines."""
+    return f"job {n}"
+
+
 def block(traces: list[RankTrace]) -> list[dict] | None:
-    """The JSON `ranks` block: per job its ranks, its straggler and its collectives' skew."""
+    """The JSON `ranks` block: per job its ranks, its straggler and its collectives' skew; with
+    several jobs, each job's `label` as its kernel groups' `job` names it ("job 1", ...)."""
     if not traces:
         return None
-    return [_job(job) for job in jobs(traces)]
+    found = jobs(traces)
+    if len(found) < 2:
+        return [_job(job) for job in found]
+    return [{"label": label(n), **_job(job)} for n, job in enumerate(found, 1)]
 
 
 def _job(job: list[RankTrace]) -> dict:
@@ -165,17 +183,23 @@ def lines(block_: list[dict] | None) -> list[str]:
     out = []
     if len(block_) > 1:
         out.append(
-            f"{len(block_)} jobs in these inputs (ranks reported apart by job); the kernel "
-            "groups below sum every input: pass one job's traces for its own ranking"
+            f"{len(block_)} jobs in these inputs: their ranks and kernel groups are reported "
+            "apart, each group one job's (its name starts with the job's number)"
         )
-    for job in block_:
-        out.append(
-            f"ranks: {len(job['ranks'])} trace{'s' if len(job['ranks']) != 1 else ''} of one "
-            f"job ({job['job']}); the kernel groups sum them (--group-by rank splits them)"
-        )
+    for n, job in enumerate(block_, 1):
+        out.append(_job_line(n, job, len(block_)))
         out += [_rank_line(r) for r in job["ranks"]]
         out += [x for x in (_straggler_line(job["straggler"]), _skew_line(job["collectives"])) if x]
     return out
+
+
+def _job_line(n: int, job: dict, jobs_: int) -> str:
+    count = len(job["ranks"])
+    traces = f"{count} trace{'s' if count != 1 else ''}"
+    splits = "(--group-by rank splits them)"
+    if jobs_ == 1:
+        return f"ranks: {traces} of one job ({job['job']}); the kernel groups sum them {splits}"
+    return f"{label(n)}: {traces} ({job['job']}); its kernel groups sum its ranks {splits}"
 
 
 def _rank_line(r: dict) -> str:

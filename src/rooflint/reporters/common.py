@@ -88,18 +88,32 @@ def excess_text(value) -> str:
 
 
 def full_name(result, row) -> str:
-    """The group's full label: the whole kernel name, or the family/range/source."""
-    value = row["kernel"] if result.group_by in ("kernel", "name") else row["group"]
-    return value if isinstance(value, str) else str(row["group"])
+    """The group's full label: the whole kernel name (after its job's, inputs of several jobs),
+    or the family/range/source."""
+    if result.group_by not in ("kernel", "name") or not isinstance(row["kernel"], str):
+        return str(row["group"])
+    return _job(row) + row["kernel"]
 
 
 def display_name(row, group_by: str, width: int = 48) -> str:
-    """The group's short label, control characters shown escaped (its width is what it shows)."""
+    """The group's short label, control characters shown escaped (its width is what it shows);
+    inputs of several jobs lead it with the group's job ("job 2 · ...")."""
     if group_by in ("kernel", "name"):
-        return names.short_name(row["kernel"], width)
+        job = _job(row)
+        return job + names.short_name(row["kernel"], max(width - len(job), 8))
     if group_by == "op":
-        return names.visible(opgroups.short_label(row["group"]))
+        job = row.get("job")
+        label = str(row["group"])
+        if isinstance(job, str) and label.startswith(job + " "):  # "job 1 aten::mm [...] ..."
+            return _job(row) + names.visible(opgroups.short_label(label[len(job) + 1 :]))
+        return names.visible(opgroups.short_label(label))
     return names.visible(row["group"])
+
+
+def _job(row) -> str:
+    """ "job 2 · " for a group of one of several jobs' launches, else ""."""
+    job = row.get("job")
+    return f"{job} · " if isinstance(job, str) and job else ""
 
 
 def ceiling_rows(result) -> list[dict]:
