@@ -8,7 +8,6 @@ record. A renderer's module is imported only when it renders (a chart's matplotl
 
 from __future__ import annotations
 
-import difflib
 import enum
 from dataclasses import dataclass
 from importlib import import_module
@@ -153,6 +152,8 @@ def choose(fmt: str | None, output: str | None, kind: Kind = REPORT) -> Format:
     known = formats(kind)
     if fmt:
         if fmt not in known:
+            import difflib  # here: `rooflint devices` imports this package (its terminal helpers)
+
             close = difflib.get_close_matches(fmt.lower(), list(known), n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]}?" if close else ""
             raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(known)}{hint}")
