@@ -7,6 +7,7 @@ them)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -150,3 +151,12 @@ def test_help_lists_the_commands_as_the_loaded_commands_do(width):
     assert not fresh.commands
     assert listed.output == loaded.output
     assert "Commands:\n  bound    The roofline target for a GEMM" in listed.output
+
+
+def test_the_benchmark_times_every_command_checked_here():
+    """benchmarks/startup.py prints a ratio for each command this module checks, in one run."""
+    spec = importlib.util.spec_from_file_location("startup_bench", ROOT / "benchmarks/startup.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    checked = [p.values[0] if hasattr(p, "values") else p for p in LIGHT]
+    assert sorted(bench.COMMANDS.values()) == sorted(checked)
