@@ -112,6 +112,7 @@ REGISTRY = (
         about="Markdown, also appended to $GITHUB_STEP_SUMMARY",
     ),
     Format("text", "notebook", "text", kind=REPR),
+    Format("diff_text", "notebook", "diff_text", kind=REPR),  # a Diff's repr()
     Format("html", "notebook", "html", kind=REPR, options=("top",)),
 )
 # Modules that render no format themselves: what the renderers above share.
