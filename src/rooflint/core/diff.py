@@ -38,7 +38,10 @@ from rooflint.core.result import Result
 from rooflint.core.result import device_description as device_text
 from rooflint.core.warnings import estimate_warning
 
-DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
+# 2: change with its interval, method and run-to-run noise; runs per side. 3: two traces' totals
+# are per-step busy time (`measure`), `short_id` unique within the diff, `unchanged` only where
+# the interval holds 0 or run noise covers the change (docs/json-format.md).
+DIFF_FORMAT_VERSION = 3
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
 
 EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = (
