@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from rooflint import parsers
-from rooflint.core import opmodels, opmodels_llm, timeline
+from rooflint.core import opmodels, opmodels_llm, opmodels_moe, timeline
 from rooflint.parsers import kineto_triton
 
 SHARE = 0.01
@@ -42,7 +42,8 @@ def operators(path: Path) -> pd.DataFrame:
 
 def _status(name: str, modelled: float) -> str:
     """ "model" (with the share of its launches modelled), or why there is none."""
-    if name in opmodels.MODELS or opmodels_llm.handles(name) or kineto_triton.is_triton(name):
+    known = name in opmodels.MODELS or name in opmodels_moe.OPERATORS
+    if known or opmodels_llm.handles(name) or kineto_triton.is_triton(name):
         return f"model ({modelled * 100:.0f} % of launches)"
     if name.startswith("("):
         return "none: not an operator (a kind of activity)"

@@ -11,7 +11,7 @@ import pandas as pd
 from rooflint.core import opmodels, opmodels_llm, provenance, schema
 from rooflint.core.provenance import Provenance
 
-from . import kineto_triton
+from . import kineto_moe, kineto_triton
 from .kineto_events import Columns, arguments, kernel_kwargs
 
 MODEL_BYTES_NOTE = (
@@ -54,15 +54,20 @@ def apply(
     reason = np.full(n, NO_MODEL, dtype=object)
     assumed = np.zeros(n, dtype=bool)  # FP32 GEMMs whose kernel name leaves the roof open
     estimated = np.zeros(n, dtype=bool)  # torch.compile Triton kernels: estimates
+    bytes_estimated = np.zeros(n, dtype=bool)  # fused MoE GEMMs: the experts hit are estimated
     if ops is not None and "activity" in launches:
-        _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed)
+        out = (flops, bytes_min, klass, reason, bytes_estimated)
+        _operators(launches, ops, vendor, out, notes, assumed)
         _triton(launches, ops, vendor, (flops, bytes_min, klass, reason, estimated), notes)
         _copies(launches, flops, bytes_min, klass, reason)
         launches["roof_assumed"] = pd.array(assumed, dtype="boolean")
-    return _store(launches, flops, bytes_min, klass, reason, notes, estimated)
+    return _store(launches, flops, bytes_min, klass, reason, notes, (estimated, bytes_estimated))
 
 
-def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, assumed) -> None:
+def _operators(launches, ops, vendor, out: tuple, notes, assumed) -> None:
+    """Each operator's work on its main kernel (a fused MoE's on its kernels stage by stage);
+    `out`: the flops, bytes, class, reason and bytes-estimated arrays it fills."""
+    flops, bytes_min, klass, reason, _ = out
     owner = launches["_op_index"].to_numpy()
     kernel = (
         (launches["activity"] == "kernel").to_numpy()
@@ -104,11 +109,19 @@ def _operators(launches, ops, vendor, flops, bytes_min, klass, reason, notes, as
             fp32_matrix and vendor != "AMD" and not allow_tf32
             and opmodels.fp32_path(kernels[row]) is None
         )  # fmt: skip
+    _moe(launches, ops, kernel, vendor, out, notes)
     _unmodelled_helpers(owner, kernel, main, reason)
     if assumed.any():
         schema.add_note(launches, opmodels.FP32_ASSUMED, assumed)
     if tf32_note:
         notes.append(_fp32_note(vendor))
+
+
+def _moe(launches, ops, kernel, vendor: str, out: tuple, notes: list[str]) -> None:
+    """The fused-MoE calls' kernels, stage by stage (parsers/kineto_moe.py), and a note."""
+    note = kineto_moe.apply(launches, ops, kernel, vendor, out, AUXILIARY)
+    if note is not None:
+        notes.append(note)
 
 
 def _model(name: str, parsed: tuple, typed: str, step: str | None):
@@ -219,7 +232,10 @@ def _copies(launches, flops, bytes_min, klass, reason) -> None:
     reason[host] = HOST_COPY
 
 
-def _store(launches, flops, bytes_min, klass, reason, notes, estimated) -> pd.DataFrame:
+def _store(launches, flops, bytes_min, klass, reason, notes, estimates: tuple) -> pd.DataFrame:
+    """`estimates`: the launches whose FLOPs and bytes are estimates, and those whose bytes
+    alone are."""
+    estimated, bytes_estimated = estimates
     out = launches
     measured_ops = schema.flops(out).notna().to_numpy()
     modelled = ~np.isnan(flops) & ~measured_ops
@@ -242,7 +258,7 @@ def _store(launches, flops, bytes_min, klass, reason, notes, estimated) -> pd.Da
     out["bytes_source"] = provenance.column(
         n,
         (measured_bytes, Provenance.COUNTERS),
-        (use_model & estimated, Provenance.ESTIMATE),
+        (use_model & (estimated | bytes_estimated), Provenance.ESTIMATE),
         (use_model, Provenance.MODEL),
     )
     if (modelled & estimated).any():

@@ -660,7 +660,7 @@ def test_resolve_catalog_unscaled_without_clock():
     # the device line, the roofs at the boost clock, and the tensor roofs at their own clock
     assert len(lines) == 3
     assert lines[2].startswith("matrix_tf32, matrix_fp16, matrix_bf16, matrix_fp8, matrix_int8: ")
-    assert lines[2].endswith("(catalog h100-sxm), at datasheet clock 1.83 GHz")
+    assert lines[2].endswith("(catalog h100-sxm); at datasheet clock 1.83 GHz")
 
 
 def test_resolve_measured_over_profile():

@@ -195,3 +195,16 @@ def test_readme_sample_is_current(in_root):
         start, end = text.index(README_START) + len(README_START), text.index(README_END)
     assert text[start:end] == expected, f"README sample is stale; run {REFRESH}"
     assert (ROOT / README_IMAGE).read_bytes().startswith(b"\x89PNG")
+
+
+def test_ceilings_line_names_each_document_once(in_root):
+    """H100 (bert-small trace, catalog h100-sxm): the vector roofs are at the boost clock, the
+    tensor roofs at the datasheet clock 1.83 GHz, both from the same datasheet — the folded line
+    names the datasheet once and says which roofs the clock clause is for."""
+    result = pipeline.report(
+        ["fixtures/kineto/tracelens-h100-bert-small-uncased.json.gz"], pipeline.Options()
+    )
+    text = reporters.render(result, "table")
+    line = " ".join(text.split("\nceilings: ", 1)[1].split("\nnote:")[0].split())
+    assert line.count("NVIDIA H100 Tensor Core GPU datasheet (2023)") == 1
+    assert "(catalog h100-sxm); tensor roofs at datasheet clock 1.83 GHz" in line

@@ -52,7 +52,7 @@ class CeilingSource:
             return (
                 f"{self.document}; scaled to measured SM clock {ghz(self.scaled_hz)} from {quoted}"
             )
-        return self.document if self.at_boost else f"{self.document}, at {quoted}"
+        return self.document if self.at_boost else f"{self.document}; at {quoted}"
 
 
 @dataclass(frozen=True)

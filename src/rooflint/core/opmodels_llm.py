@@ -64,6 +64,16 @@ def fused_add_rmsnorm(dims, types, concrete) -> Work | None:
     return Work(5.0 * _numel(tensors[0][0]), "vector", "fp32", float(moved))
 
 
+def rms_norm_out(dims, types, concrete) -> Work | None:
+    """vLLM's _C::rms_norm(out, input, weight, eps): 4 FLOPs per element (square, sum, scale,
+    weight); bytes = the input and weight read, out written, each once."""
+    tensors = _tensors(dims, types)
+    if len(tensors) < 3:
+        return None
+    moved = sum(_numel(s) * DTYPES[t][1] for s, t in tensors[:3])
+    return Work(4.0 * _numel(tensors[1][0]), "vector", "fp32", float(moved))
+
+
 def top_k(dims, types, concrete) -> Work | None:
     """TopK(scores [T, E], k, ...): no FLOPs (comparisons); bytes = the scores read, k values
     (the scores' type) and k int32 indices per row written."""
@@ -81,16 +91,29 @@ def sort_tokens(dims, types, concrete) -> Work | None:
     return Work(0.0, "vector", "fp32", 2.0 * sum(_numel(s) * DTYPES[t][1] for s, t in tensors))
 
 
+def static_fp8_quant(dims, types, concrete) -> Work | None:
+    """vLLM's _C::static_scaled_fp8_quant(out [n, d] FP8, input [n, d], scale [1]): 1 FLOP per
+    element (the multiply by the inverse scale; the clamp to FP8's range is a comparison);
+    bytes = the input read and the output written at their sizes (the scale, a 0-d tensor of 4
+    bytes, left out: a minimum)."""
+    (out, to), (x, tx) = _tensors(dims, types)[:2]
+    moved = _numel(out) * DTYPES[to][1] + _numel(x) * DTYPES[tx][1]
+    return Work(float(_numel(x)), "vector", "fp32", float(moved))
+
+
 MODELS: dict[str, Callable] = {
     "aiter::rmsnorm2d_fwd_with_add_ck": fused_add_rmsnorm,
     "aiter::rms_norm": normalisation(4),
+    "_C::rms_norm": rms_norm_out,
     "TopK": top_k,
     "SortTokens": sort_tokens,
+    "_C::static_scaled_fp8_quant": static_fp8_quant,
 }
 NEEDS_LENGTHS = {"vllm::unified_attention_with_output": paged_attention}
 NO_LENGTHS = (
-    "the KV-cache lengths are not in its shapes, and no vLLM step annotation "
-    "(execute_..._generation_N(sqAskB...)) encloses it"
+    "the KV-cache lengths are not in its shapes, and no vLLM step annotation with the "
+    "sequences' sums (execute_..._generation_N(sqAskB...)) encloses it (the plain "
+    "execute_context_N(tokens)_generation_M(tokens) counts tokens, not KV lengths)"
 )
 
 

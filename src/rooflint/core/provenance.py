@@ -15,8 +15,9 @@ class Provenance(StrEnum):
 
     COUNTERS = "counters"  # the profiler's counters measured it
     MODEL = "model"  # an operator model worked it out from the trace's shapes
-    # an estimate from a generated kernel's arguments and name (torch.compile Triton kernels):
-    # which buffers it reads and writes, and the arithmetic of its fused operations, are guessed
+    # an estimate: from a generated kernel's arguments and name (torch.compile Triton kernels:
+    # which buffers it reads and writes, and the arithmetic of its fused operations, are guessed),
+    # or a fused MoE's weight bytes (which experts the router picked is not recorded)
     ESTIMATE = "estimate"
     # ncu's speed-of-light percentages (core.speed_of_light): estimates, never counted FLOPs or
     # bytes
@@ -37,7 +38,7 @@ NCU_PERCENTAGES = (
 # A launch whose DRAM bytes the operator model gave, by where its bytes come from now.
 BYTES_NOTES = {
     Provenance.MODEL: "DRAM bytes = operator minimum from shapes",
-    Provenance.ESTIMATE: "DRAM bytes = estimate from the kernel's buffers (not a measurement)",
+    Provenance.ESTIMATE: "DRAM bytes = estimate, not a measurement (see the launch's notes)",
     Provenance.COUNTERS: "measured DRAM bytes from counters",  # lent by a counter export
 }
 

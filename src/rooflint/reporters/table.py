@@ -75,13 +75,23 @@ def _folded(use) -> list[str]:
     if use.device is None:
         return use.provenance  # the reason it has none
     identity = [line for line in use.provenance if line.startswith("device")]
-    others = [line.split(": ", 1)[-1] for line in use.provenance if not line.startswith("device")]
+    others = [line for line in use.provenance if not line.startswith("device")]
     if not others:
         return identity
-    sources = list(dict.fromkeys(line.split("; ")[0] for line in others))
-    clauses = list(dict.fromkeys(c for line in others for c in line.split("; ")[1:]))
+    sources = list(dict.fromkeys(line.split(": ", 1)[-1].split("; ")[0] for line in others))
+    clauses = list(dict.fromkeys(_clause(line) for line in others if "; " in line))
     text = "; ".join([" + ".join(sources), *clauses])
     return identity + [f"ceilings: {text} (--verbose: each ceiling and its source)"]
+
+
+def _clause(line: str) -> str:
+    """A provenance line's clause after its document, naming the roofs it holds for when
+    they are all tensor (or all vector) roofs: "tensor roofs at datasheet clock 1.83 GHz"."""
+    names, text = line.split(": ", 1)
+    clause = "; ".join(text.split("; ")[1:])
+    kinds = {name.strip().split("_")[0] for name in names.split(",")}
+    only = kinds.pop() if len(kinds) == 1 else None
+    return {"matrix": "tensor roofs ", "vector": "vector roofs "}.get(only, "") + clause
 
 
 def _table(result, top, columns: int) -> list[str]:
