@@ -4,9 +4,9 @@ the clock its datasheet quotes."""
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
+
+from . import tomlfiles
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,9 @@ class Architecture:
 @functools.cache
 def architectures() -> dict[str, Architecture]:
     """Every architecture of architectures.toml, by key (read once, from the package data)."""
-    text = resources.files("rooflint.hardware").joinpath("architectures.toml").read_text("utf-8")
+    name = "architectures.toml"
+    text = tomlfiles.package_folder().joinpath(name).read_text("utf-8")
+    [table] = tomlfiles.tables({name: text}).values()
     return {
         key: Architecture(
             key,
@@ -30,5 +32,5 @@ def architectures() -> dict[str, Architecture]:
             entry.pop("source"),
             {cls: float(rate) for cls, rate in entry.items()},
         )
-        for key, entry in tomllib.loads(text).items()
+        for key, entry in table.items()
     }

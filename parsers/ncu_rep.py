@@ -5,10 +5,14 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import multiprocessing
+import os
 import re
 import struct
+import sys
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +31,7 @@ INSTALL_HINT = (
     "directly, or export it with `ncu --import FILE.ncu-rep --csv --page raw --print-units base`"
 )
 TRUNCATED = "report is truncated or damaged (it ends inside a block); copy or save it again"
+DAMAGED = "report is damaged (ncu_report could not read any of its results); copy or save it again"
 # ncu-report 2025.3.1 crashes (SIGSEGV in IMetric.unit) once pandas is loaded; 2026.2.0 on work.
 MIN_VERSION = (2026, 2)
 _TEXT = "device__attribute_display_name"
@@ -80,14 +85,17 @@ READER = Reader(
 
 def _read(path) -> Profile:
     source = str(path)
-    context = _load(path, source)
-    ranges, actions = _actions(context)  # SWIG proxies: keep the parents referenced
-    if not actions:
-        raise InputError(_empty_message(Path(path)), path=source)
-    records = [_record(action) for action in actions]
+    with _library_quiet():
+        context = _load(path, source)
+        ranges, actions = _actions(context)  # SWIG proxies: keep the parents referenced
+        if not actions:
+            raise InputError(_empty_message(Path(path)), path=source)
+        records = [_record(action) for action in actions]
     walked = _walk(Path(path))
     pids = None if walked is None else walked[0]
-    repairs = _cut_results(records, source) if walked is None else []
+    if pids is not None and len(pids) == len(records):  # each result's, before any is left out
+        pids = [pid for pid, r in zip(pids, records, strict=True) if not _unread(r)]
+    repairs = _unread_results(records, source, cut=walked is None)
     if walked is not None and not walked[1]:
         repairs.append(
             "report ends before the device block ncu writes after the first result (cut at a "
@@ -110,19 +118,56 @@ def _read(path) -> Profile:
     )
 
 
-def _cut_results(records: list[dict], source: str) -> list[str]:
-    """The repairs of a report whose container ends inside a block (a truncated copy): the
-    results ncu_report loaded empty from the cut block (no kernel name, no metric) are left
-    out of `records`, and the cut is said; none left is an InputError."""
-    empty = [r for r in records if not r["kernel"] and not r["kernel_mangled"] and not r["metrics"]]
-    records[:] = [r for r in records if r not in empty]
+def _unread(record: dict) -> bool:
+    """A result ncu_report loaded empty (no kernel name, no metric): a block it could not parse,
+    cut short or damaged."""
+    return not record["kernel"] and not record["kernel_mangled"] and not record["metrics"]
+
+
+def _unread_results(records: list[dict], source: str, cut: bool) -> list[str]:
+    """The repairs of a report whose results ncu_report loaded empty (a copy cut short: its
+    container ends inside a block; or a damaged block: a byte changed in a real report made
+    its one result empty): those results are left out of `records`, and why is said; none left
+    is an InputError."""
+    empty = [r for r in records if _unread(r)]
+    records[:] = [r for r in records if not _unread(r)]
     if not records:
-        raise InputError(TRUNCATED, path=source)
+        raise InputError(TRUNCATED if cut else DAMAGED, path=source)
     left_out = f": {len(empty)} result(s) cut short left out" if empty else ""
+    if cut:
+        return [
+            "report ends inside a block (a truncated copy?): results after the cut are "
+            f"missing{left_out}; copy or save it again"
+        ]
+    if not empty:
+        return []
     return [
-        "report ends inside a block (a truncated copy?): results after the cut are "
-        f"missing{left_out}; copy or save it again"
+        f"{len(empty)} result(s) ncu_report could not read (a damaged block) left out; copy or "
+        "save the report again"
     ]
+
+
+@contextmanager
+def _library_quiet() -> Iterator[None]:
+    """File descriptor 2 sent to the null device while NVIDIA's library reads: on a damaged
+    report its C++ logging (absl: "WARNING: All log messages before absl::InitializeLog() ...",
+    "E0000 ... Can't parse message of type NV.Profiler.Messages.ProfileResult ...") went to
+    stderr before rooflint's one-line error. What it could not read is said by the repairs or
+    the error. Python's own stderr is flushed first, so nothing of ours is lost."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to protect
+        yield
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _load(path, source: str):

@@ -27,6 +27,15 @@ def shared_fixtures() -> Path:
     return SHARED
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _catalog_index(tmp_path_factory):
+    """The catalog's parsed index (hardware/tomlfiles.py) goes to a folder of the session's, not
+    the user's cache (subprocesses the tests start inherit it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ROOFLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _terminal_width(monkeypatch):
     """Terminal output is laid out for a 100-column terminal in every test (goldens included)."""

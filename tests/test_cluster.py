@@ -65,3 +65,40 @@ def test_an_unreadable_file_on_the_cluster_is_the_local_error(scheduler, tmp_pat
     assert local.exit_code == remote.exit_code == 2
     assert remote.stderr == local.stderr
     assert remote.stderr.startswith("rooflint: error: broken.csv: ")
+
+
+def test_the_run_s_own_client_is_closed_when_the_last_file_is_handed_over(monkeypatch, tmp_path):
+    """read_all raises a lone file's error as it gets it (and zip stops at the last candidate),
+    leaving read_each suspended at its last yield: its client was closed only when the generator
+    was collected, after the module's cluster had shut down, and retried the scheduler until
+    the process ended (a CancelledError traceback after the test run). The client made for the
+    run is closed before the last file is handed over."""
+    from rooflint import cluster
+    from rooflint.core.errors import InputError
+
+    class Future:
+        def __init__(self, value):
+            self.value = value
+
+        def result(self):
+            return self.value
+
+    class Client:
+        closed = 0
+
+        def map(self, function, paths, given, pure):
+            return [Future(InputError("not a profile", path=str(p))) for p in paths]
+
+        def close(self):
+            self.closed += 1
+
+    client = Client()
+    monkeypatch.setattr(cluster, "_client", lambda scheduler: (client, True))
+    files = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    read = cluster.read_each(files, {}, "tcp://nowhere:1", lambda path, given: None)
+    first = next(read)
+    assert (first.path, client.closed) == (str(files[0]), 0)  # still reading the others
+    last = next(read)  # the consumer stops here, the generator suspended
+    assert (last.path, client.closed) == (str(files[1]), 1)
+    read.close()
+    assert client.closed == 2  # closing again does nothing in distributed.Client

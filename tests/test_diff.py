@@ -736,3 +736,15 @@ def test_the_headline_efficiency_says_it_counts_launches_above_the_roof(tmp_path
     assert clause in diff_markdown.render(d, [])
     plain = rooflint.diff(base, base)
     assert "above the roof" not in diff_table.render(plain, [])
+
+
+def test_the_diff_format_version_is_the_one_the_docs_give():
+    """docs/json-format.md names each document's version; version 3 of the diff (what the
+    totals of two traces, short_id and 'unchanged' mean changed since version 2) is described."""
+    from rooflint.core import report_schema
+
+    text = (ROOT / "docs" / "json-format.md").read_text(encoding="utf-8")
+    report, version = report_schema.FORMAT_VERSION, diff.DIFF_FORMAT_VERSION
+    assert f"(report `{report}`, diff `{version}`)" in text
+    assert f"Version {diff.DIFF_FORMAT_VERSION} of the diff" in text
+    assert diff.DIFF_FORMAT_VERSION == 3

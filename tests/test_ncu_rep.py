@@ -18,7 +18,7 @@ from rooflint import parsers
 from rooflint.core import schema
 from rooflint.core.errors import InputError, UnsupportedFormatError
 from rooflint.parsers import ncu_rep
-from tests.helpers import SHARED_PROFILES, shared
+from tests.helpers import FIXTURES, SHARED_PROFILES, shared
 
 NCU = "ncu/"
 REEXPORT = "ncu/reexport-ncu2024.2/"
@@ -230,3 +230,54 @@ def test_an_error_in_the_child_arrives_whole(tmp_path, monkeypatch):
         str(report),
         7,
     )
+
+
+GEMM_REP = FIXTURES / "ncu" / "h200-tensor-ops" / "gemm-bf16.ncu-rep"
+# One byte of its one result block changed (offset 37,494: 0xc9 -> 0x39, found by the fuzzer's
+# byte flips): ncu_report 2026.2 logs through absl on stderr ("WARNING: All log messages before
+# absl::InitializeLog() ...", "E0000 ... Can't parse message of type
+# NV.Profiler.Messages.ProfileResult ...") and loads the result empty, which was read as one
+# launch with no name and no counters.
+DAMAGED_AT, DAMAGED_TO = 37_494, 0x39
+
+
+def _damaged(tmp_path, how: str):
+    if how == "cut":  # a truncated copy of a real report (ends inside the result block)
+        data = shared(VECADD).read_bytes()[:20000]
+    else:
+        data = bytearray(GEMM_REP.read_bytes())
+        assert data[DAMAGED_AT] == 0xC9
+        data[DAMAGED_AT] = DAMAGED_TO
+    path = tmp_path / f"{how}.ncu-rep"
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("how", "problem"),
+    [
+        ("cut", "report is truncated or damaged (it ends inside a block); copy or save it again"),
+        (
+            "byte",
+            "report is damaged (ncu_report could not read any of its results); copy or save it "
+            "again",
+        ),
+    ],
+)
+def test_a_damaged_report_is_one_line_without_the_library_s_log(
+    ncu_report, tmp_path, capfd, how, problem
+):
+    """What the user sees is rooflint's one line; the C++ library's log lines, written to file
+    descriptor 2 (of the forked child that reads the report), are not shown."""
+    from click.testing import CliRunner
+
+    from rooflint.cli import main
+
+    path = _damaged(tmp_path, how)
+    capfd.readouterr()
+    res = CliRunner().invoke(main, ["report", str(path), "-q"])
+    library = capfd.readouterr()
+    assert res.exit_code == 2
+    assert res.stderr == f"rooflint: error: {path}: {problem}\n"
+    assert library.err == "" and library.out == ""

@@ -51,3 +51,19 @@ def test_import_rooflint_loads_no_pandas():
     code = "import sys, rooflint; print('pandas' in sys.modules, 'pyarrow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_diff_s_repr_is_its_change_not_its_tables(monkeypatch):
+    """repr(rooflint.diff(...)) printed every DataFrame of the Diff and of both Sides (thousands
+    of lines). It is the diff's first line without a gate, as a Result's repr is its summary:
+    the numbers of tests/golden/a100-vs-rtx2080ti.diff.table's first line (906 ms → 10.7 µs,
+    1 new and 4 removed groups: 4 in base, 1 in head, none matched across devices) and its three
+    '!!' warnings."""
+    monkeypatch.chdir(ROOT)
+    d = rooflint.diff(A100, "fixtures/ncu/rtx2080ti-sgemm-raw-base.csv")
+    assert repr(d) == (
+        "<rooflint.Diff: total time -100.0 % [-100.0, -100.0] (base 906 ms → head 10.7 µs); "
+        "1 new, 4 removed;\n 0 kernel groups matched (4 in base, 1 in head); 3 warning(s)>"
+    )
+    assert "DataFrame" not in repr(d.base) and "groups=" not in repr(d.base)
+    assert repr(d.base).startswith("Side(label='fixtures/ncu/a100-gemm-details.csv', result=<")

@@ -36,11 +36,20 @@ def read_each(
         futures = client.map(
             read_one, [Path(a) for a in absolute], [given] * len(absolute), pure=False
         )
-        for candidate, path, future in zip(candidates, absolute, futures, strict=True):
-            yield as_given(future.result(), path, str(candidate))
+        for n, (candidate, path, future) in enumerate(
+            zip(candidates, absolute, futures, strict=True)
+        ):
+            read = future.result()
+            if own and n == len(futures) - 1:
+                # Closed before the last yield, where a consumer stops (it raises a lone file's
+                # error; zip ends there): a generator left suspended closes only when collected,
+                # after the cluster may be gone, and its client then retried the scheduler
+                # (a CancelledError traceback at exit).
+                client.close()
+            yield as_given(read, path, str(candidate))
     finally:
         if own:
-            client.close()
+            client.close()  # a consumer that stopped earlier (closing twice does nothing)
 
 
 def _client(scheduler):

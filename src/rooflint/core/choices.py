@@ -3,7 +3,6 @@ way on the command line and in the Python API."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from rooflint.core.errors import UsageError
@@ -13,6 +12,8 @@ LOCALES = ("C", "en_US", "de_DE")  # the number formats of an ncu export (--loca
 
 def unknown(what: str, value, choices: Iterable[str]) -> str:
     """ "--format 'htlm' is not one of table, json, ...; did you mean html?\""""
+    import difflib  # here: every command imports this module at start, few refuse a value
+
     choices = list(choices)
     close = difflib.get_close_matches(str(value).lower(), choices, n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]}?" if close else ""

@@ -31,14 +31,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, opgroups, ranking, units, verdicts, windows
+from rooflint.core import display, names, opgroups, ranking, units, verdicts, windows
 from rooflint.core.diff_devices import device_changes
 from rooflint.core.formatting import pct, si
 from rooflint.core.result import Result
 from rooflint.core.result import device_description as device_text
 from rooflint.core.warnings import estimate_warning
 
-DIFF_FORMAT_VERSION = 2  # 2: change with its interval, method and run-to-run noise; runs per side
+# 2: change with its interval, method and run-to-run noise; runs per side. 3: two traces' totals
+# are per-step busy time (`measure`), `short_id` unique within the diff, `unchanged` only where
+# the interval holds 0 or run noise covers the change (docs/json-format.md).
+DIFF_FORMAT_VERSION = 3
 DEFAULT_THRESHOLD = 0.05  # labels slower/faster when no --fail-on-regression is given
 
 EXACT, NAME, BASE_NAME, BASE_ONLY, HEAD_ONLY = (
@@ -125,7 +128,7 @@ class Side:
     label: str
     result: Result
     saved: str | None = None  # the tool that wrote a saved JSON report, None for a profile
-    groups: pd.DataFrame = field(default=None)  # SIDE_FIELDS, one row per kernel group (per run)
+    groups: pd.DataFrame = field(default=None, repr=False)  # SIDE_FIELDS, a row per group (per run)
     runs: int = 1  # runs combined in result (its launches then carry a "run" column)
     inputs: list[str] | None = None  # one path per run, when several runs make the side
 
@@ -160,6 +163,13 @@ class Diff:
     threshold: float
     min_time: float
     level: float = DEFAULT_LEVEL
+
+    def __repr__(self) -> str:
+        """The change in a line or two, as a Result's repr is its summary (core/display.py):
+        never the group tables."""
+        if display.show is None:
+            return f"<rooflint.Diff: {len(self.groups)} kernel groups>"
+        return display.show(self, "diff_text")
 
     @property
     def regressions(self) -> pd.DataFrame:

@@ -3,7 +3,6 @@ text made safe to show."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 _RETURN_TYPE = re.compile(r"^(void|int|float|double|auto)\s+")
@@ -73,6 +72,8 @@ def short_name(full: str, width: int = 48) -> str:
 
 def short_id(full: str) -> str:
     """A stable 6-hex id for a full kernel name: the same name gives the same id on every run."""
+    import hashlib  # here: every command imports this module at start, few need an id
+
     return hashlib.sha1((full or "").encode("utf-8", "replace")).hexdigest()[:6]
 
 

@@ -8,7 +8,6 @@ record. A renderer's module is imported only when it renders (a chart's matplotl
 
 from __future__ import annotations
 
-import difflib
 import enum
 from dataclasses import dataclass
 from importlib import import_module
@@ -113,6 +112,7 @@ REGISTRY = (
         about="Markdown, also appended to $GITHUB_STEP_SUMMARY",
     ),
     Format("text", "notebook", "text", kind=REPR),
+    Format("diff_text", "notebook", "diff_text", kind=REPR),  # a Diff's repr()
     Format("html", "notebook", "html", kind=REPR, options=("top",)),
 )
 # Modules that render no format themselves: what the renderers above share.
@@ -153,6 +153,8 @@ def choose(fmt: str | None, output: str | None, kind: Kind = REPORT) -> Format:
     known = formats(kind)
     if fmt:
         if fmt not in known:
+            import difflib  # here: `rooflint devices` imports this package (its terminal helpers)
+
             close = difflib.get_close_matches(fmt.lower(), list(known), n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]}?" if close else ""
             raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(known)}{hint}")

@@ -41,10 +41,18 @@ def verdict(gates) -> str:
 
 def summary_line(d: diffs.Diff, gates) -> str:
     """`PASS|FAIL — total time +x % [lo, hi] (base a → head b)`, the one line a PR reader needs."""
-    t = d.totals
     outcome = verdict(gates) if gates else "PASS (no gate set)"
+    line = f"{outcome} — {change_line(d)}"
+    if not gates:
+        line += "; nothing was gated (--fail-on-regression PCT sets a gate)"
+    return line
+
+
+def change_line(d: diffs.Diff) -> str:
+    """`total time +x % [lo, hi] (base a → head b); 1 slower, 2 new`: what changed, ungated."""
+    t = d.totals
     line = (
-        f"{outcome} — {t.get('measure', 'total time')} {interval_text(t)} (base "
+        f"{t.get('measure', 'total time')} {interval_text(t)} (base "
         f"{si(t['time_base_s'], 's')} → "
         f"head {si(t['time_head_s'], 's')}{noise_clause(t)})"
     )
@@ -56,8 +64,6 @@ def summary_line(d: diffs.Diff, gates) -> str:
     ]
     if counts:
         line += "; " + ", ".join(counts)
-    if not gates:
-        line += "; nothing was gated (--fail-on-regression PCT sets a gate)"
     return line
 
 

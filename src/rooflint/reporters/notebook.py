@@ -1,4 +1,5 @@
-"""How a Result shows itself in a REPL (one or two lines) and in a notebook (a small HTML table)."""
+"""How a Result shows itself in a REPL (one or two lines) and in a notebook (a small HTML table),
+and a Diff in a REPL (one or two lines)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,23 @@ def text(result) -> str:
         )
     warned = len(warnings(result))
     return line + (f"; {warned} warning(s)" if warned else "") + ">"
+
+
+def diff_text(d) -> str:
+    """`<rooflint.Diff: total time +30.0 % [+29.9, +30.1] (base 906 ms → head 1.18 s); 1 slower;
+     4 kernel groups matched (4 in base, 4 in head); 1 warning(s)>`: the change as the diff's
+    first line gives it, without gates (a Diff has none)."""
+    from rooflint.reporters import diff_common
+
+    t = d.totals
+    matched = sum(t["matched"].values())
+    warned = len(d.warnings)
+    return (
+        f"<rooflint.Diff: {diff_common.change_line(d)};\n {matched} kernel groups matched "
+        f"({t['groups_base']} in base, {t['groups_head']} in head)"
+        + (f"; {warned} warning(s)" if warned else "")
+        + ">"
+    )
 
 
 def _outside(acc: dict) -> bool:
