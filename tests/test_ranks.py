@@ -201,3 +201,17 @@ def test_kernel_groups_of_two_jobs_are_never_summed(tmp_path):
 
     shown = table.render(result, top=3)
     assert "job 1 · ncclKernel_SendRecv" in shown
+
+
+def test_one_trace_of_a_job_says_only_what_more_ranks_would_add():
+    # One rank's trace: its busy time and idle share are the headline's; the ranks block of a job
+    # of 4 ranks says what the other ranks' traces add, and a job of one rank says nothing.
+    lone = ranks.block([_trace(2, {}, [0.0])])
+    assert ranks.lines(lone) == [
+        "rank 2 of a job of 4 ranks (nccl, world size 4): pass the other ranks' traces for the "
+        "straggler view and the collectives' start skew"
+    ]
+    single = _trace(0, {}, [])
+    single = dataclasses.replace(single, rank=Rank(0, 1, "nccl, world size 1", 0.0))
+    assert ranks.lines(ranks.block([single])) == []
+    assert ranks.block([single])[0]["ranks"][0]["busy_s"] == 1.0  # the JSON keeps the data

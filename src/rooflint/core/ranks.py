@@ -180,6 +180,8 @@ def lines(block_: list[dict] | None) -> list[str]:
     """Per job: a line per rank, the straggler line, the collectives' skew line."""
     if not block_:
         return []
+    if len(block_) == 1 and len(block_[0]["ranks"]) == 1:
+        return _lone_rank(block_[0])
     out = []
     if len(block_) > 1:
         out.append(
@@ -191,6 +193,18 @@ def lines(block_: list[dict] | None) -> list[str]:
         out += [_rank_line(r) for r in job["ranks"]]
         out += [x for x in (_straggler_line(job["straggler"]), _skew_line(job["collectives"])) if x]
     return out
+
+
+def _lone_rank(job: dict) -> list[str]:
+    """One trace of one job: its time is the headline's; say only what more ranks would add
+    (nothing for a job of one rank)."""
+    world = job["world_size"]
+    if not world or world < 2:
+        return []
+    return [
+        f"rank {job['ranks'][0]['rank']} of a job of {world} ranks ({job['job']}): pass the "
+        "other ranks' traces for the straggler view and the collectives' start skew"
+    ]
 
 
 def _job_line(n: int, job: dict, jobs_: int) -> str:
