@@ -319,7 +319,7 @@ def main() -> None:
     if not args.quick:
         huge(rows)
     rows.timed("i real H200 export gzip", REAL, None, max(5, r))  # issue 14 sets no target
-    trace_bench.rows(rows, DATA, max(1, r - 1), paired)
+    trace_bench.rows(rows, DATA, max(1, r - 1), paired, big=not args.quick)
     saved_report(rows, max(1, r - 1))
     plain_start = [sys.executable, "-c", "import pandas"]
     ref, sub = paired(

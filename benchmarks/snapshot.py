@@ -7,7 +7,8 @@ It drives the command line in-process (click's CliRunner), the interface no refa
 `report` in each format for the bundled fixtures and those under ../shared/fixtures, `diff` in
 each format for a few pairs. Each output file is named after its input and format; an exit code
 and the command's stderr are kept beside it, so a changed message shows too. `--quick` takes
-the bundled fixtures only.
+the bundled fixtures only; `--only WORD` the inputs whose path holds WORD (e.g. kineto) and the
+pairs both of whose files do.
 """
 
 from __future__ import annotations
@@ -66,20 +67,21 @@ def main_(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", default="")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     args.out = args.out.resolve()
     runner = CliRunner()
     os.environ["COLUMNS"] = "100"
     os.chdir(ROOT)  # inputs named relative to the checkout: messages do not depend on where it is
-    for path in inputs(args.quick):
+    for path in (p for p in inputs(args.quick) if args.only in str(p)):
         name = os.path.relpath(path, ROOT)
         for fmt in REPORT_FORMATS:
             out = args.out / f"{label(path)}.{fmt}"
             run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
         out = args.out / f"{label(path)}.kernels.csv"
         run(runner, ["report", name, "-q", "--per", "kernel", "-o", str(out)], out)
-    for base, head in DIFF_PAIRS:
+    for base, head in (p for p in DIFF_PAIRS if all(args.only in x for x in p)):
         for fmt in DIFF_FORMATS:
             out = args.out / f"diff__{label(ROOT / base)}__{label(ROOT / head)}.{fmt}"
             run(runner, ["diff", base, head, "-f", fmt], out)

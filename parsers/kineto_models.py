@@ -37,11 +37,16 @@ AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operat
 def argument_text(ops: Columns, used: np.ndarray) -> tuple[list, list]:
     """Input Dims and Input type of operators `used`, as JSON text (dims) and ", "-joined types."""
     packed = ops.get("arguments")
+    texts: dict[bytes, tuple] = {}  # operators repeat their arguments: each decoded once
     dims_text, types_text = [], []
     for i in used.tolist():
-        dims, types, _ = arguments(packed[i])
-        dims_text.append(_json(dims))
-        types_text.append(", ".join(map(str, types)) if isinstance(types, list) else None)
+        text = texts.get(packed[i])
+        if text is None:
+            dims, types, _ = arguments(packed[i])
+            types = ", ".join(map(str, types)) if isinstance(types, list) else None
+            text = texts[packed[i]] = (_json(dims), types)
+        dims_text.append(text[0])
+        types_text.append(text[1])
     return dims_text, types_text
 
 
