@@ -41,6 +41,7 @@ from .kineto_events import (
 )
 
 UNSET: Any = msgspec.UNSET
+NULL = msgspec.Raw(b"null")  # an operator argument left out packs as null, as dumps(None)
 Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 Dim3 = tuple[int | float, ...]
 
@@ -79,7 +80,8 @@ def _structs(loose: bool) -> tuple[type, type, type]:
         (attr, Any if loose else kind, msgspec.field(default=None, name=key))
         for attr, key, kind in ARGS
     ]
-    args += [(attr, msgspec.Raw, msgspec.field(default=UNSET, name=key)) for attr, key in RAW]
+    args += [(attr, msgspec.Raw, msgspec.field(default=NULL, name=key)) for attr, key in RAW[:3]]
+    args += [("kwargs", msgspec.Raw, msgspec.field(default=UNSET, name="kernel_kwargs"))]
     args += [(attr, Any, msgspec.field(default=UNSET, name=key)) for attr, key in COMM]
     suffix = "Loose" if loose else ""
     arg_type = msgspec.defstruct("Args" + suffix, args)
@@ -263,7 +265,7 @@ class Gather:
             name=names,
             pid=self.same([e.pid for e in rows]),
             tid=self.same([e.tid for e in rows]),
-            arguments=[_pack(a, shared) for a in args],
+            arguments=self.same([_pack(a) for a in args]),
             module=[shared(a.module, a.module) if a.module else None for a in args],
             ts=self.floats([e.ts for e in rows]),
             dur=self.floats([e.dur for e in rows]),
@@ -323,24 +325,17 @@ def _extend(columns: dict, **values) -> None:
             columns[name].extend(column)
 
 
-def _raw(value) -> bytes:
-    return b"null" if value is UNSET else value
-
-
-def _pack(a, shared) -> bytes:
+def _pack(a) -> bytes:
     """kineto_events._pack from the arguments' JSON text: the same values when read back."""
-    parts = [b"[", _raw(a.dims), b",", _raw(a.types), b",", _raw(a.concrete)]
-    if a.kwargs is not UNSET:
-        parts += [b",", a.kwargs]
-    packed = b"".join(parts + [b"]"])
-    return shared(packed, packed)
+    if a.kwargs is UNSET:
+        return b"[%b,%b,%b]" % (a.dims, a.types, a.concrete)
+    return b"[%b,%b,%b,%b]" % (a.dims, a.types, a.concrete, a.kwargs)
 
 
 def _comm_dict(a) -> dict:
     """The args Comm.of reads, as the dict it takes (absent keys left out)."""
-    found = {key: getattr(a, attr) for attr, key in COMM + RAW[:2]}
-    return {
-        k: orjson.loads(bytes(v)) if isinstance(v, msgspec.Raw) else v
-        for k, v in found.items()
-        if v is not UNSET
-    }
+    found = {key: getattr(a, attr) for attr, key in COMM if getattr(a, attr) is not UNSET}
+    for attr, key in RAW[:2]:
+        if getattr(a, attr) is not NULL:  # absent (a null one reads as None, the same to Comm)
+            found[key] = orjson.loads(bytes(getattr(a, attr)))
+    return found

@@ -103,7 +103,7 @@ class TraceStream:
         for match in reversed(self._splits(buf)):
             cut = match.start() + 1
             try:
-                events = self.parse(b"[" + buf[:cut] + b"]")
+                events = self.parse(b"".join((b"[", memoryview(buf)[:cut], b"]")))
             except orjson.JSONDecodeError as exc:
                 self._check_depth(exc)  # a prefix of the list holds real nesting
                 continue
