@@ -7,8 +7,9 @@ Each candidate decodes the whole event list into something the reader can walk: 
 typed Structs holding only the fields rooflint reads (parsers/kineto_bulk.py's), simdjson into
 its lazy document (then the fields read, event by event), pyarrow.json and DuckDB's read_json
 into Arrow tables (both need the events one per line, so they get a newline-delimited copy:
-the conversion is not timed, though a real reader would pay it). Times are the fastest of a few
-interleaved repeats, each a ratio to orjson.loads measured in the same process.
+the conversion is not timed, though a real reader would pay it, and DuckDB runs on every core).
+Times are the fastest of a few interleaved repeats, each a ratio to orjson.loads measured in the
+same process.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def _duckdb(_data: bytes, ndjson: bytes):
     con = duckdb.connect()
     return con.sql(
         f"select cat, name, ts, dur, args from read_json('{path}', format='newline_delimited')"
-    ).arrow()
+    ).to_arrow_table()  # .arrow() is a lazy reader in DuckDB 2: it would read nothing
 
 
 CANDIDATES = {
