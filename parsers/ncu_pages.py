@@ -25,6 +25,18 @@ from .ncu_table import TEXT_METRICS, VALUE_COLUMNS, duplicate_ids, identity
 from .values import unit_scale
 
 NO_UNITS = "no units row after the header: values read as ncu base units (durations in ns)"
+OTHER_UNITS = (
+    "a units row in the middle of the page with other units than the first (exports with other "
+    "--print-units joined into one file?); export each run to a file of its own"
+)
+# A row without a launch ID (ncu writes none on its units row alone) after a first row that is
+# a launch: the units the values are in are not known (the fuzzer's line break inside the units
+# row of a B200 export: its cells became a ragged row, padded, read after the launches).
+UNITS_ROW_LATE = (
+    "a units row (a row without a launch ID) among the launches of a page whose first row is a "
+    "launch: the page's units are unknown (a units row broken across two lines?); export the "
+    "run again with `--print-units base`"
+)
 
 
 class NotPiecewise(Exception):
@@ -121,13 +133,10 @@ class RawPage:
         if not pc.any(again).as_py():
             return table
         for row in table.filter(again).to_pylist():
-            if not self.units_row or any(self.units.get(c) != v for c, v in row.items()):
-                raise InputError(
-                    "a units row in the middle of the page with other units than the first "
-                    "(exports with other --print-units joined into one file?); export each "
-                    "run to a file of its own",
-                    path=self.source,
-                )
+            if not self.units_row:
+                raise InputError(UNITS_ROW_LATE, path=self.source)
+            if any(self.units.get(c) != v for c, v in row.items()):
+                raise InputError(OTHER_UNITS, path=self.source)
         self.units_again += int(pc.sum(again).as_py())
         return table.filter(pc.invert(again))
 
