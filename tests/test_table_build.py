@@ -4,12 +4,17 @@ real exports; and Parquet output is written a row group per input file or slice 
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 
-from rooflint import parsers
+from rooflint import parsers, pipeline
 from rooflint.core import schema
+from rooflint.reporters import parquet_report
 from tests.helpers import FIXTURES, SHARED
 
 H200_BLOCK = FIXTURES / "ncu" / "h200-block-raw-stdout.csv"
@@ -81,3 +86,47 @@ def test_identity_of_the_h200_block_export_by_hand():
     assert kernels[0].startswith("cudnn_generated_fort_native_sdpa_sm90")
     assert launches["grid"].iloc[0] == "(8192, 1, 1)"
     assert np.isnan(launches["sm_count"]).sum() < 20  # the device attribute was read
+
+
+def _groups(file: pq.ParquetFile) -> list[int]:
+    return [file.metadata.row_group(i).num_rows for i in range(file.metadata.num_row_groups)]
+
+
+def _two_exports():
+    return pipeline.build([str(FIXTURES / "ncu" / "a100-gemm-details.csv"), str(H200_BLOCK)])
+
+
+def test_parquet_row_groups_are_per_input_file_and_slice(monkeypatch):
+    """a100-gemm-details.csv (11 launches) and h200-block-raw-stdout.csv (20), 8 rows a slice:
+    row groups of 8 + 3 rows (the A100's), then 8 + 8 + 4 (the H200's): no group holds rows of
+    two files, and the file reads back as the whole table does."""
+    monkeypatch.setattr(parquet_report, "CHUNK_ROWS", 8)
+    result = _two_exports()
+    assert [len(p.launches) for p in result.inputs] == [11, 20]
+    data = parquet_report.render(result)
+    assert _groups(pq.ParquetFile(io.BytesIO(data))) == [8, 3, 8, 8, 4]
+    assert pq.read_table(io.BytesIO(data)).equals(parquet_report.arrow_table(result))
+
+
+def test_parquet_dataset_is_one_file_per_source_in_row_groups(monkeypatch, tmp_path):
+    """The same two exports as a dataset folder: one partition per source, each one file whose
+    row groups are its source's slices (8 + 3, 8 + 8 + 4), read back as the whole table."""
+    monkeypatch.setattr(parquet_report, "CHUNK_ROWS", 8)
+    result = _two_exports()
+    parquet_report.render(result, output=str(tmp_path / "out") + "/")
+    files = sorted((tmp_path / "out").glob("source_key=*/*.parquet"))
+    assert [f.parent.name.split("_")[-1] for f in files] == [
+        "a100-gemm-details.csv",
+        "h200-block-raw-stdout.csv",
+    ]
+    groups = [
+        [
+            pq.ParquetFile(f).metadata.row_group(i).num_rows
+            for i in range(pq.ParquetFile(f).metadata.num_row_groups)
+        ]
+        for f in files
+    ]
+    assert groups == [[8, 3], [8, 8, 4]]
+    read = ds.dataset(tmp_path / "out", format="parquet", partitioning="hive").to_table()
+    whole = parquet_report.arrow_table(result)
+    assert read.select(whole.column_names).to_pylist() == whole.to_pylist()
