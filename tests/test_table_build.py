@@ -130,3 +130,34 @@ def test_parquet_dataset_is_one_file_per_source_in_row_groups(monkeypatch, tmp_p
     read = ds.dataset(tmp_path / "out", format="parquet", partitioning="hive").to_table()
     whole = parquet_report.arrow_table(result)
     assert read.select(whole.column_names).to_pylist() == whole.to_pylist()
+
+
+def _slow_concat(frames, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(schema, "_alike", lambda frames: False)
+        return schema.concat(frames, ignore_index=True)
+
+
+def test_a_folders_tables_joined_a_column_at_a_time_as_pd_concat_joins_them(monkeypatch):
+    """The tables of the ncu CSV fixtures of one reader (raw and details pages, H100 to
+    RTX 3070: other kernels, devices and missing words in each) joined by schema.concat's
+    column-wise path equal its pd.concat path: values, dtypes, the union of categories."""
+    frames = [p.launches for p in map(_readable, NCU[:12]) if p is not None]
+    assert len(frames) > 5
+    fast = schema.concat(frames, ignore_index=True)
+    pd.testing.assert_frame_equal(fast, _slow_concat(frames, monkeypatch), check_exact=True)
+    kernels = fast["kernel"].cat.categories
+    assert kernels.tolist() == sorted({k for f in frames for k in f["kernel"].dropna()})
+
+
+def test_column_arrays_by_pandas_iterator_and_by_name_are_the_same(monkeypatch):
+    """schema._column_arrays reads pandas' column iterator where it has it; the public way
+    (frame[column]) gives the same arrays for a real launch table."""
+    launches = parsers.read(H200_BLOCK).launches
+    fast = schema._column_arrays(launches)
+    monkeypatch.setattr(pd.DataFrame, "_iter_column_arrays", None, raising=False)
+    slow = schema._column_arrays(launches)
+    assert len(fast) == len(slow) == len(launches.columns)
+    for a, b in zip(fast, slow, strict=True):
+        assert type(a) is type(b)
+        pd.testing.assert_series_equal(pd.Series(a), pd.Series(b), check_exact=True)

@@ -440,24 +440,71 @@ def concat(frames: list[pd.DataFrame], **kwargs) -> pd.DataFrame:
     ]
     if len(frames) < 2 or not text:
         return pd.concat(frames, **kwargs)
+    if kwargs == {"ignore_index": True} and _alike(frames):
+        return _stacked(frames)
     joined = pd.concat([f.drop(columns=text) for f in frames], **kwargs)
     for column in text:  # each table's codes mapped into the union: no per-table recoding
         joined[column] = _joined_text([f[column].array for f in frames])
     return joined[list(dict.fromkeys(c for f in frames for c in f.columns))]  # pd.concat's order
 
 
-def _joined_text(columns: list[pd.Categorical]) -> pd.Categorical:
-    """The columns one after another, over the sorted union of their categories: every
-    table's categories placed in the union by one np.unique (a lookup per table cost 50-80 µs
-    each, 2 ms for a one-value column of a 20-file folder)."""
-    labels = [c.categories.to_numpy(dtype=object) for c in columns]
-    union, where = np.unique(
-        np.concatenate([*labels, np.empty(0, dtype=object)]), return_inverse=True
+def _alike(frames: list[pd.DataFrame]) -> bool:
+    """Whether the tables have the same columns, each of one dtype in all (Categoricals of
+    any categories), as a folder's tables from one reader do."""
+    first = frames[0]
+    kinds = [_kind(d) for d in first.dtypes]
+    return first.columns.is_unique and all(
+        f.columns.equals(first.columns) and [_kind(d) for d in f.dtypes] == kinds
+        for f in frames[1:]
     )
-    ends = np.cumsum([len(x) for x in labels])
+
+
+def _kind(dtype) -> object:
+    return "category" if isinstance(dtype, pd.CategoricalDtype) else dtype
+
+
+def _stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """concat of alike tables (`_alike`) a column at a time: each column's arrays joined once
+    (NumPy's, an extension array's own concatenation, the Categoricals' union), the frame
+    built once; pd.concat of a 100-file folder's tables cost 45 ms and taking the text out of
+    each of them first 84 ms more."""
+    columns = list(zip(*(_column_arrays(f) for f in frames), strict=True))
+    out = {}
+    for name, arrays in zip(frames[0].columns, columns, strict=True):
+        first = arrays[0]
+        if isinstance(first, pd.Categorical):
+            out[name] = _joined_text(list(arrays))
+        elif isinstance(first, np.ndarray):
+            out[name] = np.concatenate(arrays)
+        else:
+            out[name] = type(first)._concat_same_type(list(arrays))
+    return pd.DataFrame(out, index=pd.RangeIndex(sum(len(f) for f in frames)), copy=False)
+
+
+def _column_arrays(frame: pd.DataFrame) -> list:
+    """The frame's column arrays in column order: pandas' own iterator where it has it (2 us a
+    column against 24 us for frame[column].array; tests/test_table_build.py checks they give
+    the same), else the public way."""
+    iterate = getattr(frame, "_iter_column_arrays", None)
+    if iterate is not None:
+        return list(iterate())
+    return [frame[c].array if not _plain(frame[c]) else frame[c].to_numpy() for c in frame]
+
+
+def _plain(column: pd.Series) -> bool:
+    return isinstance(column.dtype, np.dtype)
+
+
+def _joined_text(columns: list[pd.Categorical]) -> pd.Categorical:
+    """The columns one after another, over the sorted union of their categories: each
+    distinct label placed in the union once (a folder's tables repeat the same few hundred
+    kernel names: a set of them, not a sort of every table's labels)."""
+    labels = [c.categories.tolist() for c in columns]
+    union = sorted(set().union(*labels))
+    where = {label: i for i, label in enumerate(union)}
     codes = []
-    for column, end, count in zip(columns, ends, map(len, labels), strict=True):
-        position = np.append(where[end - count : end], -1)  # code -1 stays NA
+    for column, names in zip(columns, labels, strict=True):
+        position = np.array([where[n] for n in names] + [-1], dtype=np.int64)  # -1 stays NA
         codes.append(position[column.codes])
     return _categorical(np.concatenate(codes), union)
 
