@@ -76,8 +76,9 @@ def pieces(result, per: str = "launch", output: str | None = None, **_options):
 def tables(result, per: str = "launch") -> Iterator[pa.Table]:
     """The rows as Arrow tables, one a row group: per launch each input's rows (a folder's
     files never share a group), in slices of CHUNK_ROWS; the ranked groups in such slices."""
+    keys = partition_values(result.launches["source"]) if per == "launch" else None
     for rows in _slices(result, per):
-        yield arrow_table(result, per, rows)
+        yield arrow_table(result, per, rows, keys)
 
 
 def _slices(result, per: str) -> list[slice]:
@@ -149,9 +150,12 @@ def _is_folder(output: str) -> bool:
     return output.endswith(("/", os.sep)) or Path(output).is_dir()
 
 
-def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Table:
+def arrow_table(
+    result, per: str = "launch", rows: slice | None = None, keys: pa.DictionaryArray | None = None
+) -> pa.Table:
     """The rows (all, or the `rows` slice) as an Arrow table with explicit types, per-field units
-    and the report metadata."""
+    and the report metadata; `keys`, every launch's partition value when the caller has them
+    (`partition_values` of the whole table: worked out once, not once per slice)."""
     if per == "kernel":
         kernels = result.kernels
         extra = ["excess_traffic"] if "excess_traffic" in kernels else []  # traces + counters
@@ -181,7 +185,8 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         arrays.append(_array(values, kind))
     if per == "launch":
         fields.append(pa.field(PARTITION, pa.string()))
-        keys = partition_values(frame["source"])  # over every source: the same key in each group
+        if keys is None:  # over every source: the same key in each group
+            keys = partition_values(frame["source"])
         arrays.append((keys if rows is None else keys[rows]).cast(pa.string()))
     meta = {
         METADATA_KEY: json.dumps(_metadata(result, per, units), ensure_ascii=False).encode("utf-8")
