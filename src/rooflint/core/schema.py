@@ -203,8 +203,8 @@ def _ints(values, n: int):
     """Whole numbers (IDs) as Int64, unreadable cells NA; int64 arrays taken as they are."""
     if values is None:
         return pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
-    if isinstance(values, np.ndarray) and values.dtype == np.int64:
-        return pd.arrays.IntegerArray(values, np.zeros(n, dtype=bool))
+    if getattr(values, "dtype", None) == np.int64:  # an int64 array or Series (IDs as read)
+        return pd.arrays.IntegerArray(np.asarray(values), np.zeros(n, dtype=bool))
     values = pd.Series(values, copy=False) if isinstance(values, np.ndarray) else values
     numbers = pd.to_numeric(values, errors="coerce").astype("Float64").round().astype("Int64")
     return numbers.array if isinstance(numbers, pd.Series) else numbers
