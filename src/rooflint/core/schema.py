@@ -519,7 +519,15 @@ def filled(column: pd.Series, value: str) -> pd.Series:
 
 
 def _factorized(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """(codes, distinct texts) of a text column, NA read as ""."""
+    """(codes, distinct texts) of a text column, NA read as "" (a Categorical's codes and
+    categories as they are: the callers compact and sort the texts they keep)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.array.codes.astype(np.int64)
+        texts = [str(c) for c in column.cat.categories]
+        if (codes < 0).any() or not texts:
+            codes = np.where(codes < 0, len(texts), codes)
+            texts.append("")
+        return codes, texts
     codes, uniques = pd.factorize(filled(column, ""))
     texts = [str(u) for u in uniques]
     if (codes < 0).any() or not texts:
