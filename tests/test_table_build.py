@@ -15,14 +15,12 @@ import pytest
 from rooflint import parsers, pipeline
 from rooflint.core import schema
 from rooflint.reporters import parquet_report
-from tests.helpers import FIXTURES, SHARED
+from tests.helpers import FIXTURES, profile_params, real_path
 
 H200_BLOCK = FIXTURES / "ncu" / "h200-block-raw-stdout.csv"
-NCU = sorted(
-    p
-    for p in [*(FIXTURES / "ncu").rglob("*.csv*"), *(SHARED / "ncu").rglob("*.csv")]
-    if "nvprof" not in p.name
-)
+# The ncu CSV exports among the real profiles (the shared ones skip one by one when absent).
+NCU = [p for p in profile_params(("ncu",)) if ".csv" in p.values[0] and "nvprof" not in p.values[0]]
+BUNDLED_NCU = sorted(p for p in (FIXTURES / "ncu").rglob("*.csv*") if "nvprof" not in p.name)
 
 
 def _plain(launches: pd.DataFrame) -> pd.DataFrame:
@@ -45,12 +43,12 @@ def _readable(path):
         return None
 
 
-@pytest.mark.parametrize("path", NCU, ids=lambda p: p.name)
-def test_the_built_table_is_what_conform_makes_of_plain_values(path):
+@pytest.mark.parametrize("param", NCU)
+def test_the_built_table_is_what_conform_makes_of_plain_values(param):
     """Every ncu CSV fixture read as the reader builds it (Arrow dictionaries to Categoricals,
     int64 IDs, float64 arrays, `schema.conformed` once) equals `schema.conform` of the same
     columns given as plain Python values: dtypes, categories (sorted, each used) and values."""
-    profile = _readable(path)
+    profile = _readable(real_path(param))
     if profile is None:
         pytest.skip("the reader refuses this file")
     built = profile.launches[[*schema.COLUMNS, *schema.CODES]]
@@ -139,10 +137,10 @@ def _slow_concat(frames, monkeypatch):
 
 
 def test_a_folders_tables_joined_a_column_at_a_time_as_pd_concat_joins_them(monkeypatch):
-    """The tables of the ncu CSV fixtures of one reader (raw and details pages, H100 to
-    RTX 3070: other kernels, devices and missing words in each) joined by schema.concat's
+    """The tables of the bundled ncu CSV fixtures, one reader's (raw and details pages, H200
+    to RTX 2080 Ti: other kernels, devices and missing words in each), joined by schema.concat's
     column-wise path equal its pd.concat path: values, dtypes, the union of categories."""
-    frames = [p.launches for p in map(_readable, NCU[:12]) if p is not None]
+    frames = [p.launches for p in map(_readable, BUNDLED_NCU) if p is not None]
     assert len(frames) > 5
     fast = schema.concat(frames, ignore_index=True)
     pd.testing.assert_frame_equal(fast, _slow_concat(frames, monkeypatch), check_exact=True)
