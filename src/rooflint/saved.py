@@ -284,6 +284,7 @@ def device_use(entry: dict) -> DeviceUse:
         evidence=saved["evidence"],
         candidates=saved["candidates"],
         provisional=saved["provisional"],
+        highest_roofs=saved["highest_roofs"],
     )
 
 

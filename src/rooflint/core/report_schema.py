@@ -53,6 +53,8 @@ def device_entry(use, full: bool = True) -> dict:
         "provisional": use.provisional,
         "candidates": list(use.candidates),
         "choose": use.advice,
+        # written only where it holds, so reports of a settled device keep their keys
+        **({"highest_roofs": True} if getattr(use, "highest_roofs", False) else {}),
     }
     return {
         "id": device.id,
@@ -118,6 +120,7 @@ def read_device_entry(entry: dict) -> dict:
         "evidence": str(entry.get("evidence") or ""),
         "candidates": [str(c) for c in entry.get("candidates") or []],
         "provisional": bool(entry.get("provisional")),
+        "highest_roofs": bool(entry.get("highest_roofs")),
         **tables,
     }
 
