@@ -162,6 +162,11 @@ def by_properties(clues: Clues) -> Identification:
             "(see `rooflint devices`) or --device-file FILE.toml"
         )
     said.append("fits " + ", ".join(d.id for d in pool))
+    if clues.sm_from and not clues.memory_bytes:
+        said.append(
+            "the SM count alone: a MIG slice or an uncatalogued part with as many SMs reads the "
+            "same (pass --device if it is one)"
+        )
     return _highest(pool, said)
 
 

@@ -100,3 +100,16 @@ def test_a_vendor_and_count_no_part_has_is_refused():
 def test_hip_compute_versions_of_gfx_names(gfx, version):
     """HIP's hipDeviceProp_t major.minor of each gfx target (ROCm's gcnArchName table)."""
     assert _hip_version(gfx) == version
+
+
+def test_where_no_candidate_has_every_highest_roof_the_dram_roof_decides():
+    """A100 PCIe 40GB against V100 SXM2 32GB (their TOMLs): the A100 has the higher DRAM roof
+    (1555 against 900 GB/s) and compute roofs, the V100 the higher link roof (NVLink 150 GB/s per
+    direction against PCIe 4.0's 31.5): neither has every highest roof; the DRAM roof decides
+    and the line says so."""
+    from rooflint.hardware.identify import _highest
+
+    pool = [get("v100-sxm2-32gb"), get("a100-pcie-40gb")]
+    ident = _highest(pool, ["two parts"])
+    assert ident.device.id == "a100-pcie-40gb" and ident.provisional
+    assert "no candidate has the highest of every roof" in ident.evidence
