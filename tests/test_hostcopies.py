@@ -139,3 +139,15 @@ def test_a_copy_without_bytes_states_why():
     assert len(copies) == 2
     assert set(copies["reason"].astype(str)) == {hostcopies.Missing.NO_BYTES.value}
     assert copies["efficiency"].isna().all()
+
+
+def test_pcie_cards_reach_their_host_over_their_pcie_link():
+    """A card whose GPU-to-GPU roof is PCIe (its [link]) crosses the same x16 link to its host;
+    every other catalogued part has a [host_link] of its own but three: B100 and GB200 (no
+    per-GPU host figure found: HGX B100's PCIe generation and how GB200's NVLink-C2C is split
+    between the superchip's two GPUs) and MI300A (an APU: CPU and GPU share its HBM)."""
+    for device in catalog().values():
+        if device.link is not None and device.link.kind == LinkKind.PCIE:
+            assert device.host_link.value == device.link.value, device.id
+    missing = {d.id for d in catalog().values() if d.host_link is None}
+    assert missing == {"b100", "gb200", "mi300a"}
