@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import collectives, hostcopies, schema, speed_of_light, verdicts
-from rooflint.core.device import Device, LinkKind
+from rooflint.core.device import HOST_PREFIX, Device, LinkKind
 from rooflint.core.verdicts import LATENCY_THRESHOLD, VERDICTS
 
 RESULT_COLUMNS = [
@@ -234,7 +234,7 @@ def _limiters(memory_wins, compute_limiter, memory_limiter, ok, estimated):
 # collective's message under collectives.LATENCY_BYTES), the host links (a host copy's), a host
 # copy's latency (under hostcopies.LATENCY_BYTES), "".
 _LINKS = [k.value for k in LinkKind]
-_HOST_LINKS = [hostcopies.HOST_PREFIX + k.value for k in LinkKind]
+_HOST_LINKS = [HOST_PREFIX + k.value for k in LinkKind]
 _LIMITERS = (
     schema.COMPUTE_CLASSES + schema.MEMORY_LEVELS + _LINKS + [collectives.LATENCY]
     + _HOST_LINKS + [hostcopies.LATENCY, ""]
@@ -243,7 +243,7 @@ _NO_LIMITER = len(_LIMITERS) - 1
 
 
 def _host_limiter(link) -> str:
-    return hostcopies.HOST_PREFIX + link.kind.value
+    return HOST_PREFIX + link.kind.value
 
 
 class _Link:

@@ -100,6 +100,9 @@ class LinkKind(StrEnum):
         return _LINK_LABELS[self]
 
 
+# A host link's name as a limiter and a saved ceiling: this prefix + its kind ("host_pcie").
+HOST_PREFIX = "host_"
+
 _LINK_LABELS = {
     LinkKind.NVLINK: "NVLink",
     LinkKind.INFINITY_FABRIC: "Infinity Fabric",

@@ -6,7 +6,7 @@ import math
 
 from rooflint.core import collectives, hostcopies
 from rooflint.core.analysis import Reason
-from rooflint.core.device import LinkKind
+from rooflint.core.device import HOST_PREFIX, LinkKind
 from rooflint.core.verdicts import (
     ABOVE_ROOF,
     COMMUNICATION,
@@ -18,7 +18,7 @@ from rooflint.core.verdicts import (
 NEAR_CEILING = 0.85
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
 _LINKS = {k.value for k in LinkKind}
-_HOST_LINKS = {hostcopies.HOST_PREFIX + k.value: k for k in LinkKind}
+_HOST_LINKS = {HOST_PREFIX + k.value: k for k in LinkKind}
 _COPY_LIMITERS = {*_HOST_LINKS, hostcopies.LATENCY}
 _COPY_REASONS = {m.value for m in hostcopies.Missing}
 # ncu's percentages a verdict rests on, by the flags of core.ranking.ESTIMATED, in clause order.

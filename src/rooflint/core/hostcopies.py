@@ -23,7 +23,6 @@ import pandas as pd
 # system: the report says so.
 LATENCY_BYTES = 128 << 10
 LATENCY = "copy_latency"  # the limiter of a host copy under LATENCY_BYTES
-HOST_PREFIX = "host_"  # a host copy's limiter: "host_" + its host link's kind ("host_pcie")
 
 
 class Copy(StrEnum):
