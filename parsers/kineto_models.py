@@ -288,18 +288,26 @@ def _copies(launches, flops, bytes_min, klass, reason) -> None:
     bytes_min[ok] = np.where(dtod[ok], 2 * moved[ok], moved[ok])  # a device copy reads and writes
     klass[ok] = "vector_fp32"
     reason[ok] = ""
-    codes, distinct = pd.factorize(name)  # a name's code worked out once, not per launch
+    other = (activity == "gpu_memcpy") & ~dtod
+    host = _mark_host_copies(launches, name, other, moved)
+    reason[host] = HOST_COPY
+    reason[other & ~host] = OTHER_COPY
+
+
+def _mark_host_copies(launches, name: np.ndarray, copies: np.ndarray, moved) -> np.ndarray:
+    """The host copies among `copies` (a mask), marked with their Copy code in `collective` and
+    their bytes in `comm_bytes`; each distinct name is read once, not per launch."""
+    codes, distinct = pd.factorize(name)
     copy_of = np.array([copy_code(str(n)) for n in distinct] + [None], dtype=object)
     named = np.array([c is not None for c in copy_of], dtype=bool)
-    host = (activity == "gpu_memcpy") & ~dtod & named[codes]
-    copy = np.where(host, copy_of[codes], None)
-    reason[host] = HOST_COPY
-    reason[(activity == "gpu_memcpy") & ~dtod & ~host] = OTHER_COPY
+    host = copies & named[codes]
     if host.any() and "collective" in launches:
         collective = launches["collective"].to_numpy(dtype=object, na_value=None)
-        launches["collective"] = pd.array(np.where(host, copy, collective), dtype="string")
+        marked = np.where(host, copy_of[codes], collective)
+        launches["collective"] = pd.array(marked, dtype="string")
         size = launches["comm_bytes"].to_numpy(dtype=float)
         launches["comm_bytes"] = np.where(host, moved, size)
+    return host
 
 
 def copy_code(name: str) -> str | None:
