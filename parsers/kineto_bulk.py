@@ -2,10 +2,12 @@
 rooflint reads, then gathered into kineto_events.TraceEvents a column at a time.
 
 The fields are those kineto_events.TraceEvents.take reads: an event's cat, name, pid, tid, ts,
-dur and args; of args, the GPU activity's bytes, correlation, External id, stream, grid, block
-and device; the operator's Input Dims, Input type, Concrete Inputs, kernel_kwargs and Module
-Hierarchy; the runtime call's kernel; and the collective's message fields (Comm.of). Every other
-key (ph, id, a Python event's ids, a kernel's registers) is skipped by the decoder unread.
+dur and args; of args, the GPU activity's bytes, blocks per SM, correlation, External id, stream,
+grid, block and device; the operator's Input Dims, Input type, Concrete Inputs, kernel_kwargs
+and Module Hierarchy; the runtime call's kernel; and the collective's message fields (Comm.of).
+Every other key (ph, id, a Python event's ids, a kernel's registers) is skipped by the decoder
+unread. A field TraceEvents.take comes to read must be added here too: tests/test_kineto_bulk.py
+compares every column of the two paths and fails on one missing.
 
 The Structs' types are those TraceEvents.take accepts without complaint, so a batch the strict
 Structs decode needs no check of its own. A batch they refuse (a field of another type, say a
@@ -52,6 +54,7 @@ Dim3 = tuple[int | float, ...]
 # the events it reads (kineto_fields), and read as it reads them (a string `bytes` is NaN).
 ARGS = (
     ("size", "bytes", float | None),
+    ("blocks", "blocks per SM", float | None),
     ("correlation", "correlation", int | None),
     ("external", "External id", int | None),
     ("stream", "stream", int | None),
@@ -245,6 +248,7 @@ class Gather:
             ts=self.floats([e.ts for e in rows]),
             dur=self.floats([e.dur for e in rows]),
             bytes=self.floats([a.size for a in args]),
+            blocks_per_sm=self.floats([a.blocks for a in args]),
             correlation=self.ids([a.correlation for a in args]),
             external=self.ids([a.external for a in args]),
             stream=self.ids([a.stream for a in args]),

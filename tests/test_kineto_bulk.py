@@ -16,11 +16,22 @@ from rooflint.core.errors import InputError
 from rooflint.parsers import kineto_bulk
 from rooflint.parsers.kineto_events import TraceEvents
 from rooflint.parsers.kineto_stream import TraceStream
-from tests.helpers import FIXTURES, SHARED
+from tests.helpers import FIXTURES, shared
 
 CHUNK = 64 << 10  # small batches, so that even a small trace is decoded batch by batch
 TRACES = sorted((FIXTURES / "kineto").glob("*.json*"))
-SHARED_TRACES = sorted((SHARED / "kineto").glob("*.json*")) if SHARED.is_dir() else []
+# ../shared/fixtures/kineto (HTA's and TraceLens's real traces, see its README), named here so that
+# a clean clone collects the same tests (each skips where the folder is absent)
+SHARED_TRACES = [
+    "hta-2rank-sampled-rank-0.json.gz", "hta-2rank-sampled-rank-1.json.gz",
+    "hta-a100-alexnet.json.gz", "hta-a100-cupti-counters.json.gz", "hta-a100-nccl-rank0.json.gz",
+    "hta-a100-triton-example.json.gz", "hta-mi250-minitoy.json.gz",
+    "tracelens-b200-eager_trace.json.gz", "tracelens-h100-bert-small-uncased.json.gz",
+    "tracelens-h100-nsfw_image_detection.json.gz", "tracelens-h100-timesformer.json.gz",
+    "tracelens-mi300-bert-small-uncased.json.gz", "tracelens-mi300x-xdit-sd35-triton.json.gz",
+    "tracelens-torch_compile_triton-trace.json.gz", "tracelens-vllm-decode-graph-capture.json.gz",
+    "tracelens-vllm-decode-graph-replay.json.gz",
+]  # fmt: skip
 
 
 def dict_path(path, chunk: int = CHUNK) -> TraceEvents:
@@ -73,19 +84,21 @@ def test_bundled_traces_gather_the_same_events(path):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("path", SHARED_TRACES, ids=lambda p: p.name)
-def test_shared_traces_gather_the_same_events(path):
+@pytest.mark.parametrize("name", SHARED_TRACES)
+def test_shared_traces_gather_the_same_events(name):
     """Every trace under ../shared/fixtures/kineto (HTA's and TraceLens's real traces, see its
     README): the same columns as the dict path. The CUPTI counter-range trace goes the dict path
     (its ranges' args are kept whole); the others decode into Structs."""
+    path = shared(f"kineto/{name}")
     new, structs = bulk_path(path)
     assert_same(dict_path(path), new)
     assert structs > 0 or "cupti-counters" in path.name, path.name
 
 
-def test_no_shared_traces_skips_cleanly():
-    if not SHARED_TRACES:
-        pytest.skip("shared/fixtures is not present beside the checkout")
+def test_every_shared_trace_is_listed():
+    """A trace added to ../shared/fixtures/kineto is compared too."""
+    found = {p.name for p in shared("kineto").glob("*.json*")}
+    assert found == set(SHARED_TRACES)
 
 
 def write_trace(tmp_path, events: list, name: str = "odd.json"):
