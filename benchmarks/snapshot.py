@@ -32,6 +32,19 @@ DIFF_PAIRS = [
 ]
 
 
+# Folders reported as one run, in the formats that merge each file's partial sums (and the
+# above-roof gate, which reads the worst launch from them): rooflint.reduced's path.
+FOLDER_FORMATS = ["table", "markdown"]
+
+
+def folders(quick: bool) -> list[Path]:
+    """Every folder of fixtures (the bundled ones, then ../shared/fixtures and its folders)."""
+    found = sorted(p for p in (ROOT / "fixtures").iterdir() if p.is_dir() and p.name != "bad")
+    if not quick and SHARED.is_dir():
+        found += [SHARED, *sorted(p for p in SHARED.iterdir() if p.is_dir())]
+    return found
+
+
 def inputs(quick: bool) -> list[Path]:
     found = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.is_file())
     found = [p for p in found if "bad" not in p.parts and p.suffix != ".md"]
@@ -79,6 +92,13 @@ def main_(argv: list[str]) -> int:
             run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
         out = args.out / f"{label(path)}.kernels.csv"
         run(runner, ["report", name, "-q", "--per", "kernel", "-o", str(out)], out)
+    for path in folders(args.quick):
+        name = os.path.relpath(path, ROOT)
+        for fmt in FOLDER_FORMATS:
+            out = args.out / f"folder__{label(path)}.{fmt}"
+            run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
+        out = args.out / f"folder__{label(path)}.gate"
+        run(runner, ["report", name, "-q", "--fail-if-above-roof", "-o", str(out)], out)
     for base, head in DIFF_PAIRS:
         for fmt in DIFF_FORMATS:
             out = args.out / f"diff__{label(ROOT / base)}__{label(ROOT / head)}.{fmt}"
