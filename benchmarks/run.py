@@ -289,6 +289,32 @@ def saved_report(rows: Table, repeats: int) -> None:
     )
 
 
+def folder_memory(rows: Table, with_dask: bool) -> None:
+    """k: 32 synthetic traces of ~48 MB in one folder (folder_memory.py): the parent's peak RSS
+    reporting 4-32 of them, reduced file by file against the full path; with Dask, 16 traces
+    on a LocalCluster(2) against the local run."""
+    import folder_memory as folders
+
+    found = folders.memory()
+    for count, full, part in found["rows"]:
+        rows.add(
+            "k folder memory",
+            f"{count} traces: parent peak / (2 x file + 200 MB)",
+            part / found["target"],
+            1,
+            f"{part / 2**20:.0f} MiB (full path {full / 2**20:.0f} MiB: {part / full:.2f}x)",
+        )
+    if with_dask:
+        local, remote, same = folders.dask()
+        rows.add(
+            "k folder memory",
+            "Dask LocalCluster(2), 16 traces / local",
+            remote / local,
+            1.2,
+            f"{remote:.1f} s vs {local:.1f} s; same bytes: {same}",
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -321,6 +347,7 @@ def main() -> None:
     rows.timed("i real H200 export gzip", REAL, None, max(5, r))  # issue 14 sets no target
     trace_bench.rows(rows, DATA, max(1, r - 1), paired)
     saved_report(rows, max(1, r - 1))
+    folder_memory(rows, with_dask=not args.quick)
     plain_start = [sys.executable, "-c", "import pandas"]
     ref, sub = paired(
         lambda: subprocess.run(plain_start, check=True, capture_output=True),

@@ -336,8 +336,8 @@ def _note_identity(use: DeviceUse, ident) -> None:
 
 def read_all(paths: Iterable[str], options: Options, progress=None, reduce=None):
     """Profiles from files and folders (recursing); every other file is skipped with the reason.
-    With `reduce` (reduce(candidates, given): each one's reduction or RooflintError, in order:
-    rooflint.reduced), the reductions instead.
+    With `reduce` (reduce(candidates, given, reading): each one's reduction or RooflintError, in
+    order: rooflint.reduced), the reductions instead.
 
     Under --strict any skipped file is an error that lists them all."""
     paths = list(paths)
@@ -347,7 +347,7 @@ def read_all(paths: Iterable[str], options: Options, progress=None, reduce=None)
     profiles = []
     reading = getattr(progress, "reading", None)  # bytes read within a file, where readers say
     if reduce is not None:
-        read = reduce(candidates, given)
+        read = reduce(candidates, given, reading)
     elif options.scheduler:
         read = cluster.read_each(candidates, given, options.scheduler, read_one)
     else:
@@ -435,15 +435,12 @@ def _reader_or_none(candidate: Path):
 
 
 def read_each(candidates: list[Path], given: dict, reading=None, one=None):
-    """parsers.read of each candidate (or `one`(candidate, given): rooflint.reduced's reading
-    and reducing), in order; a RooflintError is yielded, not raised."""
+    """parsers.read of each candidate (or `one`(candidate, given, progress): rooflint.reduced's
+    reading and reducing), in order; a RooflintError is yielded, not raised."""
     workers = _workers(candidates)
     if workers < 2:
         for candidate in candidates:
-            if one is not None:
-                yield one(candidate, given)
-            else:
-                yield read_one(candidate, given, _bytes_progress(candidate, reading))
+            yield (one or read_one)(candidate, given, _bytes_progress(candidate, reading))
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
     try:

@@ -83,24 +83,28 @@ def _paired(paths: list[str]) -> bool:
     return any(traced) and not all(traced)
 
 
-def _reduce_each(candidates: list[Path], given: dict, options: pipeline.Options) -> Iterator:
+def _reduce_each(
+    candidates: list[Path], given: dict, reading=None, *, options: pipeline.Options
+) -> Iterator:
     """Each candidate's Reduction (or RooflintError), in input order, reduced where it is read:
     a worker process of a large folder, or a Dask worker with --scheduler."""
     one = functools.partial(reduce_file, options=options)
     if options.scheduler:
         read = cluster.reduce_each(candidates, given, options.scheduler, one)
     else:
-        read = pipeline.read_each(candidates, given, one=one)
+        read = pipeline.read_each(candidates, given, reading, one=one)
     for item in read:
         if isinstance(item, str) and item == _TOGETHER:
             raise _Together
         yield item
 
 
-def reduce_file(candidate: Path, given: dict | None, options: pipeline.Options, as_given=None):
-    """The file at `candidate` read (its paths spelt by `as_given`, where given), analysed and
-    reduced; a RooflintError is returned, not raised."""
-    read = pipeline.read_one(candidate, given)
+def reduce_file(
+    candidate: Path, given: dict | None, progress=None, *, options: pipeline.Options, as_given=None
+):
+    """The file at `candidate` read (`progress` told the bytes read; its paths spelt by
+    `as_given`, where given), analysed and reduced; a RooflintError is returned, not raised."""
+    read = pipeline.read_one(candidate, given, progress)
     if as_given is not None:
         read = as_given(read)
     if isinstance(read, RooflintError):
