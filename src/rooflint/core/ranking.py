@@ -110,10 +110,8 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     for col in ("kernel", "grid", "block"):
         if col not in out:
             out[col] = np.full(n, pd.NA, dtype=object)
-    # headroom, then time (both descending, NA last, to 12 digits), then the group's name
-    order = np.lexsort(
-        (np.array(group, dtype=object), -_digits(duration), -_digits(out["headroom_s"]))
-    )
+    # headroom, then time (both descending, NA last), then the group's name
+    order = np.lexsort((np.array(group, dtype=object), -duration, -out["headroom_s"]))
     columns = [c for c in KERNEL_COLUMNS if c not in ("rank", "id")]
     columns += ["job"] if "job" in keys else []
     columns += ["excess_traffic"] if "excess_traffic" in out else []
@@ -122,21 +120,6 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     ranked.insert(0, "rank", np.arange(1, n + 1))
     ranked.insert(1, "id", group_ids(ranked, [k for k in keys if k != "job"]))
     return ranked
-
-
-SORT_DIGITS = 12
-
-
-def _digits(values: np.ndarray) -> np.ndarray:
-    """Values rounded to SORT_DIGITS significant digits, so that sums equal but for their last
-    bits (a folder's merged partial sums against one sum over its launches) tie, and the group's
-    name orders them the same way on both paths."""
-    values = np.asarray(values, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        exponent = np.floor(np.log10(np.abs(values)))
-        scale = np.power(10.0, SORT_DIGITS - 1 - exponent)
-        rounded = np.round(values * scale) / scale
-    return np.where(np.isfinite(rounded), rounded, values)
 
 
 def _key_text(key: str, values: np.ndarray) -> np.ndarray:
