@@ -48,6 +48,17 @@ class Reduction:
         return self.profile.skipped
 
 
+@dataclass
+class Failed:
+    """A file read whose analysis raised (no device under --strict, a step it lacks): raised
+    once every file is read, as the full path raises it after reading (a file not read is
+    skipped or, under --strict, reported first)."""
+
+    error: RooflintError
+    skipped: list[tuple[str, str]]
+    launch_count: int
+
+
 class _Together(Exception):
     """A file is a graph replay or capture trace: its inputs are read together (full path)."""
 
@@ -70,6 +81,9 @@ def build(
         reductions, skipped = pipeline.read_all(paths, options, progress, reduce=each)
     except _Together:
         return pipeline.build(paths, options, progress)
+    for reduction in reductions:
+        if isinstance(reduction, Failed):
+            raise reduction.error
     return merged(reductions, skipped, options)
 
 
@@ -114,7 +128,7 @@ def reduce_file(
     try:
         return reduce(read, options)
     except RooflintError as exc:
-        return exc
+        return Failed(exc, read.skipped, len(read.launches) if read.launches is not None else 0)
 
 
 def reduce(profile: Profile, options: pipeline.Options) -> Reduction:
