@@ -193,6 +193,7 @@ def _uses(reductions: list[Reduction]) -> list[DeviceUse]:
             use.evidence = use.evidence or each.evidence
             if each.provisional and not use.provisional:
                 use.provisional, use.candidates = True, list(each.candidates)
+                use.highest_roofs = each.highest_roofs
             use.sources.extend(each.sources)
             use.by_source.update(each.by_source)
     return list(uses.values())

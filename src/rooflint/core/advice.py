@@ -23,6 +23,7 @@ MANY_LAUNCHES = 50  # ... when the group has this many of them
 class Rule(enum.StrEnum):
     LAUNCH_BOUND = "launch-bound"
     SMALL_GRID = "small-grid"
+    PAGEABLE = "pageable-copy"
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Advice:
 def for_group(row: dict, units: int | None, vendor: str | None = None) -> list[Advice]:
     """The advice for one ranked group (a ranking.KERNEL_COLUMNS row); `units` is its device's
     SM (CU) count, None where no device was found."""
-    found = [_launch_bound(row), _small_grid(row, units, vendor)]
+    found = [_launch_bound(row), _small_grid(row, units, vendor), _pageable(row)]
     return [advice for advice in found if advice is not None]
 
 
@@ -51,6 +52,22 @@ def _launch_bound(row: dict) -> Advice | None:
         f"launch-bound: {launches} launches of {si(mean, 's')} on average — fuse them into "
         "fewer kernels, or capture them in a CUDA graph",
         "launch count and durations",
+    )
+
+
+def _pageable(row: dict) -> Advice | None:
+    """Host copies from or to pageable memory: the driver stages each through a pinned bounce
+    buffer (CUDA C++ Best Practices Guide, "Pinned Memory"), two copies and no overlap."""
+    count = row.get("comm_pageable")
+    if count is None or not count == count or not count > 0:
+        return None
+    return Advice(
+        Rule.PAGEABLE,
+        f"pageable host memory ({int(count)} of its copies): the driver stages each copy "
+        "through a pinned bounce buffer and the copy cannot overlap computation; pin the host "
+        "memory (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
+        "non_blocking=True",
+        "the copies' names: Pageable",
     )
 
 

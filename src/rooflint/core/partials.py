@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import provenance, schema, verdicts
+from rooflint.core import hostcopies, provenance, schema, verdicts
 from rooflint.core.groupings import GROUPINGS
 from rooflint.core.provenance import Provenance
 from rooflint.core.verdicts import ABOVE_ROOF, NOT_ANALYSABLE
@@ -31,7 +31,8 @@ NO_VALUE = "(none)"  # a group key the profile did not give (no range, no grid)
 SUMS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram", "_t_ok"]
 EXCESS_SUMS = ["_excess_measured", "_excess_minimum"]
 BUS_SUMS = ["_comm_bytes_sum", "_comm_moved", "_comm_time"]
-COUNTS = ["launches", "analysed", "above_roof_launches", "_comm", "_comm_bytes_count"]
+RANKED_COUNTS = ["launches", "analysed", "above_roof_launches", "_comm"]
+COUNTS = [*RANKED_COUNTS, "_comm_bytes_count", "_comm_pageable"]
 FIRSTS = ["device_id", "reason"]
 
 # What the counters of a launch leave out, as flags the verdict sentence names (see explain):
@@ -170,6 +171,8 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> tuple[dict, pd.Dat
     if "comm_bytes" in analysed:
         sized = analysed["comm_bytes"].notna().to_numpy()
         out["_comm_bytes_count"] = np.bincount(group, sized, minlength=n).astype(np.int64)
+        pageable = hostcopies.pageable(analysed)  # host copies of pageable memory
+        out["_comm_pageable"] = np.bincount(group, pageable, minlength=n).astype(np.int64)
     out["device_id"] = _first_present(analysed["device_id"], group, n).array
     reason = analysed["reason"]
     out["reason"] = _first_present(reason.where(schema.filled(reason, "") != ""), group, n).array

@@ -65,7 +65,7 @@ def ranked(partial: partials.Partial, latency_threshold: float = LATENCY_THRESHO
     groups = partial.groups
     n = len(groups)
     out = {k: groups[k].array for k in partial.keys}
-    out |= {c: groups[c].to_numpy() for c in partials.SUMS + partials.COUNTS[:-1]}
+    out |= {c: groups[c].to_numpy() for c in partials.SUMS + partials.RANKED_COUNTS}
     out["duration_min_s"] = groups["duration_min_s"].to_numpy()
     out["duration_max_s"] = groups["duration_max_s"].to_numpy()
     out["device_id"] = groups["device_id"].array
@@ -77,12 +77,13 @@ def ranked(partial: partials.Partial, latency_threshold: float = LATENCY_THRESHO
         sized = groups["_comm_bytes_count"].where(groups["_comm_bytes_count"] > 0)
         out["comm_message_bytes"] = (groups["_comm_bytes_sum"] / sized).to_numpy()
         out["comm_busbw_bytes_per_s"] = (groups["_comm_moved"] / groups["_comm_time"]).to_numpy()
+        out["comm_pageable"] = groups["_comm_pageable"].to_numpy(dtype=np.int64)
     flags = {f: groups[f].to_numpy(dtype=bool) for f in partial.flags}
     out["unmeasured"] = partials.flag_text(flags, n)
     return _finish(out, partial.keys, partial.total_time_s, latency_threshold)
 
 
-COMM_COLUMNS = ["comm_message_bytes", "comm_busbw_bytes_per_s"]
+COMM_COLUMNS = ["comm_message_bytes", "comm_busbw_bytes_per_s", "comm_pageable"]
 
 
 def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> pd.DataFrame:
