@@ -107,6 +107,10 @@ def dask(count: int = 16, repeats: int = 2) -> tuple[float, float, bool]:
             there = table.render(rooflint.report(folder, launches=False, scheduler=address))
             remote = min(remote, time.perf_counter() - start)
     same = here == there
+    if not same:
+        import difflib
+
+        print("".join(list(difflib.unified_diff(here.splitlines(True), there.splitlines(True)))))
     mark = "" if remote / local <= 1.2 else "  OVER"
     print(
         f"dask LocalCluster(2), {count} traces: {remote:.1f} s vs local {local:.1f} s "
