@@ -42,6 +42,7 @@ def test_merged_ncu_files_rank_as_their_joined_table(group_by):
     _same_groups(merged, ranking.rank(result.launches, group_by))  # one sum over the table
 
 
+@pytest.mark.e2e  # reads ../shared/fixtures
 def test_the_two_hta_ranks_merged_rank_as_their_joined_table():
     """HTA's two sampled rank traces (shared fixtures): 507 kernel groups over both ranks,
     collectives with bus bandwidth among them. Two of them, ampere_sgemm_32x128_tn (7 launches)

@@ -44,6 +44,7 @@ def test_a_reduced_folder_reports_as_the_full_path(folder, group_by):
     assert _close(reduced.summary.numbers(), full.summary.numbers())
 
 
+@pytest.mark.e2e  # reads ../shared/fixtures
 def test_the_two_hta_ranks_reduced_report_as_the_full_path(tmp_path):
     """HTA's two sampled rank traces (shared fixtures): one job of two ranks, its collectives."""
     for n in (0, 1):
