@@ -26,12 +26,16 @@ def _advice(result, kernel_id: str) -> list[advice.Advice]:
     return common.group_advice(result, row)
 
 
+def _rule(found: list[advice.Advice], rule: advice.Rule) -> advice.Advice:
+    (one,) = [a for a in found if a.rule == rule]
+    return one
+
+
 def test_a_grid_smaller_than_the_device_leaves_sms_idle():
     result = rooflint.report(str(RTX))
     (row,) = result.kernels.to_dict("records")
     assert (row["grid"], row["verdict"]) == ("(2, 25, 1)", "latency-bound")
-    (found,) = common.group_advice(result, row)
-    assert found.rule == advice.Rule.SMALL_GRID
+    found = _rule(common.group_advice(result, row), advice.Rule.SMALL_GRID)
     assert "grid of 50 blocks leaves 18 of the 68 SMs without work" in found.text  # 68 - 2·25
     assert found.evidence == "the grid and the device's SM count"
 
@@ -49,11 +53,12 @@ def test_many_tiny_launches_are_launch_bound():
 
 def test_no_rule_fires_without_its_evidence():
     base = {"verdict": "latency-bound", "launches": 1, "duration_s": 1e-3, "grid": "(1, 1, 1)"}
+    h200 = advice.Context(units=132)
     assert advice.for_group(base, None) == []  # no device: the SM count is unknown
-    assert advice.for_group({**base, "grid": None}, 132) == []  # no grid
-    assert advice.for_group({**base, "verdict": "compute-bound"}, 132) == []  # at a roof
+    assert advice.for_group({**base, "grid": None}, h200) == []  # no grid
+    assert advice.for_group({**base, "verdict": "compute-bound"}, h200) == []  # at a roof
     many = {**base, "launches": 49, "duration_s": 49e-6}
-    assert [a.rule for a in advice.for_group(many, 1)] == []  # one launch short of the rule
+    assert [a.rule for a in advice.for_group(many, advice.Context(units=1))] == []  # one short
     assert advice.grid_blocks("(80, 160, 2)") == 25_600
 
 

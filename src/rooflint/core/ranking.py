@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, provenance, schema, verdicts
+from rooflint.core import group_facts, names, provenance, schema, verdicts
 from rooflint.core.groupings import GROUPINGS
 from rooflint.core.provenance import Provenance
 from rooflint.core.verdicts import ABOVE_ROOF, LATENCY_THRESHOLD, NOT_ANALYSABLE
@@ -115,6 +115,7 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
         out["excess_traffic"] = _excess(analysed, group)
     if "comm_bytes" in analysed:  # traces: collectives and their bus bandwidth
         out.update(_bus(analysed, group, placed))
+    out.update(group_facts.per_group(analysed, group, n))  # ncu's occupancy, waves, stalls
     out["unmeasured"] = unmeasured(analysed, group)
     return out
 
@@ -246,6 +247,7 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     columns += ["job"] if "job" in keys else []
     columns += ["excess_traffic"] if "excess_traffic" in out else []
     columns += [c for c in COMM_COLUMNS if c in out]
+    columns += [c for c in schema.LAUNCH_FACT_COLUMNS if c in out]
     ranked = pd.DataFrame({c: out[c][order] for c in columns}, copy=False)
     ranked.insert(0, "rank", np.arange(1, n + 1))
     ranked.insert(1, "id", group_ids(ranked, [k for k in keys if k != "job"]))
