@@ -28,7 +28,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from rooflint.core import schema
+from rooflint.core import gemm_shape, schema
 
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
 THEORETICAL = "sm__maximum_warps_per_active_cycle_pct"
@@ -161,3 +161,27 @@ def _largest(wide: pd.DataFrame, names: list[str], n: int) -> dict:
     top = np.argmax(np.nan_to_num(stalls, nan=-1.0), axis=0)
     share = np.where(none, np.nan, stalls[top, np.arange(n)] / np.where(total > 0, total, np.nan))
     return {"stall_top": schema.strings(np.where(none, -1, top), reasons), "stall_share": share}
+
+
+GEMM_NOTE = (
+    "minimum DRAM bytes of {n} CUTLASS GEMM launch(es) from M, N (grid × threadblock tile), K "
+    "(tensor ops / 2·M·N) and the element types in the kernel name: A and B read once, C "
+    "written once"
+)
+
+
+def gemm_minimum(table: pd.DataFrame, notes: list[str]) -> None:
+    """`bytes_model_min` and `excess_traffic` for the CUTLASS GEMM launches of an ncu table
+    (core.gemm_shape), worked out once per distinct kernel, grid and operation count; the columns
+    only where some launch is one."""
+    matrix = schema.total_ops(table, [c for c in schema.MATRIX_OPS if c != "ops_matrix_int8"])
+    ops = matrix.where(matrix > 0, schema.flops(table)).to_numpy(dtype=float)
+    keys = list(zip(table["kernel"].tolist(), table["grid"].tolist(), ops.tolist(), strict=True))
+    shapes = {key: gemm_shape.cutlass(*key) for key in set(keys)}
+    minimum = np.array([g.min_bytes if (g := shapes[key]) else np.nan for key in keys])
+    if np.isnan(minimum).all():
+        return
+    excess = table["bytes_dram"].to_numpy(dtype=float) / minimum
+    table["bytes_model_min"] = minimum
+    table["excess_traffic"] = excess
+    notes.append(GEMM_NOTE.format(n=int((~np.isnan(minimum)).sum())))

@@ -238,6 +238,7 @@ def launch_table(
     _speed_of_light(table, sol)
     for column, values in facts.items():
         table[column] = values
+    ncu_launch.gemm_minimum(table, notes)
     return schema.mark_missing(table, MISSING_REASONS)
 
 

@@ -237,8 +237,8 @@ def launch_table(records: list, path, sources: list | None = None, first: int = 
 
 _TRACE_DTYPES = {
     **dict.fromkeys(provenance.COLUMNS, provenance.DTYPE),
-    "bytes_model_min": "Float64",
-    "excess_traffic": "Float64",
+    "bytes_model_min": "float64",  # as the readers make them (NaN where none)
+    "excess_traffic": "float64",
     "stream": "Int64",
     "device_index": "Int64",
     "graph_replay": "boolean",

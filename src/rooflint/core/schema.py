@@ -71,6 +71,9 @@ TIMELINE_COLUMNS = [
     "rank",  # the trace's rank in its distributed job (distributedInfo)
 ]
 TRACE_COLUMNS += TIMELINE_COLUMNS
+# Of those, the two an ncu export has too where a kernel's name gives its GEMM's shape
+# (core/gemm_shape.py, parsers/ncu_launch.gemm_minimum).
+MODEL_COLUMNS = ["bytes_model_min", "excess_traffic"]
 # ncu's speed-of-light figures, fractions of peak over elapsed cycles, only in a table of an ncu
 # export that lacks DRAM byte or FLOP counters (they stand in for them: core.analysis).
 SOL_COLUMNS = [

@@ -84,6 +84,7 @@ def _laid_out(result) -> pd.DataFrame:
         frames.append(result.outside_launches.assign(outside_window=True))
     launches = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].copy()
     launches["group_id"] = _group_ids(result, launches)
+    launches["_advice"] = pd.Series(launches["group_id"]).map(_advice(result)).to_numpy()
     if "start_s" not in launches:
         launches["start_s"] = np.nan
     for column in ("stream", "device_index"):
@@ -103,6 +104,16 @@ def _laid_out(result) -> pd.DataFrame:
     stream = launches["stream"].astype("Int64")
     launches["tid"] = stream.mask(untimed, UNTIMED_STREAM).fillna(0)
     return launches
+
+
+def _advice(result) -> dict[str, list[str]]:
+    """Each kernel group's advice as the other formats give it (reporters/common.group_advice)."""
+    out = {}
+    for row in result.kernels.to_dict("records"):
+        found = common.group_advice(result, row)
+        if found:
+            out[row["id"]] = [f"{a.rule}: {a.text} (from {a.evidence})" for a in found]
+    return out
 
 
 def _group_ids(result, launches: pd.DataFrame) -> np.ndarray:
@@ -152,6 +163,8 @@ def _slices(pid: int, row: dict) -> list[dict]:
     args = {name: _plain(row.get(column)) for column, name in ARGS.items()}
     args = {k: v for k, v in args.items() if v is not None and v != ""}
     args["group"] = row["group_id"]
+    if isinstance(row.get("_advice"), list):
+        args["advice"] = row["_advice"]
     if row["outside_window"]:
         args["outside_window"] = True
     if row["untimed"]:
