@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import gemm_shape, schema
+from rooflint.core.advice_records import LIMITERS, OCCUPANCY_RESOURCES
 
 ACHIEVED = "sm__warps_active.avg.pct_of_peak_sustained_active"
 THEORETICAL = "sm__maximum_warps_per_active_cycle_pct"
@@ -39,7 +40,7 @@ L1 = (
     "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
 )
 L2 = ("lts__throughput.avg.pct_of_peak_sustained_elapsed",)
-# The resource each block limit stands for, in the order a tie names them.
+# The metric of each resource's block limit (core.advice_records.OCCUPANCY_RESOURCES).
 LIMITS = {
     "registers": "launch__occupancy_limit_registers",
     "shared memory": "launch__occupancy_limit_shared_mem",
@@ -129,17 +130,24 @@ def _pct(wide: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
 
 
 def _limiter(wide: pd.DataFrame, n: int) -> dict:
-    """The resource that allows the fewest blocks per SM (ties: the first of LIMITS), how many it
-    allows, and how many the next tightest allows; NA where the export has no block limits."""
-    limits = np.vstack([_col(wide, name) for name in LIMITS.values()])
+    """The resources that allow the fewest blocks per SM (all of them where several tie), how
+    many they allow, and how many the next tighter limit allows; NA where the export has no
+    block limits."""
+    limits = np.vstack([_col(wide, LIMITS[r]) for r in OCCUPANCY_RESOURCES])
     none = np.isnan(limits).all(axis=0)
     filled = np.nan_to_num(limits, nan=np.inf)
-    least = np.argmin(filled, axis=0)
-    ordered = np.sort(filled, axis=0)
+    least = filled.min(axis=0)
+    tied = filled == least
+    labels = list(LIMITERS)
+    code = [
+        labels.index(" and ".join(np.array(OCCUPANCY_RESOURCES)[t])) if t.any() else -1
+        for t in tied.T
+    ]
+    above = np.where(filled > least, filled, np.inf).min(axis=0)
     return {
-        "occupancy_limiter": schema.strings(np.where(none, -1, least), list(LIMITS)),
-        "occupancy_limit_blocks": np.where(none, np.nan, ordered[0]),
-        "occupancy_limit_next": np.where(none | ~np.isfinite(ordered[1]), np.nan, ordered[1]),
+        "occupancy_limiter": schema.strings(np.where(none, -1, code), labels),
+        "occupancy_limit_blocks": np.where(none, np.nan, least),
+        "occupancy_limit_next": np.where(none | ~np.isfinite(above), np.nan, above),
     }
 
 

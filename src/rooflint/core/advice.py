@@ -36,7 +36,9 @@ def for_group(row: dict, context: Context | None = None) -> list[Advice]:
     ]
     if found[7] is None:
         found[8] = advice_compute.precision(row, context)
-    return [advice for advice in found if advice is not None]
+    given = [advice for advice in found if advice is not None]
+    last = advice_launch.collect(row, context) if not given else None
+    return given + ([last] if last else [])
 
 
 def context(device, dram_fraction: float | None = None) -> Context:

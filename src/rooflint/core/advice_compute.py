@@ -4,6 +4,7 @@ may not have reached."""
 
 from __future__ import annotations
 
+from rooflint.core import families
 from rooflint.core.advice_records import Advice, Context, Rule, number
 from rooflint.core.explain import roof_label
 from rooflint.core.formatting import pct, ratio, si
@@ -13,6 +14,7 @@ from rooflint.core.verdicts import COMPUTE_BOUND, LATENCY_BOUND
 MUCH_HIGHER = 4.0
 BUSY_VECTOR = 0.5  # a latency-bound FP32 kernel this close to its vector roof counts as on it
 LOW_MATRIX = 0.5  # an AMD GEMM under this share of its matrix roof: check the clock first
+TENSOR_FAMILIES = ("gemm", "convolution")  # what cuBLAS/cuDNN run on the tensor units
 # The narrower classes an FP32 (or FP16) kernel could run in, in the order they are offered.
 NARROWER = {
     "vector_fp32": ("matrix_bf16", "matrix_fp16"),
@@ -23,9 +25,15 @@ NARROWER = {
 
 
 def vector_pipe(row: dict, context: Context) -> Advice | None:
-    """FP32 arithmetic at the vector roof where the device has TF32 tensor units."""
+    """FP32 arithmetic at the vector roof, or a GEMM or convolution (by its name's family) in
+    FP32 vector arithmetic, where the device has TF32 tensor units."""
     limiter, eff = row.get("limiter"), number(row.get("efficiency"))
-    if limiter != "vector_fp32" or not _on_the_roof(row.get("verdict"), eff):
+    kernel = row.get("kernel")
+    matrix_op = isinstance(kernel, str) and families.classify_one(kernel) in TENSOR_FAMILIES
+    on_roof = _on_the_roof(row.get("verdict"), eff)
+    if limiter != "vector_fp32" or not (
+        on_roof or matrix_op and row.get("verdict") == LATENCY_BOUND
+    ):
         return None
     vector, tensor = context.roofs.get("vector_fp32"), context.roofs.get("matrix_tf32")
     if not vector or not tensor or tensor / vector < MUCH_HIGHER / 2:

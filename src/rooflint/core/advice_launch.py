@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import re
 
-from rooflint.core.advice_records import Advice, Context, Rule, number
+from rooflint.core import schema
+from rooflint.core.advice_records import LIMITERS, Advice, Context, Rule, number
 from rooflint.core.formatting import pct, ratio, si
 from rooflint.core.verdicts import COMPUTE_BOUND, LATENCY_BOUND, MEMORY_BOUND, NOT_ANALYSABLE
 
@@ -19,6 +20,7 @@ MAX_TAIL_WAVES = 8  # beyond this many waves the tail is a small part of the tim
 LOW_OCCUPANCY = 0.5  # theoretical and achieved occupancy under this: too few warps in flight
 TOP_STALL = 0.25  # a stall reason with this share of the warp cycles is worth naming
 NEAR_CEILING = 0.85
+FACT_NUMBERS = [c for c, d in schema.LAUNCH_FACT_DTYPES.items() if d != "category"]
 
 # AMD's Tensile (hipBLASLt/rocBLAS `Cijk_*`) kernels are launched with the global work size, so a
 # trace's grid for them counts work-items, not workgroups (MI300X traces: "(73728, 1, 1)" with
@@ -136,23 +138,27 @@ def tail_wave(row: dict) -> Advice | None:
 
 
 def occupancy(row: dict) -> Advice | None:
+    """Too few warps: a resource (or several, tied) holds the blocks per SM down."""
     limiter = row.get("occupancy_limiter")
     theoretical = number(row.get("occupancy_theoretical"))
     achieved = number(row.get("occupancy_achieved"))
-    if row.get("verdict") != LATENCY_BOUND or limiter not in OCCUPANCY_FIXES:
+    if row.get("verdict") != LATENCY_BOUND or limiter not in LIMITERS:
         return None
-    if not (theoretical < LOW_OCCUPANCY and achieved < LOW_OCCUPANCY):
+    if not theoretical < LOW_OCCUPANCY or achieved >= LOW_OCCUPANCY:  # achieved may be unknown
         return None
     blocks = number(row.get("occupancy_limit_blocks"))
     after = number(row.get("occupancy_limit_next"))
-    nxt = f" (the next limit allows {after:.0f})" if after == after and after > blocks else ""
-    fix = OCCUPANCY_FIXES[limiter]
-    if limiter == "registers" and number(row.get("registers_per_thread")) > 0:
-        fix += f"; it uses {number(row.get('registers_per_thread')):.0f} per thread"
+    nxt = f", against {after:.0f} by the next limit" if after == after else ""
+    got = f", achieved {pct(achieved)}" if achieved == achieved else ""
+    fixes = [OCCUPANCY_FIXES[r] for r in LIMITERS[limiter]]
+    registers = number(row.get("registers_per_thread"))
+    if "registers" in LIMITERS[limiter] and registers > 0:
+        fixes[0] += f", now {registers:.0f} per thread"
+    verb = "allows" if len(LIMITERS[limiter]) == 1 else "allow"
     return Advice(
         Rule.OCCUPANCY,
-        f"occupancy: {limiter} allow {blocks:.0f} block(s) per SM{nxt}, theoretical occupancy "
-        f"{pct(theoretical)}, achieved {pct(achieved)} — too few warps to hide latency: {fix}",
+        f"occupancy: {limiter} {verb} {blocks:.0f} block(s) per SM{nxt} — theoretical occupancy "
+        f"{pct(theoretical)}{got}, too few warps to hide latency: {'; '.join(fixes)}",
         "ncu's block limits and occupancy",
     )
 
@@ -166,6 +172,22 @@ def warp_stall(row: dict) -> Advice | None:
         Rule.WARP_STALL,
         f"warps stall most on {words}: {pct(share)} of the sampled warp cycles — {fix}",
         "ncu's warp stall reasons",
+    )
+
+
+def collect(row: dict, context: Context) -> Advice | None:
+    """A latency-bound NVIDIA group whose profile has none of ncu's launch facts: which command
+    collects them (the verdict's own line then leaves out its generic list)."""
+    flags = str(row.get("unmeasured") or "").split(",")
+    if row.get("verdict") != LATENCY_BOUND or context.vendor != "nvidia" or "vector" in flags:
+        return None
+    if any(number(row.get(c)) == number(row.get(c)) for c in FACT_NUMBERS):
+        return None
+    return Advice(
+        Rule.COLLECT,
+        "to see why, collect ncu's launch statistics, occupancy and warp-state sections "
+        "(`rooflint metrics ncu` prints the command)",
+        "what the profile lacks: occupancy, waves, warp stalls",
     )
 
 

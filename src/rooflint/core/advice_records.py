@@ -4,6 +4,7 @@ what a rule may read of the group's device (Context)."""
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ class Rule(enum.StrEnum):
     VECTOR_PIPE = "vector-pipe"
     PRECISION = "precision"
     MATRIX_CLOCK = "matrix-clock"
+    COLLECT = "collect"  # none of the above could speak: what would let them
 
 
 @dataclass(frozen=True)
@@ -50,3 +52,13 @@ def number(value) -> float:
         return float(value)
     except (TypeError, ValueError):
         return math.nan
+
+
+# The resources whose limits bound the blocks an SM holds (ncu's launch__occupancy_limit_*), and
+# the label of each set of them that can tie as the tightest: "registers and shared memory".
+OCCUPANCY_RESOURCES = ("registers", "shared memory", "warps", "blocks")
+LIMITERS = {
+    " and ".join(subset): subset
+    for size in range(1, len(OCCUPANCY_RESOURCES) + 1)
+    for subset in itertools.combinations(OCCUPANCY_RESOURCES, size)
+}
