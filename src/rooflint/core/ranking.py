@@ -78,6 +78,23 @@ def rank(
     return _finish(out, keys, analysed["duration_s"].sum(), latency_threshold)
 
 
+def launch_rows(launches: pd.DataFrame, group_by: str, kernels: pd.DataFrame) -> np.ndarray:
+    """Each launch's row in the ranked table `kernels` (-1 for a launch of no ranked group, as
+    one outside the window), grouped exactly as `rank` groups them (keys, jobs apart, NA as
+    NO_VALUE) and matched by the group's label."""
+    keys = _jobs_apart(launches, GROUPINGS[group_by])
+    frame = pd.DataFrame(
+        {k: launches[k] if k in launches else pd.NA for k in keys}, index=launches.index
+    )
+    normalise_keys(frame, keys)
+    group, values = group_codes(frame, keys)
+    texts = (_key_text(k, np.asarray(values[k], dtype=object)) for k in keys)
+    labels = [" ".join(parts) for parts in zip(*texts, strict=True)]
+    position = {label: i for i, label in enumerate(kernels["group"].astype(str).tolist())}
+    rows = np.array([position.get(label, -1) for label in labels], dtype=np.int64)
+    return rows[group] if len(group) else np.zeros(0, dtype=np.int64)
+
+
 def _jobs_apart(analysed: pd.DataFrame, keys: list[str]) -> list[str]:
     """The group keys, led by the job where the launches are of several jobs (the pipeline's
     `job` column, set only then): groups of different jobs are never summed."""

@@ -117,19 +117,10 @@ def _advice(result) -> dict[str, list[str]]:
 
 
 def _group_ids(result, launches: pd.DataFrame) -> np.ndarray:
-    """Each launch's kernel group id, as the report's tables print it."""
-    keys = ranking.GROUPINGS[result.group_by]
-    frame = pd.DataFrame({k: launches[k] if k in launches else pd.NA for k in keys})
-    ranking.normalise_keys(frame, keys)
-    group, _ = ranking.group_codes(frame, keys)
-    kernels = result.kernels
-    if not len(kernels):
-        return np.full(len(launches), "", dtype=object)
-    rows = kernels[keys + ["id"]].to_dict("records")
-    by_key = {tuple(str(row[k]) for k in keys): row["id"] for row in rows}
-    first = pd.Series(np.arange(len(group))).groupby(group).first().to_numpy()
-    ids = [by_key.get(tuple(str(frame[k].iloc[i]) for k in keys), "") for i in first]
-    return np.asarray(ids, dtype=object)[group]
+    """Each launch's kernel group id, as the report's tables print it ("" for none)."""
+    rows = ranking.launch_rows(launches, result.group_by, result.kernels)
+    ids = np.asarray(result.kernels["id"].astype(str).tolist() + [""], dtype=object)
+    return ids[rows]  # row -1: the "" after the last id
 
 
 def _end_to_end(untimed: pd.DataFrame, duration: pd.Series) -> np.ndarray:
