@@ -43,6 +43,14 @@ def group_advice(result, row) -> list[advice.Advice]:
 
 
 def kernel_sentence(result, row) -> str:
+    """The group's line: what bounds it, then each piece of advice with its evidence."""
+    lead, found = kernel_parts(result, row)
+    return lead + "".join(f"; {text}" for text in found)
+
+
+def kernel_parts(result, row) -> tuple[str, list[str]]:
+    """(the verdict's sentence with its caveats, each piece of advice "text (from evidence)"):
+    the terminal puts each piece on a line of its own, the other formats join them."""
     eff = row["efficiency"]
     eff = float(eff) if eff is not None and eff is not pd.NA and not pd.isna(eff) else float("nan")
     unmeasured = row.get("unmeasured", "")
@@ -67,9 +75,7 @@ def kernel_sentence(result, row) -> str:
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
         if excess < 1:
             text += " (under 1×: tensors stayed in L2 between kernels, or the model over-counts)"
-    for one in found:
-        text += f"; {one.text} (from {one.evidence})"
-    return text + partial_text(row)
+    return text + partial_text(row), [f"{a.text} (from {a.evidence})" for a in found]
 
 
 def partial_text(row) -> str:
