@@ -44,7 +44,9 @@ def vector_pipe(row: dict, context: Context) -> Advice | None:
         f"device's TF32 tensor roof is {ratio(tensor / vector, 2)}× higher: a GEMM or "
         "convolution in TF32 (cuBLAS/cuDNN TF32 math, torch.backends.cuda.matmul.allow_tf32) "
         "would run on the tensor units",
-        "the limiter (FP32 vector) and the device's TF32 and FP32 roofs",
+        "the limiter (FP32 vector), "
+        + ("the kernel's name (a GEMM or convolution), " if matrix_op else "")
+        + "the device's TF32 and FP32 roofs",
     )
 
 
@@ -84,8 +86,8 @@ def matrix_clock(row: dict, context: Context) -> Advice | None:
         f"the {roof_label(limiter, 'amd')} roof is at the datasheet's peak engine clock "
         f"({si(context.datasheet_clock_hz, 'Hz')}), which sustained matrix work often does not "
         f"hold: {pct(eff)} may be the clock, not the kernel — check the clock during the run "
-        "(`rocm-smi --showclocks`) and pass a device file with it",
-        "the AMD matrix roof's datasheet clock (the profile measured none)",
+        "(`rocm-smi --showclocks`) and give it in a --device-file",
+        "the roof's datasheet clock; the profile measured none",
     )
 
 
