@@ -180,16 +180,28 @@ GEMM_NOTE = (
 
 def gemm_minimum(table: pd.DataFrame, notes: list[str]) -> None:
     """`bytes_model_min` and `excess_traffic` for the CUTLASS GEMM launches of an ncu table
-    (core.gemm_shape), worked out once per distinct kernel, grid and operation count; the columns
-    only where some launch is one."""
+    (core.gemm_shape): the tile and element types worked out once per distinct kernel and grid,
+    K per launch from its operations; the columns only where some launch is one."""
+    kernels = table["kernel"]
+    names = kernels.cat.categories if isinstance(kernels.dtype, pd.CategoricalDtype) else kernels
+    if not any(gemm_shape.named_cutlass(name) for name in pd.unique(np.asarray(names, object))):
+        return  # no CUTLASS GEMM among the distinct names: nothing per launch to work out
+    pairs, distinct = pd.factorize(
+        pd.MultiIndex.from_arrays([table["kernel"].astype(object), table["grid"].astype(object)])
+    )
+    tiles = [gemm_shape.cutlass_tile(name, grid) for name, grid in distinct]
+    if all(t is None for t in tiles):
+        return
+    shape = np.array([t if t else (np.nan,) * 5 for t in tiles], dtype=float)[pairs]
+    m, n, a, b, c = shape.T
     matrix = schema.total_ops(table, [c for c in schema.MATRIX_OPS if c != "ops_matrix_int8"])
     ops = matrix.where(matrix > 0, schema.flops(table)).to_numpy(dtype=float)
-    keys = list(zip(table["kernel"].tolist(), table["grid"].tolist(), ops.tolist(), strict=True))
-    shapes = {key: gemm_shape.cutlass(*key) for key in set(keys)}
-    minimum = np.array([g.min_bytes if (g := shapes[key]) else np.nan for key in keys])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        k = np.round(ops / (2.0 * m * n))
+        k = np.where(k > 0, k, np.nan)
+        minimum = m * k * a + k * n * b + m * n * c
     if np.isnan(minimum).all():
         return
-    excess = table["bytes_dram"].to_numpy(dtype=float) / minimum
     table["bytes_model_min"] = minimum
-    table["excess_traffic"] = excess
+    table["excess_traffic"] = table["bytes_dram"].to_numpy(dtype=float) / minimum
     notes.append(GEMM_NOTE.format(n=int((~np.isnan(minimum)).sum())))

@@ -56,16 +56,31 @@ class Gemm:
 def cutlass(name, grid, flops: float) -> Gemm | None:
     """The GEMM a CUTLASS 2.x kernel launch computed (None where its name, grid or FLOPs do not
     say: another kernel, a split-K grid, an element type not listed)."""
-    if not isinstance(name, str) or _KERNEL not in name or not isinstance(grid, str):
+    tile = cutlass_tile(name, grid)
+    if tile is None or not flops > 0:
+        return None
+    m, n, a, b, c = tile
+    k = round(flops / (2.0 * m * n))
+    return Gemm(m, n, k, a, b, c) if k > 0 else None
+
+
+def named_cutlass(name) -> bool:
+    """Whether a kernel name is a CUTLASS 2.x GEMM's (its shape may still not be readable)."""
+    return isinstance(name, str) and _KERNEL in name
+
+
+def cutlass_tile(name, grid) -> tuple[int, int, float, float, float] | None:
+    """(M, N, bytes per element of A, B and C) of a CUTLASS 2.x GEMM launch from its name and
+    grid, before its FLOPs give K; None where they do not say."""
+    if not named_cutlass(name) or not isinstance(grid, str):
         return None
     tile, dims = _TILE.search(name), _GRID.match(grid)
     operands, output = _OPERAND.findall(name)[:2], _OUTPUT.search(name)
     if not tile or not dims or len(operands) < 2 or not output or int(dims.group(3)) != 1:
         return None
     sizes = [ELEMENT_BYTES.get(t) for t in (*operands, output.group(1))]
-    m, n = int(dims.group(1)) * int(tile.group(1)), int(dims.group(2)) * int(tile.group(2))
-    if None in sizes or not flops > 0:
+    if None in sizes:
         return None
-    k = round(flops / (2.0 * m * n))
+    m, n = int(dims.group(1)) * int(tile.group(1)), int(dims.group(2)) * int(tile.group(2))
     a, b, c = (float(s) for s in sizes if s is not None)
-    return Gemm(m, n, k, a, b, c) if k > 0 else None
+    return m, n, a, b, c
