@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -78,6 +80,15 @@ def test_every_format_shows_the_advice_with_its_evidence():
     (kernel,) = json.loads(render(result, "json"))["kernels"]
     assert kernel["advice"][0]["rule"] == "small-grid"
     assert expected in kernel["explanation"]
+    (row,) = csv.DictReader(io.StringIO(render(result, "csv", per="kernel")))
+    assert (
+        row["advice"].startswith("small-grid: its grid of 50 blocks") and expected in row["advice"]
+    )
+    slices = [
+        e for e in json.loads(render(result, "perfetto"))["traceEvents"] if e.get("ph") == "X"
+    ]
+    kernel_slice = next(e for e in slices if "advice" in e["args"])
+    assert kernel_slice["args"]["advice"][0].startswith("small-grid: ")
 
 
 def test_a_verdict_resting_on_part_of_a_group_says_so():
