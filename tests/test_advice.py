@@ -181,7 +181,7 @@ def test_registers_and_shared_memory_holding_one_block_per_sm_are_named():
     assert row["occupancy_limit_next"] == 5
     found = _rule(common.group_advice(result, row), advice.Rule.OCCUPANCY)
     assert found.text.startswith(
-        "occupancy: registers and shared memory allow 1 block(s) per SM, against 5 by the next "
+        "occupancy: registers and shared memory allow 1 block per SM, against 5 by the next "
         "limit — theoretical occupancy 19 %"
     )
     assert "now 168 per thread" in found.text

@@ -157,7 +157,8 @@ def occupancy(row: dict) -> Advice | None:
     verb = "allows" if len(LIMITERS[limiter]) == 1 else "allow"
     return Advice(
         Rule.OCCUPANCY,
-        f"occupancy: {limiter} {verb} {blocks:.0f} block(s) per SM{nxt} — theoretical occupancy "
+        f"occupancy: {limiter} {verb} {blocks:.0f} block{'' if blocks == 1 else 's'} per SM{nxt} "
+        "— theoretical occupancy "
         f"{pct(theoretical)}{got}, too few warps to hide latency: {'; '.join(fixes)}",
         "ncu's block limits and occupancy",
     )
