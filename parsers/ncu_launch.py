@@ -63,6 +63,30 @@ LABELS = {
     "Block Limit Warps": LIMITS["warps"],
     "Block Limit SM": LIMITS["blocks"],
 }
+# The Source Counters section's short labels of the same PC samples (the 2080 Ti pair above).
+SAMPLE_LABELS = {
+    f"stall_{short}": f"smsp__pcsamp_warps_issue_stalled_{reason}"
+    for short, reason in {
+        "barrier": "barrier",
+        "branch_resolving": "branch_resolving",
+        "dispatch": "dispatch_stall",
+        "drain": "drain",
+        "imc": "imc_miss",
+        "lg": "lg_throttle",
+        "long_sb": "long_scoreboard",
+        "math": "math_pipe_throttle",
+        "membar": "membar",
+        "mio": "mio_throttle",
+        "misc": "misc",
+        "no_inst": "no_instructions",
+        "not_selected": "not_selected",
+        "selected": "selected",
+        "short_sb": "short_scoreboard",
+        "sleep": "sleeping",
+        "tex": "tex_throttle",
+        "wait": "wait",
+    }.items()
+}
 _SAMPLED_LABEL = re.compile(r"^Warp Stall Sampling \(All Cycles\) \((smsp__pcsamp_\w+)\)$")
 _STALL_LABEL = re.compile(r"^Stall ([A-Za-z ]+)$")
 _NAMES = {ACHIEVED, THEORETICAL, WAVES, REGISTERS, *L1, *L2, *LIMITS.values()}
@@ -70,8 +94,8 @@ _NAMES = {ACHIEVED, THEORETICAL, WAVES, REGISTERS, *L1, *L2, *LIMITS.values()}
 
 def metric_of(label: str) -> str | None:
     """The metric a details page's label stands for, None if not one of these facts'."""
-    if label in LABELS:
-        return LABELS[label]
+    if label in LABELS or label in SAMPLE_LABELS:
+        return LABELS.get(label) or SAMPLE_LABELS[label]
     sampled = _SAMPLED_LABEL.match(label)
     if sampled:
         return sampled.group(1)
