@@ -2,6 +2,7 @@
 
     python benchmarks/run.py            # generates benchmarks/data/ on first use (a few minutes)
     python benchmarks/run.py --quick    # without the 1M-launch case and the locale variants
+    python benchmarks/run.py --only "ncu folder 100x2k"   # one case (its name, or a prefix)
 
 The inputs are shaped as users capture them (`ncu --csv ... > profile.csv` of a live run, see
 generate.py --stdout): ==PROF== lines before the header and after the last row, application
@@ -45,6 +46,8 @@ LOCALE_CASES = {
     "details 50k de_DE": DATA / "details-50k-stdout-de_DE.csv",
 }
 MANY = DATA / "many-20x10k-stdout"
+# Many small exports (issue 32): the per-file fixed cost, 100 files of 2k launches each.
+FOLDER = DATA / "many-100x2k-stdout"
 HUGE = DATA / "raw-1m-stdout.csv"
 SMALL = HERE.parent / "fixtures" / "ncu" / "rtx2080ti-sgemm-raw-base.csv"
 # A real `ncu --csv > file` capture of 20 training steps on an H200 (1,280 launches, 3.3 MB
@@ -59,6 +62,15 @@ def prepare(quick: bool) -> None:
     for i in range(20):
         generate.write(
             "raw", 10_000, MANY / f"rank{i:02d}.csv", kernel_count=150, seed=100 + i, shape="stdout"
+        )
+    for i in range(100):
+        generate.write(
+            "raw",
+            2_000,
+            FOLDER / f"rank{i:03d}.csv",
+            kernel_count=150,
+            seed=1000 + i,
+            shape="stdout",
         )
     if quick:
         return
@@ -289,38 +301,106 @@ def saved_report(rows: Table, repeats: int) -> None:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
-        "--quick", action="store_true", help="skip the locale variants and 1M launches"
+PARQUET_PEAK = """
+import sys, tempfile
+from rooflint.cli.main import main
+out = tempfile.mkdtemp() + "/out.parquet"
+try:
+    main(["report", {path!r}, "-q", "--format", "parquet", "-o", out])
+except SystemExit:
+    pass
+print(next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) * 1024)
+"""
+
+
+def folder(rows: Table, repeats: int) -> None:
+    """The ncu folder of 100 exports of 2k launches (issue 32: <= 2x its summed plain parses;
+    --format parquet peak RSS <= 3x the input), and the floor under it: the rows found, parsed
+    and made float64 for each file, one after another (what no assembly can go below)."""
+    files = sorted(FOLDER.glob("*.csv"))
+    rows.timed("k ncu folder 100x2k", FOLDER, 2, repeats, files=files)
+    ref, sub = paired(plain(*files), _each(values_read, files), repeats)
+    rows.add(
+        "k ncu folder 100x2k",
+        "values read, file by file / plain parse",
+        sub / ref,
+        None,
+        f"{sub:.2f} s: the floor of the per-file work, in one process",
     )
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    args = parser.parse_args()
-    formats.with_compiled_bytecode()
-    started = time.perf_counter()
-    prepare(args.quick)
-    r = args.repeats
-    rows = Table()
-    rows.timed("a 200k raw stdout", RAW, 1.5, r)
-    rows.floor("a 200k raw stdout", RAW, r)
-    rows.memory("a 200k raw stdout", RAW)
-    rows.timed("b 50k details stdout", DETAILS, 2, max(1, r - 1))
-    rows.memory("b 50k details stdout", DETAILS)
-    rows.timed("c 200k raw stdout gzip", GZIP, 3, r)
-    rows.memory("c 200k raw stdout gzip", GZIP)
-    if not args.quick:
-        for name, path in LOCALE_CASES.items():
-            rows.timed(f"d {name} stdout", path, 3, max(1, r - 1))
-            rows.memory(f"d {name} stdout", path)
+    size = data_size(FOLDER)
+    out = subprocess.run(
+        [sys.executable, "-c", PARQUET_PEAK.format(path=str(FOLDER))],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    peak = int(out.stdout.split()[-1])
+    rows.add(
+        "k ncu folder 100x2k",
+        "--format parquet: peak RSS / input",
+        peak / size,
+        3,
+        f"{peak / 2**20:.0f} MiB for {size / 2**20:.0f} MiB of CSV",
+    )
+
+
+def one_small(rows: Table, repeats: int) -> None:
+    """One 2k-launch export of that folder: its fixed cost against its plain parse."""
+    one = sorted(FOLDER.glob("*.csv"))[0]
+    ref, sub = paired(plain(one), report_table(one), max(7, repeats))
+    detail = f"{sub * 1000:.1f} ms vs {ref * 1000:.1f} ms; {(sub - ref) * 1000:.1f} ms fixed"
+    rows.add("l one 2k raw stdout", "report (table) / plain parse", sub / ref, None, detail)
+
+
+def _each(make, files):
+    runs = [make(path) for path in files]
+    return lambda: [run() for run in runs]
+
+
+def cases(rows: Table, r: int, quick: bool) -> dict:
+    """Every case by name, in the order they run; each adds its rows to `rows`."""
     files = sorted(MANY.glob("*.csv"))
-    rows.timed("e 20 x 10k raw stdout", MANY, 1.5, r, files=files)
-    rows.memory("e 20 x 10k raw stdout", MANY)  # the parent: the pool's workers hold a file each
-    if not args.quick:
-        huge(rows)
-    rows.timed("i real H200 export gzip", REAL, None, max(5, r))  # issue 14 sets no target
-    trace_bench.rows(rows, DATA, max(1, r - 1), paired)
-    saved_report(rows, max(1, r - 1))
+    out = {
+        "a 200k raw stdout": lambda: (
+            rows.timed("a 200k raw stdout", RAW, 1.5, r),
+            rows.floor("a 200k raw stdout", RAW, r),
+            rows.memory("a 200k raw stdout", RAW),
+        ),
+        "b 50k details stdout": lambda: (
+            rows.timed("b 50k details stdout", DETAILS, 2, max(1, r - 1)),
+            rows.memory("b 50k details stdout", DETAILS),
+        ),
+        "c 200k raw stdout gzip": lambda: (
+            rows.timed("c 200k raw stdout gzip", GZIP, 3, r),
+            rows.memory("c 200k raw stdout gzip", GZIP),
+        ),
+    }
+    if not quick:
+        for name, path in LOCALE_CASES.items():
+            out[f"d {name} stdout"] = lambda name=name, path=path: (
+                rows.timed(f"d {name} stdout", path, 3, max(1, r - 1)),
+                rows.memory(f"d {name} stdout", path),
+            )
+    out["e 20 x 10k raw stdout"] = lambda: (
+        rows.timed("e 20 x 10k raw stdout", MANY, 1.5, r, files=files),
+        rows.memory(
+            "e 20 x 10k raw stdout", MANY
+        ),  # the parent: the pool's workers hold a file each
+    )
+    out["k ncu folder 100x2k"] = lambda: folder(rows, r)
+    out["l one 2k raw stdout"] = lambda: one_small(rows, r)
+    if not quick:
+        out["f 1M raw stdout"] = lambda: huge(rows)
+    out["i real H200 export gzip"] = lambda: rows.timed(
+        "i real H200 export gzip", REAL, None, max(5, r)
+    )  # issue 14 sets no target
+    out["h traces"] = lambda: trace_bench.rows(rows, DATA, max(1, r - 1), paired)
+    out["j saved 200k report"] = lambda: saved_report(rows, max(1, r - 1))
+    out["g start-up"] = lambda: start_up(rows)
+    return out
+
+
+def start_up(rows: Table) -> None:
     plain_start = [sys.executable, "-c", "import pandas"]
     ref, sub = paired(
         lambda: subprocess.run(plain_start, check=True, capture_output=True),
@@ -338,6 +418,27 @@ def main() -> None:
         None,
         f"{sub * 1000:.0f} ms vs {ref * 1000:.0f} ms",
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--quick", action="store_true", help="skip the locale variants and 1M launches"
+    )
+    parser.add_argument("--only", metavar="NAME", help="run the one case NAME (or a prefix: 'k')")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = parser.parse_args()
+    formats.with_compiled_bytecode()
+    started = time.perf_counter()
+    prepare(args.quick)
+    rows = Table()
+    every = cases(rows, args.repeats, args.quick)
+    chosen = [n for n in every if args.only is None or n == args.only or n.startswith(args.only)]
+    if not chosen:
+        parser.error(f"no case {args.only!r}; the cases: {', '.join(every)}")
+    for name in chosen:
+        every[name]()
     machine = (
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.1f}"
@@ -351,7 +452,8 @@ def main() -> None:
         Path(args.json).write_text(
             json.dumps({"machine": machine, "rows": rows.rows}, indent=1) + "\n"
         )
-    formats.main([RAW, DETAILS])  # peak RSS and time per output format
+    if args.only is None:
+        formats.main([RAW, DETAILS])  # peak RSS and time per output format
 
 
 if __name__ == "__main__":

@@ -42,8 +42,10 @@ KNOWN_KEYS = (
     *TABLES,
     RATED,
     "link",
+    "host_link",
 )
-# The link roof: [link] kind (a LinkKind), gbps (GB/s per direction), source (the document).
+# The link roof: [link] kind (a LinkKind), gbps (GB/s per direction), source (the document);
+# [host_link], the link to the host CPU host copies cross, has the same keys (optional).
 LINK_KEYS = ("kind", "gbps", "source")
 # A catalog file must say everything, its compute rated; a user file may leave out the rest
 # (defaults: empty, 0, 0) and give compute either way.
@@ -194,6 +196,7 @@ def _over_base(data: dict, label: str) -> tuple[Device, set[str]]:
         compute=device.compute,
         memory=device.memory,
         link=_link(data, label, given) if "link" in data else base.link,
+        host_link=_link(data, label, given, "host_link") if "host_link" in data else base.host_link,
         source=f"{source} over catalog '{base_id}' ({base.source})",
     )
     return merged, {*compute, *memory}
@@ -258,6 +261,7 @@ def _build(
         memory=_ceilings(data, "bandwidth_gbps", label, source, required=True),
         source=_string(data, "source", label) if "source" in data else default_source,
         link=_link(data, label, source) if "link" in data else None,
+        host_link=_link(data, label, source, "host_link") if "host_link" in data else None,
     )
 
 
@@ -298,10 +302,10 @@ def _compute(
     return out
 
 
-def _link(data: dict, label: str, source: CeilingSource) -> Link:
-    """The [link] table: its kind, its bandwidth per direction and the document it is from (a
-    catalog file must name one; a user file's defaults to the file)."""
-    entry = data["link"]
+def _link(data: dict, label: str, source: CeilingSource, key: str = "link") -> Link:
+    """The [link] (or [host_link]) table: its kind, its bandwidth per direction and the document
+    it is from (a catalog file must name one; a user file's defaults to the file)."""
+    entry = data[key]
     kinds = ", ".join(k.value for k in LinkKind)
     example = 'kind = "nvlink", gbps = 300, source = "..."'
     if (
@@ -310,24 +314,24 @@ def _link(data: dict, label: str, source: CeilingSource) -> Link:
         or set(entry) - set(LINK_KEYS)
     ):
         raise DeviceError(
-            f"key 'link' must be a table of {', '.join(LINK_KEYS)} (got {_got(entry)}); "
-            f"write it as [link] with {example} (GB/s per direction)",
+            f"key '{key}' must be a table of {', '.join(LINK_KEYS)} (got {_got(entry)}); "
+            f"write it as [{key}] with {example} (GB/s per direction)",
             path=label,
         )
     if entry["kind"] not in {k.value for k in LinkKind}:
         raise DeviceError(
-            f"key 'link.kind' must be one of {kinds} (got {_got(entry['kind'])}); fix the value",
+            f"key '{key}.kind' must be one of {kinds} (got {_got(entry['kind'])}); fix the value",
             path=label,
         )
     gbps = entry["gbps"]
     if not _is_number(gbps) or gbps <= 0:
         raise DeviceError(
-            f"key 'link.gbps' must be a positive number (got {_got(gbps)}); fix the value",
+            f"key '{key}.gbps' must be a positive number (got {_got(gbps)}); fix the value",
             path=label,
         )
     ranges.check("link.gbps", gbps, label)
     if source.origin is Origin.DATASHEET and "source" not in entry:
-        raise DeviceError("key 'link.source' is missing; add the document it is from", path=label)
+        raise DeviceError(f"key '{key}.source' is missing; add the document it is from", path=label)
     document = _string(entry, "source", label) if "source" in entry else source.document
     origin = CeilingSource(source.origin, document)
     return Link(LinkKind(entry["kind"]), Ceiling(float(gbps) * 1e9, origin))

@@ -45,6 +45,9 @@ class Identification:
     evidence: str  # one line: what decided
     candidates: list[str] = field(default_factory=list)  # ids still possible, ceilings differing
     provisional: bool = False
+    # The pick has the highest roofs of the candidates: its efficiencies are lower bounds and
+    # its headrooms upper bounds, whichever candidate the GPU is.
+    highest_roofs: bool = False
 
     @property
     def advice(self) -> str:
@@ -70,6 +73,9 @@ class Clues:
     sm_clock_hz: float | None = None
     dram_clock_hz: float | None = None
     memory_bytes: float | None = None
+    vendor: str | None = None  # "nvidia" or "amd", where the profile says
+    version: str | None = None  # HIP's computeMajor.computeMinor ("9.0": gfx90x)
+    sm_from: str | None = None  # where an SM count without deviceProperties came from
 
     @classmethod
     def of(cls, launches: pd.DataFrame, hints: dict | None = None) -> Clues:
@@ -81,6 +87,9 @@ class Clues:
             sm_clock_hz=_median(launches, "sm_clock_hz"),
             dram_clock_hz=_median(launches, "dram_clock_hz"),
             memory_bytes=_count(hints.get("memory_bytes")),
+            vendor=hints.get("vendor"),
+            version=hints.get("compute_version"),
+            sm_from=hints.get("sm_count_from"),
         )
 
 
@@ -89,7 +98,12 @@ def identify(launches: pd.DataFrame, hints: dict | None = None) -> Identificatio
     clues = Clues.of(launches, hints)
     if clues.name is None and clues.arch in CC_DEFAULT:
         return by_evidence(clues)
-    device, how = match(clues.name, clues.arch, hints)
+    try:
+        device, how = match(clues.name, clues.arch, hints)
+    except DeviceError:
+        if clues.arch is None and clues.vendor and clues.sm_count:
+            return by_properties(clues)  # a name no catalog part has ("AMD Radeon Graphics")
+        raise
     if clues.arch in GFX_RULES and (clues.name is None or how.startswith("name ")):
         return _amd_twins(device, how, clues)
     if clues.memory_bytes and device.memory_bytes and not _MEMORY.fits(device, clues):
@@ -121,6 +135,133 @@ def _by_memory(named: Device, how: str, clues: Clues) -> Identification:
     if clues.sm_count:
         said.append(f"{clues.sm_count} SMs")
     return _decide(pool, pick, said)
+
+
+def by_properties(clues: Clues) -> Identification:
+    """A GPU whose name and architecture say nothing the catalog knows, from its properties: the
+    parts of its vendor and SM/CU count, narrowed by device memory and HIP's compute version.
+    Candidates with the same ceilings are named as such; where they differ, the pick is the one
+    with the highest roofs (so efficiency is a lower bound and headroom an upper bound) and it is
+    provisional."""
+    pool = [
+        d for d in catalog().values() if d.vendor == clues.vendor and d.sm_count == clues.sm_count
+    ]
+    units = "CUs" if clues.vendor == "amd" else "SMs"
+    counted = f"{clues.sm_count} {units}" + (f" ({clues.sm_from})" if clues.sm_from else "")
+    said = [f"{_unnamed(clues)}: {_maker(clues.vendor or '')} with {counted}"]
+    for label, fits in _PROPERTIES:
+        shown = label(clues)
+        if shown is None:
+            continue
+        kept = [d for d in pool if fits(d, clues)]
+        said.append(shown if kept else f"{shown} fits none of them (ignored)")
+        pool = kept or pool
+    if not pool:
+        raise DeviceError(
+            f"the profile's GPU ({'; '.join(said)}) fits no catalogued part; pass --device ID "
+            "(see `rooflint devices`) or --device-file FILE.toml"
+        )
+    said.append("fits " + ", ".join(d.id for d in pool))
+    if clues.sm_from and not clues.memory_bytes:
+        said.append(
+            "the SM count alone: a MIG slice or an uncatalogued part with as many SMs reads the "
+            "same (pass --device if it is one)"
+        )
+    return _highest(pool, said)
+
+
+def _unnamed(clues: Clues) -> str:
+    if clues.name:
+        return f"'{clues.name}' names no catalogued part; from its properties"
+    return "no device name or architecture in the trace; from its properties"
+
+
+def _memory_shown(clues: Clues) -> str | None:
+    return f"{_gb(clues.memory_bytes)} of device memory" if clues.memory_bytes else None
+
+
+def _version_shown(clues: Clues) -> str | None:
+    return f"HIP compute version {clues.version}" if clues.version else None
+
+
+def _hip_version(gfx: str) -> str:
+    """HIP's computeMajor.computeMinor of a gfx name: gfx90a -> 9.0, gfx942 -> 9.4, gfx1100 ->
+    11.0 (the digits before the last two, then the next: the stepping is left out)."""
+    return f"{gfx[3:-2]}.{gfx[-2]}" if gfx.startswith("gfx") and len(gfx) > 5 else ""
+
+
+_PROPERTIES = (
+    (_memory_shown, lambda d, c: bool(d.memory_bytes) and _MEMORY.fits(d, c)),
+    (_version_shown, lambda d, c: _hip_version(d.arch) == c.version),
+)
+
+
+def _highest(pool: list[Device], said: list[str]) -> Identification:
+    """The pick among candidates: where they share every ceiling, the one with the highest link
+    roofs (the others named as having the same ceilings); where they differ, the one whose roofs
+    are the highest, provisional."""
+    groups = _by_ceilings(pool)
+    pick = max(pool, key=_roofs)
+    if not _dominates(pick, pool):
+        pick = max(pool, key=lambda d: (_dram(d), _roofs(d)))
+        said.append(
+            f"no candidate has the highest of every roof: took {pick.id}, the highest DRAM roof"
+        )
+    twins = [d for d in groups[_ceiling_key(pick)] if d.id != pick.id]
+    if twins:
+        said.append(_twins_text(pick, twins))
+    if len(groups) == 1:
+        return Identification(pick, "; ".join(said))
+    others = [g[0].id for key, g in groups.items() if key != _ceiling_key(pick)]
+    said.append(
+        f"{len(groups)} parts with different ceilings: took {pick.id}, the highest roofs of them "
+        f"(DRAM {_dram(pick) / 1e9:,.0f} GB/s), so efficiency is a lower bound and headroom an "
+        "upper bound"
+    )
+    return Identification(
+        pick, "; ".join(said), [pick.id, *others], provisional=True, highest_roofs=True
+    )
+
+
+def _twins_text(pick: Device, twins: list[Device]) -> str:
+    """Parts with the pick's ceilings, and the link roofs where theirs are lower."""
+    ids = ", ".join(d.id for d in twins)
+    text = f"{ids} {'has' if len(twins) == 1 else 'have'} the same ceilings"
+    lower = [d for d in twins if _links(d) != _links(pick)]
+    if lower and pick.link is not None:
+        text += (
+            f" (but a lower link roof: collectives are judged against {pick.id}'s "
+            f"{pick.link.kind.label}, {pick.link.value / 1e9:,.0f} GB/s; pass --device "
+            f"{' or --device '.join(d.id for d in lower)} for that part)"
+        )
+    return text
+
+
+def _dram(device: Device) -> float:
+    dram = device.memory.get("dram")
+    return dram.value if dram is not None else 0.0
+
+
+def _links(device: Device) -> tuple[float, float]:
+    return tuple(k.value if k is not None else 0.0 for k in (device.link, device.host_link))
+
+
+def _roofs(device: Device) -> tuple:
+    """Every roof of a device by name (compute, memory, the links), for comparing candidates."""
+    ceilings = {**device.compute, **device.memory}
+    return tuple(sorted((k, c.value) for k, c in ceilings.items())) + _links(device)
+
+
+def _dominates(pick: Device, pool: list[Device]) -> bool:
+    """No candidate has a higher roof than the pick's, ceiling by ceiling and link by link."""
+    mine = {**{k: c.value for k, c in {**pick.compute, **pick.memory}.items()}}
+    for other in pool:
+        theirs = {k: c.value for k, c in {**other.compute, **other.memory}.items()}
+        if any(v > mine.get(k, 0.0) for k, v in theirs.items()):
+            return False
+        if any(o > m for o, m in zip(_links(other), _links(pick), strict=True)):
+            return False
+    return True
 
 
 def _form(device: Device) -> str:

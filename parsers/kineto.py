@@ -21,6 +21,7 @@ from .kineto_link import link
 from .kineto_stream import TraceStream
 
 _TRACE_HEAD = re.compile(r'"traceEvents"|"ph"\s*:\s*"[XBEisfM]"')
+SM_FROM_GRID = "grid blocks / CUPTI's blocks per SM"  # where a trace's SM count came from
 AMBIGUOUS_NAMES = {"AMD Radeon Graphics": "ROCm names the GPU only 'AMD Radeon Graphics'"}
 RANGE_NO_TIME = (
     "CUPTI range-profiler ranges carry counters but no kernel time (the trace spaces "
@@ -130,7 +131,7 @@ def profile(
         format=fmt,
         launches=launches,
         notes=notes,
-        device_hints=_hints(devices, notes),
+        device_hints=_hints(devices, notes, launches),
         steps=_steps(events),
         captured_launches=captured,
         rank=rank,
@@ -203,12 +204,22 @@ def _vendor(devices: dict[int, dict]) -> str:
     return "AMD" if "AMD" in names or "Radeon" in names or wave64 else "NVIDIA"
 
 
-def _hints(devices: dict[int, dict], notes: list[str]) -> dict:
-    """The CU count (AMD) and device memory (totalGlobalMem) for device matching, and a note
-    when the GPU's name is ambiguous."""
+def _hints(devices: dict[int, dict], notes: list[str], launches: pd.DataFrame) -> dict:
+    """The vendor, CU count and HIP compute version (AMD) and device memory (totalGlobalMem) for
+    device matching, and a note when the GPU's name is ambiguous. A trace without
+    deviceProperties whose kernels gave an SM count (CUPTI's `blocks per SM`) is NVIDIA's."""
+    if not devices:
+        sms = launches["sm_count"] if "sm_count" in launches else pd.Series(dtype=float)
+        return {"vendor": "nvidia", "sm_count_from": SM_FROM_GRID} if sms.notna().any() else {}
     counts = {d.get("numSms") for d in devices.values()}
     memory = {d.get("totalGlobalMem") for d in devices.values()}
-    hints = {"cu_count": counts.pop()} if len(counts) == 1 and _vendor(devices) == "AMD" else {}
+    vendor = _vendor(devices)
+    hints: dict = {"vendor": vendor.lower()}
+    if len(counts) == 1 and vendor == "AMD":
+        hints["cu_count"] = counts.pop()
+    versions = {(d.get("computeMajor"), d.get("computeMinor")) for d in devices.values()}
+    if vendor == "AMD" and len(versions) == 1 and None not in (version := versions.pop()):
+        hints["compute_version"] = f"{version[0]}.{version[1]}"
     if len(memory) == 1:
         hints["memory_bytes"] = memory.pop()
     for device in devices.values():
@@ -222,10 +233,17 @@ def _hints(devices: dict[int, dict], notes: list[str]) -> dict:
     return {k: v for k, v in hints.items() if v}
 
 
-def _device_columns(index: pd.Series, devices: dict[int, dict]) -> dict[str, pd.Series]:
+def _device_columns(index: pd.Series, devices: dict[int, dict], gpu) -> dict[str, pd.Series]:
     """Device name and arch per launch from deviceProperties. ROCm numbers GPUs after the CPU
     agents in activities ("device": 2 for the first GPU) but from 0 in deviceProperties: an
-    index not listed falls back to the one GPU model the trace lists, when there is one."""
+    index not listed falls back to the one GPU model the trace lists, when there is one. With no
+    deviceProperties, each kernel's SM count from its grid and CUPTI's `blocks per SM`."""
+    if not devices:
+        return {
+            "device_name": pd.Series(pd.NA, index=index.index, dtype="string"),
+            "arch": pd.Series(pd.NA, index=index.index, dtype="string"),
+            "sm_count": pd.Series(_sm_from_grid(gpu), index=index.index),
+        }
     names = {k: d.get("name") for k, d in devices.items()}
     arch = {k: _arch(d) for k, d in devices.items()}
     sms = {k: d.get("numSms") if _vendor({0: d}) == "NVIDIA" else None for k, d in devices.items()}
@@ -239,6 +257,20 @@ def _device_columns(index: pd.Series, devices: dict[int, dict]) -> dict[str, pd.
         "arch": arch_col.astype("string"),
         "sm_count": pd.to_numeric(sm, errors="coerce"),
     }
+
+
+def _sm_from_grid(gpu) -> np.ndarray:
+    """Each kernel's SM count: its grid's blocks / CUPTI's `blocks per SM` (which CUPTI works
+    out as blocks / SMs: 2400 / 22.222221 = 108.0 on HTA's A100 traces), rounded; NaN where a
+    kernel has no grid or no blocks per SM (a memcpy, another reader's events)."""
+    if gpu is None or "blocks_per_sm" not in gpu.columns:
+        return np.nan
+    per_sm = gpu.get("blocks_per_sm")
+    codes, grids = pd.factorize(pd.Series(gpu.get("grid"), dtype=object))
+    blocks = np.array([float(np.prod(g)) if g else np.nan for g in grids] + [np.nan])[codes]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        count = np.round(blocks / np.where(per_sm > 0, per_sm, np.nan))
+    return np.where(count >= 1, count, np.nan)
 
 
 def _arch(device: dict):
@@ -274,7 +306,7 @@ def _activities(events: TraceEvents, devices, source: str, notes: list[str], cap
             "kernel": pd.array(gpu.get("name"), dtype="string"),
             "grid": _dim3(gpu.get("grid")),
             "block": _dim3(gpu.get("block")),
-            **_device_columns(device, devices),
+            **_device_columns(device, devices, gpu),
             "duration_s": gpu.get("dur") * 1e-6,
             "range": pd.array([r or None for r in links.range], dtype="string"),
         }
@@ -416,7 +448,7 @@ def _counter_ranges(events: TraceEvents, devices, source: str, notes: list[str])
             "source": source,
             "launch_id": np.arange(len(wide)),
             "kernel": names,
-            **_device_columns(device, devices),
+            **_device_columns(device, devices, None),
             **quantities,
         }
     )

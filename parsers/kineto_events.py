@@ -118,7 +118,7 @@ class TraceEvents:
 
     gpu: Columns = field(
         default_factory=lambda: Columns(
-            ("ts", "dur", "bytes"),
+            ("ts", "dur", "bytes", "blocks_per_sm"),
             ("correlation", "external", "stream"),
             ("name", "cat", "grid", "block", "device", "comm"),
         )
@@ -185,6 +185,7 @@ class TraceEvents:
         c["ts"].append(_float(event.get("ts")))
         c["dur"].append(_float(event.get("dur")))
         c["bytes"].append(_float(a.get("bytes")))
+        c["blocks_per_sm"].append(_float(a.get("blocks per SM")))  # CUPTI: grid blocks / SMs
         c["correlation"].append(_int(a.get("correlation")))
         c["external"].append(_int(a.get("External id")))
         c["stream"].append(_int(a.get("stream")))

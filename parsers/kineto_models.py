@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import orjson
 import pandas as pd
 
 from rooflint.core import opmodels, opmodels_llm, opmodels_split, provenance, schema
+from rooflint.core.hostcopies import Copy
 from rooflint.core.provenance import Provenance
 
 from . import kineto_moe, kineto_triton
@@ -21,6 +24,11 @@ MODEL_BYTES_NOTE = (
     "of the same run for measured traffic"
 )
 HOST_COPY = "host transfer (bounded by the host link, not by device roofs)"
+OTHER_COPY = "copy of another kind (peer or unknown: no link roof for it)"
+# A host copy's name, as CUPTI (Kineto, Nsight Systems) and ROCm write it: "Memcpy HtoD (Pageable
+# -> Device)", "Memcpy DtoH (Device -> Pinned)", "Memcpy HtoD (Host -> Device)", "Memcpy DtoH".
+COPY_NAME = re.compile(r"^Memcpy (HtoD|DtoH)(?: \((\w+) -> (\w+)\))?$")
+_HOST_MEMORY = {"Pageable": "pageable", "Pinned": "pinned"}
 NO_MODEL = "no operator model"
 NO_SHAPES = "no input shapes recorded (profile with record_shapes=True)"
 UNFIT_SHAPES = (
@@ -268,19 +276,48 @@ def _main_kernels(launches: pd.DataFrame, owner: np.ndarray, kernel: np.ndarray)
 
 def _copies(launches, flops, bytes_min, klass, reason) -> None:
     """Fills and device-to-device copies move the bytes the trace records, with no FLOPs; host
-    transfers are left without a verdict."""
+    copies are marked with their Copy code and bytes (`collective`, `comm_bytes`) for the host
+    link's verdict (core/hostcopies.py); other copies stay without one."""
     activity = launches["activity"].to_numpy(dtype=object)
     name = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
     moved = launches["_bytes_arg"].to_numpy()
     memset = activity == "gpu_memset"
     dtod = (activity == "gpu_memcpy") & (np.char.find(name.astype(str), "DtoD") >= 0)
-    host = (activity == "gpu_memcpy") & ~dtod
     ok = (memset | dtod) & ~np.isnan(moved)
     flops[ok] = 0.0
     bytes_min[ok] = np.where(dtod[ok], 2 * moved[ok], moved[ok])  # a device copy reads and writes
     klass[ok] = "vector_fp32"
     reason[ok] = ""
+    other = (activity == "gpu_memcpy") & ~dtod
+    host = _mark_host_copies(launches, name, other, moved)
     reason[host] = HOST_COPY
+    reason[other & ~host] = OTHER_COPY
+
+
+def _mark_host_copies(launches, name: np.ndarray, copies: np.ndarray, moved) -> np.ndarray:
+    """The host copies among `copies` (a mask), marked with their Copy code in `collective` and
+    their bytes in `comm_bytes`; each distinct name is read once, not per launch."""
+    codes, distinct = pd.factorize(name)
+    copy_of = np.array([copy_code(str(n)) for n in distinct] + [None], dtype=object)
+    named = np.array([c is not None for c in copy_of], dtype=bool)
+    host = copies & named[codes]
+    if host.any() and "collective" in launches:
+        collective = launches["collective"].to_numpy(dtype=object, na_value=None)
+        marked = np.where(host, copy_of[codes], collective)
+        launches["collective"] = pd.array(marked, dtype="string")
+        size = launches["comm_bytes"].to_numpy(dtype=float)
+        launches["comm_bytes"] = np.where(host, moved, size)
+    return host
+
+
+def copy_code(name: str) -> str | None:
+    """The Copy code of a host copy's name (None for any other name)."""
+    found = COPY_NAME.match(name)
+    if found is None:
+        return None
+    direction, source, target = found.groups()
+    memory = _HOST_MEMORY.get(source if direction == "HtoD" else target or "")
+    return str(Copy(f"{direction} {memory}" if memory else direction))
 
 
 def _store(launches, flops, bytes_min, klass, reason, notes, estimates: tuple) -> pd.DataFrame:

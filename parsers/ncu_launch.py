@@ -117,7 +117,7 @@ def _stall(name: str) -> str | None:
     return m.group(1) if m and not m.group(1).endswith("_not_issued") else None
 
 
-def columns(wide: pd.DataFrame) -> dict:
+def columns(wide) -> dict:
     """{column: values} of the facts the frame has (none: {}), fractions for percentages."""
     n = len(wide)
     out = {
@@ -140,20 +140,24 @@ def _empty(values) -> bool:
     return bool(np.isnan(values).all())
 
 
-def _col(wide: pd.DataFrame, name: str) -> np.ndarray:
+def _col(wide, name: str) -> np.ndarray:
+    """A metric's values (a ncu_metrics.Wide's array, or a frame's column), NaN where absent."""
     if name not in wide:
         return np.full(len(wide), np.nan)
-    return wide[name].to_numpy(dtype="float64", na_value=np.nan)
+    values = wide[name]
+    if isinstance(values, pd.Series):
+        return values.to_numpy(dtype="float64", na_value=np.nan)
+    return np.asarray(values, dtype="float64")
 
 
-def _pct(wide: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
+def _pct(wide, names: tuple[str, ...]) -> np.ndarray:
     values = _col(wide, names[0])
     for other in names[1:]:
         values = np.where(np.isnan(values), _col(wide, other), values)
     return values / 100.0
 
 
-def _limiter(wide: pd.DataFrame, n: int) -> dict:
+def _limiter(wide, n: int) -> dict:
     """The resources that allow the fewest blocks per SM (all of them where several tie), how
     many they allow, and how many the next tighter limit allows; NA where the export has no
     block limits."""
@@ -175,7 +179,7 @@ def _limiter(wide: pd.DataFrame, n: int) -> dict:
     }
 
 
-def _top_stall(wide: pd.DataFrame, n: int) -> dict:
+def _top_stall(wide, n: int) -> dict:
     """The largest stall reason by PC samples, else by warp-state cycles, and its share."""
     for pattern in (_SAMPLES, _RATIOS):
         names = sorted(c for c in wide.columns if pattern.match(c) and _stall(c))
@@ -184,7 +188,7 @@ def _top_stall(wide: pd.DataFrame, n: int) -> dict:
     return {"stall_top": schema.strings(np.full(n, -1), []), "stall_share": np.full(n, np.nan)}
 
 
-def _largest(wide: pd.DataFrame, names: list[str], n: int) -> dict:
+def _largest(wide, names: list[str], n: int) -> dict:
     reasons = [str(_stall(name)) for name in names]
     values = np.vstack([_col(wide, name) for name in names])
     total = np.nansum(values, axis=0)

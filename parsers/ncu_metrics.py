@@ -192,14 +192,42 @@ def _wanted_names() -> set[str]:
 _WANTED = _wanted_names()
 
 
-def col(wide: pd.DataFrame, name: str) -> np.ndarray:
-    """A metric column as float64 values, all NaN when the profile does not have it."""
+class Wide:
+    """The metric values of a page, one float64 array per raw metric name (n launches each):
+    what every ncu reader gives `launch_table`, read by name (`col`) without a frame around
+    them (a DataFrame column lookup was 20 us, 80 of them a file)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], n: int):
+        self.arrays, self.n = arrays, n
+
+    @classmethod
+    def of(cls, wide) -> Wide:
+        """A Wide as it is, or one of a frame's columns (the .ncu-rep reader's), as float64."""
+        if isinstance(wide, Wide):
+            return wide
+        arrays = {c: wide[c].to_numpy(dtype="float64", na_value=np.nan) for c in wide.columns}
+        return cls(arrays, len(wide))
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.arrays)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.arrays
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.arrays[name]
+
+
+def col(wide: Wide, name: str) -> np.ndarray:
+    """A metric column as float64 values, all NaN when the profile does not have it; the
+    array itself (a quantity that is one metric shares its memory)."""
     if name not in wide:
         return np.full(len(wide), np.nan)
-    column = wide[name]
-    if column.dtype == np.float64:
-        return column.to_numpy()  # a view: a quantity that is one metric shares its memory
-    return column.to_numpy(dtype="float64", na_value=np.nan)
+    return wide[name]
 
 
 def first(*candidates: np.ndarray) -> np.ndarray:
@@ -213,25 +241,24 @@ def first(*candidates: np.ndarray) -> np.ndarray:
     return values
 
 
-def launch_table(
-    box: list[pd.DataFrame], identity: dict, source: str, notes: list[str]
-) -> pd.DataFrame:
-    """The canonical launch table from identity columns and a wide metric frame (every ncu
-    reader). The frame comes in `box` and is taken out of it, so that the raw metrics the
-    quantities do not share go before the table is built (an argument would be held by the
-    caller until the call returns: 28 MB at 200k launches)."""
-    wide = box.pop()
+def launch_table(box: list, identity: dict, source: str, notes: list[str]) -> pd.DataFrame:
+    """The canonical launch table from identity columns and the metrics (every ncu reader).
+    The metrics (a Wide, or a frame of float columns) come in `box` and are taken out of it,
+    so that the raw metrics the quantities do not share go before the table is built (an
+    argument would be held by the caller until the call returns: 28 MB at 200k launches)."""
+    wide = Wide.of(box.pop())
     identity = {**identity, **{k: launch_dims(wide, identity[k], k) for k in LAUNCH_DIMS}}
     quantities_, row_notes = quantities(
         wide, schema.filled(identity["kernel"], ""), identity["arch"]
     )
-    source_ = schema.repeated(source, len(wide))
+    n = len(wide)
     sol = ncu_sol.columns(wide) if _lacking(quantities_) else None
     facts = ncu_launch.columns(wide)
     del wide
-    table = pd.DataFrame({**identity, **quantities_, "source": source_}, copy=False)
-    del quantities_  # the frame holds them (copy=False: not copied into 2-D blocks)
-    table = schema.conform(table)
+    columns = {**identity, **quantities_, "source": schema.repeated(source, n)}
+    del quantities_  # the table holds them (not copied into 2-D blocks)
+    table = schema.conformed(columns, n)
+    del columns
     for message, mask in row_notes:
         schema.add_note(table, message, np.asarray(mask, dtype=bool))
         notes.append(message)
@@ -260,7 +287,7 @@ def _speed_of_light(table: pd.DataFrame, sol: dict | None) -> None:
             table[column] = sol[column]
 
 
-def launch_dims(wide: pd.DataFrame, given: pd.Series, kind: str) -> pd.Series:
+def launch_dims(wide: Wide, given: pd.Series, kind: str) -> pd.Series:
     """The page's "Grid Size"/"Block Size" text where it has one, else "(x, y, z)" from the
     dimension metrics, else the total the launch__*_size metric gives (blocks, threads)."""
     missing = given.isna().to_numpy()
@@ -279,7 +306,7 @@ def _whole_numbers(values: np.ndarray) -> pd.Series:
     return pd.Series(np.where(whole, values, np.nan)).astype("Int64").astype("string")
 
 
-def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[dict, list[tuple]]:
+def quantities(wide, names: pd.Series, arch: pd.Series) -> tuple[dict, list[tuple]]:
     """Canonical quantity columns from a wide metric frame.
 
     Returns (columns, notes) where notes are (message, row mask) pairs to attach per launch.
@@ -287,10 +314,10 @@ def quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[d
     numpy's warnings on inf x 0 are not the user's business.
     """
     with np.errstate(all="ignore"):
-        return _quantities(wide, names, arch)
+        return _quantities(Wide.of(wide), names, arch)
 
 
-def _quantities(wide: pd.DataFrame, names: pd.Series, arch: pd.Series) -> tuple[dict, list]:
+def _quantities(wide: Wide, names: pd.Series, arch: pd.Series) -> tuple[dict, list]:
     notes: list[tuple] = []
     duration = _duration(wide, notes)
     out = {

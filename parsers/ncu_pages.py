@@ -25,6 +25,18 @@ from .ncu_table import TEXT_METRICS, VALUE_COLUMNS, duplicate_ids, identity
 from .values import unit_scale
 
 NO_UNITS = "no units row after the header: values read as ncu base units (durations in ns)"
+OTHER_UNITS = (
+    "a units row in the middle of the page with other units than the first (exports with other "
+    "--print-units joined into one file?); export each run to a file of its own"
+)
+# A row without a launch ID (ncu writes none on its units row alone) after a first row that is
+# a launch: the units the values are in are not known (the fuzzer's line break inside the units
+# row of a B200 export: its cells became a ragged row, padded, read after the launches).
+UNITS_ROW_LATE = (
+    "a units row (a row without a launch ID) among the launches of a page whose first row is a "
+    "launch: the page's units are unknown (a units row broken across two lines?); export the "
+    "run again with `--print-units base`"
+)
 
 
 class NotPiecewise(Exception):
@@ -121,13 +133,10 @@ class RawPage:
         if not pc.any(again).as_py():
             return table
         for row in table.filter(again).to_pylist():
-            if not self.units_row or any(self.units.get(c) != v for c, v in row.items()):
-                raise InputError(
-                    "a units row in the middle of the page with other units than the first "
-                    "(exports with other --print-units joined into one file?); export each "
-                    "run to a file of its own",
-                    path=self.source,
-                )
+            if not self.units_row:
+                raise InputError(UNITS_ROW_LATE, path=self.source)
+            if any(self.units.get(c) != v for c, v in row.items()):
+                raise InputError(OTHER_UNITS, path=self.source)
         self.units_again += int(pc.sum(again).as_py())
         return table.filter(pc.invert(again))
 
@@ -158,26 +167,24 @@ class RawPage:
                 raise NotPiecewise
         frame = pa.table({c: pa.chunked_array(v) for c, v in self.texts.items()})  # as parsed
         self.texts = {}
-        frame = frame.to_pandas()
         unreadable = []
         if self.unreadable:
             unreadable = not_numbers_message(self.unreadable, *self.first[1:])
         notes = self.notes
         launches = metrics.launch_table(
-            [self._wide(frame.index)], identity(frame), self.source, notes
+            [self._wide(frame.num_rows)], identity(frame), self.source, notes
         )
         repeated = [f"{self.units_again} repeated units row(s) skipped"] if self.units_again else []
         return (
             launches,
             notes,
-            repeated + duplicate_ids(frame["ID"], launches["launch_id"]) + unreadable,
+            repeated + duplicate_ids(frame.column("ID"), launches["launch_id"]) + unreadable,
         )
 
-    def _wide(self, index: pd.Index) -> pd.DataFrame:
+    def _wide(self, n: int) -> metrics.Wide:
         """The metric columns, each joined from its pieces (handed over in a box: nothing else
         holds them, so launch_table can let them go)."""
-        wide = {c: _joined(self.values.pop(c)) for c in list(self.values)}
-        return pd.DataFrame(wide, index=index, copy=False)  # copy=False: no block copy
+        return metrics.Wide({c: _joined(self.values.pop(c)) for c in list(self.values)}, n)
 
 
 def _joined(pieces: list[np.ndarray]) -> np.ndarray:
@@ -220,7 +227,8 @@ def from_details(box: list[pa.Table], source: str, locale: str | None):
     values = to_floats(cells, locale) * scales
     unreadable = _unreadable_details(cells, values, num_rows, table)
     per_launch = _first_rows(table, launch, n_launches)
-    per_launch["device__attribute_display_name"] = _texts(table, launch, kept & text, n_launches)
+    names = pa.array(_texts(table, launch, kept & text, n_launches), pa.string(), from_pandas=True)
+    per_launch = per_launch.append_column("device__attribute_display_name", names)
     del table
     pivoted = [_pivot(launch[num_rows], metric[num_rows], values, n_launches, display)]
     notes: list[str] = []
@@ -261,11 +269,12 @@ def _codes(column) -> tuple[np.ndarray, list]:
     return codes, encoded.dictionary.to_pylist()
 
 
-def _first_rows(table: pa.Table, launch: np.ndarray, n: int) -> pd.DataFrame:
+def _first_rows(table: pa.Table, launch: np.ndarray, n: int) -> pa.Table:
     """Each launch's first row (launches in the order they first appear), without the values."""
     first = schema.first_rows(launch, n)[1]
     columns = ["ID"] + [c for c in table.column_names if c not in ("ID", *VALUE_COLUMNS)]
-    return _take_sorted(table.select(columns), first).to_pandas()
+    columns = [c for c in columns if c != "device__attribute_display_name"]  # from the values
+    return _take_sorted(table.select(columns), first)
 
 
 def _take_sorted(table: pa.Table, rows: np.ndarray) -> pa.Table:
@@ -308,8 +317,7 @@ def _pivot(launch: np.ndarray, metric: np.ndarray, values: np.ndarray, n: int, d
     grid = np.full(len(present) * n, np.nan)
     grid[cell] = values[first]
     grid = grid.reshape(len(present), n)
-    columns = {distinct[c]: grid[i] for i, c in enumerate(present)}
-    return pd.DataFrame(columns, index=pd.RangeIndex(n), copy=False)
+    return metrics.Wide({distinct[c]: grid[i] for i, c in enumerate(present)}, n)
 
 
 def _unreadable_details(cells, values, rows: np.ndarray, table: pa.Table) -> list[str]:

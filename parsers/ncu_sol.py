@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pandas as pd
 
 from rooflint.core import schema
 
@@ -50,7 +49,7 @@ def _pipe(name: str) -> str | None:
     return pipe if pipe and "subpipe" not in pipe and "_type_" not in pipe else None
 
 
-def columns(wide: pd.DataFrame) -> dict:
+def columns(wide) -> dict:
     """{column: values} of schema.SOL_COLUMNS, fractions of peak (NaN where not given); the
     busiest pipe by name (ties: the first of the cycles-active metrics, then by name)."""
     out = {
@@ -71,10 +70,10 @@ def columns(wide: pd.DataFrame) -> dict:
     return out
 
 
-def _fraction(wide: pd.DataFrame, name: str) -> np.ndarray:
+def _fraction(wide, name: str) -> np.ndarray:
     if name not in wide:
         return np.full(len(wide), np.nan)
-    return wide[name].to_numpy(dtype="float64", na_value=np.nan) / 100.0
+    return wide[name] / 100.0  # a float64 array (ncu_metrics.Wide)
 
 
 def _first(candidates: list[np.ndarray]) -> np.ndarray:

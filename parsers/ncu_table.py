@@ -334,37 +334,87 @@ def _fields(row: str) -> list[str]:
         return []
 
 
-def identity(frame: pd.DataFrame) -> dict:
-    """The canonical identity columns from a page's text columns (one row per launch)."""
+def identity(table: pa.Table) -> dict:
+    """The canonical identity columns from a page's text columns (one row per launch), straight
+    from the Arrow columns the parser gave: text as Categoricals of sorted strings (conform
+    takes them as they are), IDs as int64; nothing of the page goes to pandas as strings."""
+    n = table.num_rows
 
-    def text(name):
-        return frame[name] if name in frame else pd.Series(pd.NA, index=frame.index, dtype="string")
+    def text(name: str, empty_is_na: bool = False) -> pd.Series:
+        if name not in table.column_names:
+            return pd.Series(schema.repeated(None, n), copy=False)
+        return pd.Series(categorical(table.column(name), empty_is_na), copy=False)
 
-    cc = text("CC")
-    empty = (cc.fillna("") == "").to_numpy()
-    if "device__attribute_compute_capability_major" in frame and empty.any():
-        major = frame["device__attribute_compute_capability_major"]
-        minor = frame.get("device__attribute_compute_capability_minor", "0")
-        cc = cc.where(~empty, major + "." + minor)  # joined only when some row needs it
     return {
-        "launch_id": numbers(frame["ID"]),
-        "process_id": _process_ids(text("Process ID")),
+        "launch_id": numbers_of(table.column("ID")),
+        "process_id": _process_ids(table, n),
         "kernel": text("Kernel Name"),
         "grid": text("Grid Size"),
         "block": text("Block Size"),
-        "device_name": text("device__attribute_display_name").replace("", pd.NA),
-        "arch": cc.replace("", pd.NA),
-        "range": nvtx(frame),
+        "device_name": text("device__attribute_display_name", empty_is_na=True),
+        "arch": _arch(table, text),
+        "range": nvtx(table),
     }
 
 
-def _process_ids(cells: pd.Series) -> pd.Series:
+def categorical(column, empty_is_na: bool = False) -> pd.Categorical:
+    """An Arrow text column (a dictionary, as the parser reads REPEATED_TEXT, or strings) as a
+    Categorical of its sorted distinct values; null, and "" where `empty_is_na`, is NA."""
+    encoded = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not pa.types.is_dictionary(encoded.type):
+        encoded = encoded.dictionary_encode()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    labels = encoded.dictionary.to_pylist()
+    if empty_is_na and "" in labels:
+        position = np.append(np.arange(len(labels)), -1)
+        position[labels.index("")] = -1
+        codes = position[codes]
+    return schema.strings(codes, labels)
+
+
+def _arch(table: pa.Table, text) -> pd.Series:
+    """The compute capability ("9.0"): the CC cell, else major.minor from the device
+    attributes where the cell is empty (those joined only when some row needs it)."""
+    cc = text("CC", empty_is_na=True)
+    major, minor = (f"device__attribute_compute_capability_{p}" for p in ("major", "minor"))
+    if major not in table.column_names or not cc.isna().any():
+        return cc
+    frame = table.select([c for c in ("CC", major, minor) if c in table.column_names]).to_pandas()
+    cells = frame["CC"] if "CC" in frame else pd.Series(pd.NA, index=frame.index, dtype="string")
+    empty = (cells.fillna("") == "").to_numpy()
+    return cells.where(~empty, frame[major] + "." + frame.get(minor, "0")).replace("", pd.NA)
+
+
+def _process_ids(table: pa.Table, n: int) -> pd.Series:
     """Process IDs (grouping marks dropped) as numbers, NaN where unreadable; each distinct cell
     read once (a capture has a few processes over its 10^5 launches: 24 ms -> 1 ms)."""
-    codes, distinct = pd.factorize(cells, use_na_sentinel=True)
-    ungrouped = pd.Series(distinct, dtype=cells.dtype).str.replace(",", "").str.replace(".", "")
+    if "Process ID" not in table.column_names:
+        return pd.Series(np.full(n, np.nan))
+    encoded = table.column("Process ID").combine_chunks().dictionary_encode()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+    distinct = pd.Series(encoded.dictionary.to_pandas(), copy=False)
+    ungrouped = distinct.str.replace(",", "").str.replace(".", "")
     read = numbers(ungrouped).to_numpy(dtype="float64", na_value=np.nan)
-    return pd.Series(np.append(read, np.nan)[codes], index=cells.index)
+    return pd.Series(np.append(read, np.nan)[codes])
+
+
+def numbers_of(column) -> pd.Series:
+    """`numbers` of an Arrow text column: Arrow casts the common case, plain digit strings."""
+    cells = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(cells.type):
+        cells = cells.cast(pa.string())
+    if _digits(cells):
+        return pd.Series(pc.cast(cells, pa.int64()).to_numpy())
+    return pd.to_numeric(pd.Series(cells.to_pandas(), copy=False), errors="coerce")
+
+
+def _digits(arrow) -> bool:
+    return (
+        len(arrow) > 0
+        and arrow.null_count == 0
+        and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type))
+        and pc.all(pc.match_substring_regex(arrow, r"^[0-9]{1,18}$")).as_py()
+    )
 
 
 def numbers(cells: pd.Series) -> pd.Series:
@@ -373,13 +423,7 @@ def numbers(cells: pd.Series) -> pd.Series:
         arrow = pa.array(cells, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         arrow = None
-    if (
-        arrow is not None
-        and len(arrow)
-        and arrow.null_count == 0
-        and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type))
-        and pc.all(pc.match_substring_regex(arrow, r"^[0-9]{1,18}$")).as_py()
-    ):
+    if arrow is not None and _digits(arrow):
         return pd.Series(pc.cast(arrow, pa.int64()).to_numpy(), index=cells.index)
     return pd.to_numeric(cells, errors="coerce")
 
@@ -387,12 +431,13 @@ def numbers(cells: pd.Series) -> pd.Series:
 _NVTX_RANGE = re.compile(r'"(?:<[^>"]*>|[^:"]*):([^:"]*):')
 
 
-def nvtx(frame: pd.DataFrame) -> pd.Series:
+def nvtx(table: pa.Table) -> pd.Series:
     """NVTX ranges as "outer/inner" from ncu's `Domain:Push/Pop_Range:...` columns; each distinct
     combination of range cells is read once."""
-    cols = [c for c in frame.columns if any(m in c for m in NVTX_MARKERS)]
+    cols = [c for c in table.column_names if any(m in c for m in NVTX_MARKERS)]
     if not cols:
-        return pd.Series(pd.NA, index=frame.index, dtype="string")
+        return pd.Series(schema.repeated(None, table.num_rows), copy=False)
+    frame = table.select(cols).to_pandas()
     joined = frame[cols[0]].fillna("").astype("string")
     for c in cols[1:]:
         joined = joined + " " + frame[c].fillna("").astype("string")
@@ -402,11 +447,13 @@ def nvtx(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(ranges, index=frame.index)
 
 
-def duplicate_ids(ids: pd.Series, numbers: pd.Series) -> list[str]:
+def duplicate_ids(column, numbers: pd.Series) -> list[str]:
     """A raw page has one row per launch: IDs on several rows are named (every row is kept).
-    `numbers` are the IDs read as numbers: when each is a distinct number, so is each text."""
+    `numbers` are the IDs read as numbers: when each is a distinct number, so is each text.
+    `column`: the IDs as the parser read them (Arrow)."""
     if numbers.notna().all() and numbers.is_unique:
         return []
+    ids = pd.Series(column.to_pandas(), copy=False)
     ids = ids[ids != ""]
     repeated = ids[ids.duplicated(keep=False)]
     if repeated.empty:

@@ -1,8 +1,9 @@
 """The reference ncu CSV reader: the per-cell reader rooflint shipped before one vectorised
 reader replaced it (parsers/ncu_csv.py at commit a6a6ea3, its general path, unchanged but for
 this docstring, the imports and the removed fast path; since issue 33 a line that continues a
-quoted cell left open is a row's, `_body`, and a last launch cut short is left out,
-`_cut_launch`). Tests compare the reader with it."""
+quoted cell left open is a row's, `_body`, a last launch cut short is left out,
+`_cut_launch`, and a header line or units row repeated among the rows is no launch,
+`_repeated_header`, `_repeated_units`). Tests compare the reader with it."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from rooflint.core.choices import LOCALES
 from rooflint.core.errors import InputError
 from rooflint.core.profile import Profile
 from rooflint.parsers import ncu_metrics as metrics
+from rooflint.parsers.ncu_pages import OTHER_UNITS, UNITS_ROW_LATE
 from rooflint.parsers.values import (
     detect_locale,
     to_float,
@@ -90,6 +92,8 @@ def read(path, locale: str | None = None, **_options) -> Profile:
     if len(body) < 2:
         raise InputError(empty, path=source)
     table, repairs = _parse(body, header, source)
+    table, repeats = _repeated_header(table, header, source)
+    repairs += repeats
     if cut:
         repairs.insert(0, "last line cut short (the file ends mid-row: a truncated copy?) skipped")
     if table.num_rows == 0:
@@ -101,9 +105,9 @@ def read(path, locale: str | None = None, **_options) -> Profile:
         launches, notes, unreadable = _from_details(frame, source, locale)
         fmt = "ncu-details"
     else:
-        launches, notes, unreadable = _from_raw(frame, source, locale)
+        launches, notes, unreadable, again = _from_raw(frame, source, locale)
         fmt = "ncu-raw"
-        repairs += _duplicate_ids(frame["ID"])
+        repairs += again + _duplicate_ids(frame["ID"])
     repairs += unreadable
     _name_devices(launches, body, notes)
     invalid = schema.invalid_rows(launches)
@@ -291,7 +295,8 @@ def _with_ragged(table: pa.Table, rows: list[str], names: list[str], keep: list[
 def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
     notes: list[str] = []
     units = {}
-    if len(frame) and frame["ID"].iloc[0] == "":
+    units_row = bool(len(frame)) and frame["ID"].iloc[0] == ""
+    if units_row:
         units = frame.iloc[0].to_dict()
         frame = frame.iloc[1:].reset_index(drop=True)
     else:  # ncu's base units are SI except time, which it counts in nanoseconds
@@ -299,6 +304,7 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
         notes.append(
             "no units row after the header: values read as ncu base units (durations in ns)"
         )
+    frame, again = _repeated_units(frame, units if units_row else None, source)
     metric_cols = [c for c in frame.columns if metrics.wanted(c) and c not in _TEXT_METRICS]
     locale = _choose_locale(frame[metric_cols], locale, source)
     wide = pd.DataFrame(
@@ -307,7 +313,44 @@ def _from_raw(frame: pd.DataFrame, source: str, locale: str | None):
     )
     unreadable = _not_numbers(frame[metric_cols], wide, frame["ID"])
     identity = _identity(frame)
-    return metrics.launch_table([wide], identity, source, notes), notes, unreadable
+    return metrics.launch_table([wide], identity, source, notes), notes, unreadable, again
+
+
+def _repeated_header(table: pa.Table, header: list[str], source: str):
+    """(table, repairs) without the rows that repeat the header line (ID "ID"); one that names
+    other columns than the header is refused (issue 33 item 5)."""
+    rows = table.to_pylist()
+    fields = dict(zip(_unique(header), header, strict=True))
+    repeats = [i for i, row in enumerate(rows) if row["ID"] == "ID"]
+    for i in repeats:
+        if any(cell != fields[name] for name, cell in rows[i].items()):
+            raise InputError(
+                "a second header line names other columns than the first (two exports "
+                "joined into one file?); export each run to a file of its own",
+                path=source,
+            )
+    if not repeats:
+        return table, []
+    kept = [row for i, row in enumerate(rows) if row["ID"] != "ID"]
+    table = pa.Table.from_pylist(kept, schema=table.schema)
+    repair = f"{len(repeats)} repeated header line(s) skipped (exports joined into one file?)"
+    return table, [repair]
+
+
+def _repeated_units(frame: pd.DataFrame, units: dict | None, source: str):
+    """(frame, repairs) without the rows after the first that have no launch ID: each must
+    repeat the page's units row (two exports joined into one file); one with other units, or
+    on a page whose first row is a launch, is refused (issue 33 item 5)."""
+    again = (frame["ID"] == "").to_numpy()
+    for _, row in frame[again].iterrows():
+        if units is None:  # the page's first row is a launch
+            raise InputError(UNITS_ROW_LATE, path=source)
+        if any(units.get(c) != v for c, v in row.items()):
+            raise InputError(OTHER_UNITS, path=source)
+    if not again.any():
+        return frame, []
+    repair = f"{int(again.sum())} repeated units row(s) skipped"
+    return frame[~again].reset_index(drop=True), [repair]
 
 
 _TEXT_METRICS = {"device__attribute_display_name"}

@@ -16,10 +16,12 @@ import pytest
 
 from rooflint import parsers
 from rooflint.core.errors import InputError
-from rooflint.parsers import ncu_lines
-from tests.helpers import A100, FIXTURES, raw_rows, write_raw
+from rooflint.parsers import ncu_csv, ncu_lines
+from tests import ncu_reference
+from tests.helpers import A100, FIXTURES, assert_same_reading, raw_rows, shared, write_raw
 
 H200_BLOCK = FIXTURES / "ncu" / "h200-block-raw-stdout.csv"  # 20 launches among app prints
+FLASHINFER = "flashinfer_paged_decode__gqa_bf16_b1_ctx128k_p64.ncu.csv"  # a B200 default-set export
 BREAKS = ["\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x85", "\u2028", "\u2029"]
 
 
@@ -148,6 +150,48 @@ def test_a_units_row_with_other_units_is_refused(tmp_path):
     path.write_text("".join(lines[: h + 8] + [other] + lines[h + 8 :]), encoding="utf-8")
     with pytest.raises(InputError, match="units row in the middle of the page"):
         parsers.read(path)
+
+
+def _units_row_broken(data: bytes, cells: int) -> bytes:
+    """A line end inside the units row after its first `cells` cells, between two of them (not
+    after an opening quote): both halves become ragged rows, the page's first row a launch."""
+    lines = data.split(b"\n")
+    h = next(i for i, line in enumerate(lines) if line.startswith(b'"ID"'))
+    assert lines[h + 1].startswith(b'"","') and b'"ns"' in lines[h + 1]  # the units row
+    cut = len(b'"",') * cells
+    lines[h + 1] = lines[h + 1][:cut] + b"\n" + lines[h + 1][cut:]
+    return b"\n".join(lines)
+
+
+def test_a_units_row_broken_across_two_lines_is_refused_as_such(tmp_path):
+    """h200-block-raw-stdout.csv with a line end after the units row's 4th cell: the first row
+    is then launch ID 0 and the units row's cells come as a row without an ID after the
+    launches. The units the values are in are not known: refused, saying so (it said "with
+    other units than the first", which there was none of)."""
+    path = tmp_path / "broken.csv"
+    path.write_bytes(_units_row_broken(H200_BLOCK.read_bytes(), 4))
+    with pytest.raises(InputError, match="units row broken across two lines") as err:
+        parsers.read(path)
+    assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+    assert "other units than the first" not in str(err.value)
+
+
+@pytest.mark.e2e
+def test_the_fuzzers_broken_units_row_reads_as_the_reference_reads_it(tmp_path):
+    """tests/test_ncu_reader_fuzz.py::test_random_bytes found this: b"\\n" inserted at byte
+    22871 of the B200 flashinfer export, 12 bytes (4 cells) into its units row (which starts at
+    byte 22859, after 2 ==PROF== lines and the 22757-byte header). The reference reader read the
+    units row's cells as a 66th launch with no ID and "block" as its duration; both readers
+    now refuse the file with the same words (issue 33's rule, in the reference too)."""
+    original = shared(f"ncu/default-set-b200/{FLASHINFER}")
+    data = bytearray(original.read_bytes())
+    assert data[22859:22871] == b'"","","","",'
+    data[22871:22871] = b"\n"
+    path = tmp_path / "fuzzed.csv"
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="units row broken across two lines"):
+        parsers.read(path)
+    assert_same_reading(ncu_csv, ncu_reference, path, path)
 
 
 # --- item 3: a details page cut mid-launch -----------------------------------------------------

@@ -64,26 +64,43 @@ def rank_dataset(
 
     meta = dataset_metadata(path)
     devices = resolve_devices(meta, device)
-    launches = dd.read_parquet(str(path), **read_options)
-    keys = ranking.GROUPINGS[group_by]
-    analysed = launches.map_partitions(
-        analyze_partition,
-        devices,
-        latency_threshold,
-        meta=analyze_partition(launches._meta, devices, latency_threshold),
-    )
-    keys = [
-        k for k in keys if k in analysed.columns
-    ]  # trace-only keys (op, module): NA, as in rank
-    gathered = analysed[list(dict.fromkeys(["source"] + keys + RANK_INPUTS))].compute(
-        scheduler=scheduler
-    )
+    # Each shard on its own: runs write their own columns (a trace's kind, collective and
+    # comm_bytes; none in an ncu run's), and one read of several takes the first's schema,
+    # dropping the others' columns (its host copies and collectives then had no link roof).
+    parts = [
+        _gathered(dd.read_parquet(str(folder), **read_options), devices, group_by, args)
+        for folder in _shard_folders(path, meta)
+        for args in [(latency_threshold, scheduler)]
+    ]
+    gathered = parts[0] if len(parts) == 1 else schema.concat(parts)
     # Rows back in input order (sources as the report read them, rows as in each file) so that
     # groups and sums come in the same order as on one machine.
     order = {source: i for i, source in enumerate(meta.get("sources", []))}
     position = gathered["source"].map(lambda s: order.get(s, len(order))).astype("int64")
     gathered = gathered.iloc[position.argsort(kind="stable")].reset_index(drop=True)
     return ranking.rank(gathered, group_by, latency_threshold)
+
+
+def _shard_folders(path: str | Path, meta: dict) -> list[Path]:
+    """The folders of the dataset's shards ([path] for a dataset written by one run)."""
+    shards = meta.get("shards") or ["."]
+    return [Path(path) / shard if shard != "." else Path(path) for shard in shards]
+
+
+def _gathered(launches, devices: dict, group_by: str, args: tuple) -> pd.DataFrame:
+    """One shard's launches analysed partition by partition, the columns ranking reads."""
+    latency_threshold, scheduler = args
+    analysed = launches.map_partitions(
+        analyze_partition,
+        devices,
+        latency_threshold,
+        meta=analyze_partition(launches._meta, devices, latency_threshold),
+    )
+    keys = [  # trace-only keys (op, module): NA, as in rank
+        k for k in ranking.GROUPINGS[group_by] if k in analysed.columns
+    ]
+    columns = list(dict.fromkeys(["source"] + keys + RANK_INPUTS))
+    return analysed[columns].compute(scheduler=scheduler)
 
 
 def analyze_partition(part: pd.DataFrame, devices: dict, latency_threshold: float) -> pd.DataFrame:

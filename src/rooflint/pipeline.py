@@ -331,6 +331,7 @@ def _note_identity(use: DeviceUse, ident) -> None:
     use.evidence = use.evidence or ident.evidence
     if ident.provisional and not use.provisional:
         use.provisional, use.candidates = True, list(ident.candidates)
+        use.highest_roofs = ident.highest_roofs
 
 
 def read_all(paths: Iterable[str], options: Options, progress=None):

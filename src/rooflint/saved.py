@@ -12,7 +12,7 @@ import pandas as pd
 
 from rooflint import saved_check
 from rooflint.core import analysis, provenance, ranking, report_schema, schema, verdicts
-from rooflint.core.device import Link, LinkKind
+from rooflint.core.device import HOST_PREFIX, Link, LinkKind
 from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
@@ -288,6 +288,7 @@ def device_use(entry: dict) -> DeviceUse:
         evidence=saved["evidence"],
         candidates=saved["candidates"],
         provisional=saved["provisional"],
+        highest_roofs=saved["highest_roofs"],
     )
 
 
@@ -310,13 +311,15 @@ def saved_device(saved: dict, source: str) -> Device:
         memory=memory,
         source=source,
         link=_saved_link(saved.get("link") or {}),
+        host_link=_saved_link(saved.get("host_link") or {}, HOST_PREFIX),
     )
 
 
-def _saved_link(saved: dict) -> Link | None:
-    """The link roof a report saved ({kind: (value, source)}), None when it saved none or one of
-    a kind this version does not know."""
-    for kind, (value, origin) in saved.items():
+def _saved_link(saved: dict, prefix: str = "") -> Link | None:
+    """The link roof a report saved ({kind: (value, source)}, a host link's kind after
+    `prefix`), None when it saved none or one of a kind this version does not know."""
+    for name, (value, origin) in saved.items():
+        kind = name.removeprefix(prefix)
         if kind in {k.value for k in LinkKind}:
             return Link(LinkKind(kind), Ceiling(value, origin))
     return None

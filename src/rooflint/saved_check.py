@@ -65,6 +65,7 @@ DEVICE = Record(
     {
         **dict.fromkeys(("id", "name", "vendor", "arch", "evidence", "choose"), STR),
         "provisional": BOOL,
+        "highest_roofs": BOOL,
         **dict.fromkeys(("candidates", "sources", "provenance"), Array(STR)),
         "ceilings": Array(CEILING),
     }

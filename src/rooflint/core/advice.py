@@ -20,8 +20,9 @@ def for_group(row: dict, context: Context | None = None) -> list[Advice]:
     """The advice for one ranked group (a ranking.KERNEL_COLUMNS row, with the launch facts and
     excess traffic where the table has them), in Rule order."""
     context = context or Context()
-    if row.get("verdict") == COMMUNICATION:
-        return []
+    copies = advice_memory.pageable(row)
+    if row.get("verdict") == COMMUNICATION:  # collectives and host copies: their links' rules
+        return [copies] if copies else []
     found = [
         advice_memory.excess_traffic(row),
         advice_memory.cache_bound(row, context),
@@ -33,6 +34,7 @@ def for_group(row: dict, context: Context | None = None) -> list[Advice]:
         advice_compute.vector_pipe(row, context),
         None,  # precision: only where no vector-pipe advice was given (below)
         advice_compute.matrix_clock(row, context),
+        copies,
     ]
     if found[7] is None:
         found[8] = advice_compute.precision(row, context)

@@ -45,3 +45,19 @@ def cache_bound(row: dict, context: Context) -> Advice | None:
         f"{pct(context.dram_fraction)} of its roof — the limit is {level}, not DRAM: {fix}",
         f"ncu's {level} throughput % and the achieved DRAM bandwidth",
     )
+
+
+def pageable(row: dict) -> Advice | None:
+    """Host copies from or to pageable memory: the driver stages each through a pinned bounce
+    buffer (CUDA C++ Best Practices Guide, "Pinned Memory"), two copies and no overlap."""
+    count = number(row.get("comm_pageable"))
+    if not count > 0:
+        return None
+    return Advice(
+        Rule.PAGEABLE,
+        f"pageable host memory ({int(count)} of its copies): the driver stages each copy "
+        "through a pinned bounce buffer and the copy cannot overlap computation; pin the host "
+        "memory (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
+        "non_blocking=True",
+        "the copies' names: Pageable",
+    )

@@ -22,6 +22,7 @@ class Rule(enum.StrEnum):
     VECTOR_PIPE = "vector-pipe"
     PRECISION = "precision"
     MATRIX_CLOCK = "matrix-clock"
+    PAGEABLE = "pageable-copy"
     COLLECT = "collect"  # none of the above could speak: what would let them
 
 

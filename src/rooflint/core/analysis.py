@@ -12,8 +12,8 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
-from rooflint.core import collectives, schema, speed_of_light, verdicts
-from rooflint.core.device import Device, LinkKind
+from rooflint.core import collectives, hostcopies, schema, speed_of_light, verdicts
+from rooflint.core.device import HOST_PREFIX, Device, LinkKind
 from rooflint.core.verdicts import LATENCY_THRESHOLD, VERDICTS
 
 RESULT_COLUMNS = [
@@ -68,6 +68,7 @@ REASONS = [
     *(r.value for r in Reason),
     *(no_ceiling(c) for c in schema.COMPUTE_CLASSES),
     *(m.value for m in collectives.Missing),
+    *(m.value for m in hostcopies.Missing),
 ]
 
 RESULT_UNITS = {
@@ -118,8 +119,9 @@ def analyze_each(
     t_compute = np.where(sol.compute, sol.t_compute, t_compute)
     t_memory, memory_limiter = _memory_time(launches, ceilings.memory, {"dram": bytes_dram})
     reason = _reasons(launches, duration, bytes_dram, ceilings, uncovered, sol.compute)
-    comm = _communication(launches)
-    link = _Link(launches, duration, ceilings, comm)
+    host = hostcopies.is_host_copy(launches)
+    link = _Link(launches, duration, ceilings, _communication(launches), host)
+    comm = link.comm  # collectives and host copies: judged against a link, not the roofline
     reason = (np.where(comm, link.reason, reason[0]), reason[1])
     ok = (reason[0] == 0) & ~comm
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -149,7 +151,7 @@ def analyze_each(
             ),
             "reason": schema.strings(*reason),
             "comm_algbw_bytes_per_s": link.algbw,
-            "comm_busbw_bytes_per_s": link.algbw * link.factor,
+            "comm_busbw_bytes_per_s": np.where(host, np.nan, link.algbw * link.factor),
         }
     kept = sol.marked(launches[[c for c in launches.columns if c not in RESULT_COLUMNS]])
     results = pd.DataFrame(columns, index=launches.index, copy=False)
@@ -185,6 +187,12 @@ class _Ceilings:
         )
         kinds = [_LIMITERS.index(k.kind.value) if k else _NO_LIMITER for k in links]
         self.link_code = np.repeat(np.array(kinds, dtype=np.int64), counts)
+        hosts = [getattr(d, "host_link", None) for d in present]
+        self.host_link = _spread([{"host": k.value} if k else {} for k in hosts], counts).get(
+            "host", np.nan
+        )
+        host_kinds = [_LIMITERS.index(_host_limiter(k)) if k else _NO_LIMITER for k in hosts]
+        self.host_code = np.repeat(np.array(host_kinds, dtype=np.int64), counts)
         nominal = [getattr(d, "memory_clock_hz", 0.0) if d is not None else 0.0 for d in present]
         self.memory_clock = np.repeat(np.array(nominal, dtype=float), counts)
 
@@ -222,32 +230,53 @@ def _limiters(memory_wins, compute_limiter, memory_limiter, ok, estimated):
     return np.where(ok, np.where(limiter >= 0, limiter, _NO_LIMITER), -1), _LIMITERS + labels
 
 
-# The limiters: compute classes, memory levels, the link roofs (a collective's) and latency (a
-# collective's message under collectives.LATENCY_BYTES), "".
+# The limiters: compute classes, memory levels, the link roofs (a collective's), latency (a
+# collective's message under collectives.LATENCY_BYTES), the host links (a host copy's), a host
+# copy's latency (under hostcopies.LATENCY_BYTES), "".
 _LINKS = [k.value for k in LinkKind]
-_LIMITERS = schema.COMPUTE_CLASSES + schema.MEMORY_LEVELS + _LINKS + [collectives.LATENCY, ""]
+_HOST_LINKS = [HOST_PREFIX + k.value for k in LinkKind]
+_LIMITERS = (
+    schema.COMPUTE_CLASSES + schema.MEMORY_LEVELS + _LINKS + [collectives.LATENCY]
+    + _HOST_LINKS + [hostcopies.LATENCY, ""]
+)  # fmt: skip
 _NO_LIMITER = len(_LIMITERS) - 1
 
 
-class _Link:
-    """Each collective against its device's link roof: bus-bandwidth factor, algorithm bandwidth,
-    the time at the roof (bytes x factor / link bandwidth), the limiter (its link, or latency
-    for a small message) and the reason code where it has none (`placed` False)."""
+def _host_limiter(link) -> str:
+    return HOST_PREFIX + link.kind.value
 
-    def __init__(self, launches: pd.DataFrame, duration, ceilings: _Ceilings, comm: np.ndarray):
-        link = np.broadcast_to(np.asarray(ceilings.link, dtype=float), duration.shape)
-        self.factor, why = collectives.judge(launches, duration, link)
+
+class _Link:
+    """Each collective against its device's link roof and each host copy against its host link:
+    bus-bandwidth factor (1 for a copy), algorithm bandwidth, the time at the roof (bytes x
+    factor / link bandwidth), the limiter (its link, or latency for a small message or copy) and
+    the reason code where it has none (`placed` False); `comm` marks both."""
+
+    def __init__(self, launches, duration, ceilings: _Ceilings, comm, host):
+        shape = duration.shape
+        link = np.broadcast_to(np.asarray(ceilings.link, dtype=float), shape)
+        host_link = np.broadcast_to(np.asarray(ceilings.host_link, dtype=float), shape)
         size = (
             launches["comm_bytes"].to_numpy(dtype=float)
             if "comm_bytes" in launches
             else np.full(len(launches), np.nan)
         )
+        factor, why = collectives.judge(launches, duration, link)
+        copy_factor, copy_why = hostcopies.judge(host, size, duration, host_link)
+        self.factor = np.where(host, copy_factor, factor)
+        why = [c if h else w for c, w, h in zip(copy_why, why, host.tolist(), strict=True)]
+        self.comm = comm | host
         with np.errstate(divide="ignore", invalid="ignore"):
-            self.algbw = np.where(comm & (duration > 0), size / duration, np.nan)
-            self.t_bound = size * self.factor / link
-        self.placed = comm & ~np.isnan(self.t_bound)
+            self.algbw = np.where(self.comm & (duration > 0), size / duration, np.nan)
+            self.t_bound = size * self.factor / np.where(host, host_link, link)
+        self.placed = self.comm & ~np.isnan(self.t_bound)
         small = size < collectives.LATENCY_BYTES
-        self.limiter = np.where(small, _LIMITERS.index(collectives.LATENCY), ceilings.link_code)
+        small_copy = size < hostcopies.LATENCY_BYTES
+        self.limiter = np.where(
+            host,
+            np.where(small_copy, _LIMITERS.index(hostcopies.LATENCY), ceilings.host_code),
+            np.where(small, _LIMITERS.index(collectives.LATENCY), ceilings.link_code),
+        )
         codes = {r: i for i, r in enumerate(REASONS)}
         self.reason = np.array([codes[r] for r in why], dtype=np.int64)
 

@@ -85,12 +85,14 @@ class Ceiling:
 
 
 class LinkKind(StrEnum):
-    """The GPU-to-GPU link a device's collectives run over (its value: the device file's `kind`
-    and the limiter a collective names)."""
+    """A link of a device: the GPU-to-GPU one its collectives run over ([link]) or the one to its
+    host CPU its host copies cross ([host_link]); its value is the device file's `kind` and the
+    limiter a collective names."""
 
     NVLINK = "nvlink"
     INFINITY_FABRIC = "infinity_fabric"
     PCIE = "pcie"
+    NVLINK_C2C = "nvlink_c2c"  # Grace Hopper's chip-to-chip link to its Grace CPU
 
     @property
     def label(self) -> str:
@@ -98,10 +100,14 @@ class LinkKind(StrEnum):
         return _LINK_LABELS[self]
 
 
+# A host link's name as a limiter and a saved ceiling: this prefix + its kind ("host_pcie").
+HOST_PREFIX = "host_"
+
 _LINK_LABELS = {
     LinkKind.NVLINK: "NVLink",
     LinkKind.INFINITY_FABRIC: "Infinity Fabric",
     LinkKind.PCIE: "PCIe",
+    LinkKind.NVLINK_C2C: "NVLink-C2C",
 }
 
 
@@ -149,6 +155,9 @@ class Device:
     architecture: str = ""
     # The link roof collectives are placed against (None: not catalogued, no collective verdict).
     link: Link | None = None
+    # The link to the host CPU that host-to-device and device-to-host copies cross (None: not
+    # catalogued, no verdict for host copies).
+    host_link: Link | None = None
 
     @property
     def memory_clock_hz(self) -> float:
@@ -191,6 +200,9 @@ class Device:
         ]
         if self.link is not None:
             rows.append((f"link {self.link.kind}", self.link.value, "byte/s", self.link.source))
+        if self.host_link is not None:
+            host = self.host_link
+            rows.append((f"host link {host.kind}", host.value, "byte/s", host.source))
         if "dram" in self.memory:
             rows += [
                 (f"ridge {c}/dram", self.ridge(c), "op/byte", "derived: peak / dram bandwidth")

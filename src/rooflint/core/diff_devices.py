@@ -52,12 +52,12 @@ def device_changes(base: Result, head: Result) -> tuple[bool, list[dict]]:
 
 
 def _table(device, kind: str) -> dict:
-    """A device's ceilings of one kind by name (the link roof as "link", whatever its kind: PCIe
-    before and NVLink after is one roof that changed)."""
-    if kind != "link":
+    """A device's ceilings of one kind by name (the link roofs as "link" and "host_link",
+    whatever their kind: PCIe before and NVLink after is one roof that changed)."""
+    if kind not in ("link", "host_link"):
         return getattr(device, kind)
-    link = getattr(device, "link", None)
-    return {} if link is None else {"link": link.ceiling}
+    link = getattr(device, kind, None)
+    return {} if link is None else {kind: link.ceiling}
 
 
 def _device_id(use) -> str | None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from rooflint.core import collectives
+from rooflint.core import collectives, hostcopies
 from rooflint.core.analysis import Reason
-from rooflint.core.device import LinkKind
+from rooflint.core.device import HOST_PREFIX, LinkKind
 from rooflint.core.verdicts import (
     ABOVE_ROOF,
     COMMUNICATION,
@@ -20,6 +20,9 @@ NEAR_CEILING = 0.85
 GENERIC_LATENCY = "; look at parallelism in flight, synchronisation, launch overhead"
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
 _LINKS = {k.value for k in LinkKind}
+_HOST_LINKS = {HOST_PREFIX + k.value: k for k in LinkKind}
+_COPY_LIMITERS = {*_HOST_LINKS, hostcopies.LATENCY}
+_COPY_REASONS = {m.value for m in hostcopies.Missing}
 # ncu's percentages a verdict rests on, by the flags of core.ranking.ESTIMATED, in clause order.
 _ESTIMATES = {
     "dram_pct": "DRAM throughput %",
@@ -36,6 +39,8 @@ def roof_label(limiter: str | None, vendor: str | None = None) -> str:
         return _LEVELS[limiter]
     if limiter in _LINKS:
         return LinkKind(limiter).label
+    if limiter in _HOST_LINKS:
+        return _HOST_LINKS[limiter].label
     if limiter == "sm":  # a compute time from ncu's SM throughput %
         return "SM throughput"
     if limiter.startswith("pipe_"):  # one from the busiest pipe's utilisation ("pipe_alu")
@@ -106,6 +111,8 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
         )
     if verdict == ABOVE_ROOF:
         return f"above the roof ({pct} of the {roof} roof): check device, clocks and units"
+    if verdict == COMMUNICATION and (limiter in _COPY_LIMITERS or reason in _COPY_REASONS):
+        return _copy_text(efficiency, limiter, reason)
     if verdict == COMMUNICATION:
         return _collective_text(efficiency, limiter, reason)
     if reason == Reason.NO_FLOP_COUNTERS:
@@ -146,6 +153,36 @@ def _collective_text(efficiency: float, limiter: str | None, reason: str) -> str
         "bandwidth per direction): the link is not the limit; look at the algorithm and protocol "
         "(ring/tree, LL/Simple), channels, contention or a slower path between the ranks (another "
         "node, PCIe); only its exposed part costs the step"
+    )
+
+
+def _copy_text(efficiency: float, limiter: str | None, reason: str) -> str:
+    """A host copy against its host link: bytes / time as a share of the link's bandwidth per
+    direction, latency-bound under hostcopies.LATENCY_BYTES."""
+    if math.isnan(efficiency):
+        return (
+            f"communication: a host copy, not placed against a host-link roof ({reason}); what "
+            "costs the step is its exposed part, not hidden behind computation"
+        )
+    pct = _pct(efficiency)
+    if limiter == hostcopies.LATENCY:
+        return (
+            f"latency-bound copy at {pct} of the host link's roof: copies under "
+            f"{hostcopies.LATENCY_BYTES >> 10} KiB, where the fixed cost of each copy (µs of "
+            "driver and DMA set-up), not bytes over the link, is the time (a fixed threshold read "
+            "off published cudaMemcpy measurements); batch them into fewer, larger copies"
+        )
+    roof = roof_label(limiter)
+    if efficiency >= NEAR_CEILING:
+        return (
+            f"communication-bound at {pct} of the {roof} roof (host copy: bytes / time against "
+            "the host link's bandwidth per direction): near the link's peak; copy fewer bytes, "
+            "keep the data on the GPU, or overlap the copy with computation"
+        )
+    return (
+        f"communication-bound at {pct} of the {roof} roof (host copy: bytes / time against the "
+        "host link's bandwidth per direction): the link is not the limit; look at pageable "
+        "host memory, small copies, or a copy on the default stream waiting for others"
     )
 
 

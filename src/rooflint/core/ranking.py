@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import group_facts, names, provenance, schema, verdicts
+from rooflint.core import group_facts, hostcopies, names, provenance, schema, verdicts
 from rooflint.core.groupings import GROUPINGS
 from rooflint.core.provenance import Provenance
 from rooflint.core.verdicts import ABOVE_ROOF, LATENCY_THRESHOLD, NOT_ANALYSABLE
@@ -211,7 +211,7 @@ def _excess(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
     return (sums["measured"].sum(min_count=1) / sums["minimum"].sum(min_count=1)).to_numpy()
 
 
-COMM_COLUMNS = ["comm_message_bytes", "comm_busbw_bytes_per_s"]
+COMM_COLUMNS = ["comm_message_bytes", "comm_busbw_bytes_per_s", "comm_pageable"]
 
 
 def _bus(analysed: pd.DataFrame, group: np.ndarray, placed: np.ndarray) -> dict:
@@ -227,9 +227,11 @@ def _bus(analysed: pd.DataFrame, group: np.ndarray, placed: np.ndarray) -> dict:
         }
     ).groupby(group, sort=False)
     summed = sums.sum(min_count=1)
+    pageable = np.bincount(group, hostcopies.pageable(analysed), minlength=len(summed))
     return {
         "comm_message_bytes": sums["bytes"].mean().to_numpy(),
         "comm_busbw_bytes_per_s": (summed["moved"] / summed["time"]).to_numpy(),
+        "comm_pageable": pageable.astype(np.int64),  # host copies of pageable memory
     }
 
 

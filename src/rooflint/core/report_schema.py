@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from rooflint.core import analysis, schema, units
+from rooflint.core.device import HOST_PREFIX
 
 # The JSON report's own version (docs/json-format.md). 2: launches one object a line with null
 # fields left out, and each source named once in "sources" (a launch gives its "source_index").
@@ -53,6 +54,8 @@ def device_entry(use, full: bool = True) -> dict:
         "provisional": use.provisional,
         "candidates": list(use.candidates),
         "choose": use.advice,
+        # written only where it holds, so reports of a settled device keep their keys
+        **({"highest_roofs": True} if getattr(use, "highest_roofs", False) else {}),
     }
     return {
         "id": device.id,
@@ -75,17 +78,20 @@ def ceilings(device, ridges: bool = True) -> list[dict]:
             if ridges and kind == "compute":
                 entry["ridge_dram"] = ridge_dram(device, name)
             out.append(entry)
-    link = getattr(device, "link", None)
-    if link is not None:  # the roof collectives are placed against, named by its kind
-        out.append(
-            {
-                "name": str(link.kind),
-                "kind": "link",
-                "value": link.value,
-                "unit": units.RATE["link"],
-                "source": link.source,
-            }
-        )
+    for kind, link, prefix in (
+        ("link", getattr(device, "link", None), ""),
+        ("host_link", getattr(device, "host_link", None), HOST_PREFIX),
+    ):
+        if link is not None:  # the roofs collectives and host copies are placed against
+            out.append(
+                {
+                    "name": prefix + str(link.kind),
+                    "kind": kind,
+                    "value": link.value,
+                    "unit": units.RATE[kind],
+                    "source": link.source,
+                }
+            )
     return out
 
 
@@ -100,13 +106,14 @@ def ridge_dram(device, cls: str) -> float | None:
 def read_device_entry(entry: dict) -> dict:
     """A saved `devices[]` entry as plain values: id, name, vendor, arch, sources, provenance,
     evidence, candidates, provisional, and its ceilings as {"compute"/"memory": {name: (value,
-    source)}}, and the link roof as "link": {kind: (value, source)} (one without a number is left
-    out)."""
-    tables: dict[str, dict] = {"compute": {}, "memory": {}, "link": {}}
+    source)}}, the link roofs as "link" and "host_link": {name: (value, source)} (one without a
+    number is left out)."""
+    tables: dict[str, dict] = {"compute": {}, "memory": {}, "link": {}, "host_link": {}}
     for c in entry.get("ceilings") or []:
         value = number(c.get("value"), None)
         if value is not None:
-            kind = c.get("kind") if c.get("kind") in ("compute", "link") else "memory"
+            known = ("compute", "link", "host_link")
+            kind = c.get("kind") if c.get("kind") in known else "memory"
             tables[kind][c.get("name")] = (value, c.get("source") or "saved report")
     return {
         "id": entry.get("id") or None,
@@ -118,6 +125,7 @@ def read_device_entry(entry: dict) -> dict:
         "evidence": str(entry.get("evidence") or ""),
         "candidates": [str(c) for c in entry.get("candidates") or []],
         "provisional": bool(entry.get("provisional")),
+        "highest_roofs": bool(entry.get("highest_roofs")),
         **tables,
     }
 
@@ -138,12 +146,17 @@ def source_ceilings(device) -> dict | None:
             }
             for kind in ("compute", "memory")
         },
+        **{  # the link roofs, by name as the device block writes them ("nvlink", "host_pcie")
+            kind: {prefix + str(link.kind): {"value": link.value, "source": link.source}}
+            for kind, prefix in (("link", ""), ("host_link", HOST_PREFIX))
+            if (link := getattr(device, kind, None)) is not None
+        },
     }
 
 
 def read_source_ceilings(entry: dict) -> dict:
     """What source_ceilings wrote, with the ceilings as {"compute"/"memory": {name: (value,
-    source)}}."""
+    source)}} and the link roofs as {"link"/"host_link": {name: (value, source)}}."""
     return {
         "id": entry["id"],
         "name": entry.get("name") or entry["id"],
@@ -152,6 +165,11 @@ def read_source_ceilings(entry: dict) -> dict:
         **{
             kind: {k: (float(c["value"]), c["source"]) for k, c in entry[kind].items()}
             for kind in ("compute", "memory")
+        },
+        **{
+            kind: {k: (float(c["value"]), c["source"]) for k, c in entry[kind].items()}
+            for kind in ("link", "host_link")
+            if isinstance(entry.get(kind), dict)
         },
     }
 

@@ -31,6 +31,9 @@ class DeviceUse:
     evidence: str = ""
     candidates: list[str] = field(default_factory=list)
     provisional: bool = False
+    # The pick has the highest roofs of the candidates: efficiencies are lower bounds, headrooms
+    # upper bounds, whichever candidate the GPU is.
+    highest_roofs: bool = False
 
     @property
     def advice(self) -> str:

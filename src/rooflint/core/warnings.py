@@ -16,9 +16,19 @@ def device_warnings(result) -> list[str]:
         f"device provisional: {use.device.name} ({use.device.id}) was picked, but the "
         f"profile's evidence also fits "
         f"{', '.join(c for c in use.candidates if c != use.device.id)}"
-        f" with different ceilings, so the verdicts are provisional; {use.advice}"
+        f" with different ceilings, so the verdicts are provisional{_bounds(use)}; {use.advice}"
         for use in open_uses
     ]
+
+
+def _bounds(use) -> str:
+    """What a pick with the highest roofs of its candidates still tells."""
+    if not getattr(use, "highest_roofs", False):
+        return ""
+    return (
+        " (it has the highest roofs of them: each efficiency is a lower bound and each "
+        "headroom an upper bound)"
+    )
 
 
 def above_roof_warning(result) -> str | None:

@@ -10,6 +10,7 @@ the columns.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.dataset as ds
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rooflint.core import analysis, ranking, report_schema, schema
@@ -67,23 +68,52 @@ def pieces(result, per: str = "launch", output: str | None = None, **_options):
     a time, so that neither the file nor the launch table is ever held whole in Arrow; None when
     a dataset folder was written."""
     if output not in (None, "-") and _is_folder(output):
-        write_dataset(arrow_table(result, per), Path(output), partition=per == "launch")
+        write_dataset(result, Path(output), per)
         return None
-    return _row_groups(result, per)
+    return _row_groups(tables(result, per))
 
 
-def _row_groups(result, per: str) -> Iterator[bytes]:
-    rows = len(result.launches) if per == "launch" else len(result.kernels)
+def tables(result, per: str = "launch") -> Iterator[pa.Table]:
+    """The rows as Arrow tables, one a row group: per launch each input's rows (a folder's
+    files never share a group), in slices of CHUNK_ROWS; the ranked groups in such slices."""
+    keys = partition_values(result.launches["source"]) if per == "launch" else None
+    for rows in _slices(result, per):
+        yield arrow_table(result, per, rows, keys)
+
+
+def _slices(result, per: str) -> list[slice]:
+    if per != "launch":
+        return _cut(0, len(result.kernels))
+    ends = np.cumsum([0, *(_rows_of(profile) for profile in result.inputs)])
+    if ends[-1] != len(result.launches):  # a Result made otherwise (read back): no inputs' rows
+        return _cut(0, len(result.launches))
+    cuts = [part for a, b in zip(ends[:-1], ends[1:], strict=True) for part in _cut(a, b, False)]
+    return cuts or _cut(0, 0)
+
+
+def _rows_of(profile) -> int:
+    return 0 if profile.launches is None else len(profile.launches)
+
+
+def _cut(start: int, end: int, one: bool = True) -> list[slice]:
+    """[start, end) in slices of CHUNK_ROWS; an empty range is one empty slice when `one`
+    (a table without rows is still a file with its schema)."""
+    cuts = [slice(a, min(a + CHUNK_ROWS, end)) for a in range(int(start), int(end), CHUNK_ROWS)]
+    return cuts or ([slice(int(start), int(start))] if one else [])
+
+
+def _row_groups(parts: Iterator[pa.Table]) -> Iterator[bytes]:
+    """The Parquet file of the tables, each a row group, as pieces of bytes as they are made."""
     sink, writer = _Written(), None
-    for start in range(0, max(rows, 1), CHUNK_ROWS):
-        table = arrow_table(result, per, slice(start, start + CHUNK_ROWS))
+    for table in parts:
         writer = writer or pq.ParquetWriter(
             pa.PythonFile(sink, mode="w"), table.schema, use_dictionary=dictionary(table.schema)
         )
         writer.write_table(table)
         del table
         yield sink.taken()
-    writer.close()
+    if writer is not None:
+        writer.close()
     yield sink.taken()
 
 
@@ -120,9 +150,12 @@ def _is_folder(output: str) -> bool:
     return output.endswith(("/", os.sep)) or Path(output).is_dir()
 
 
-def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Table:
+def arrow_table(
+    result, per: str = "launch", rows: slice | None = None, keys: pa.DictionaryArray | None = None
+) -> pa.Table:
     """The rows (all, or the `rows` slice) as an Arrow table with explicit types, per-field units
-    and the report metadata."""
+    and the report metadata; `keys`, every launch's partition value when the caller has them
+    (`partition_values` of the whole table: worked out once, not once per slice)."""
     if per == "kernel":
         kernels = result.kernels
         extra = ["excess_traffic"] if "excess_traffic" in kernels else []  # traces + counters
@@ -152,7 +185,8 @@ def arrow_table(result, per: str = "launch", rows: slice | None = None) -> pa.Ta
         arrays.append(_array(values, kind))
     if per == "launch":
         fields.append(pa.field(PARTITION, pa.string()))
-        keys = partition_values(frame["source"])  # over every source: the same key in each group
+        if keys is None:  # over every source: the same key in each group
+            keys = partition_values(frame["source"])
         arrays.append((keys if rows is None else keys[rows]).cast(pa.string()))
     meta = {
         METADATA_KEY: json.dumps(_metadata(result, per, units), ensure_ascii=False).encode("utf-8")
@@ -227,9 +261,11 @@ def partition_values(sources: pd.Series) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(indices, pa.array(safe, pa.string()))
 
 
-def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None:
+def write_dataset(result, target: Path, per: str = "launch") -> None:
     """Write the dataset next to `target`, then move it into place: never half a dataset there.
-    A symbolic link to a folder is followed: the folder gets the dataset, the link stays."""
+    A symbolic link to a folder is followed: the folder gets the dataset, the link stays.
+    Per launch, each source's rows are one file of its partition, written a row group at a
+    time (`tables`): the whole table is never one Arrow table."""
     label, target = str(target), Path(os.path.realpath(target))
     parent = target.parent
     if not parent.is_dir():
@@ -240,7 +276,7 @@ def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None
     if target.exists() and not _empty_folder(target):
         raise UsageError(_refusal(target), path=label)
     try:
-        _write_dataset(table, target, partition)
+        _write_dataset(result, target, per)
     except OSError as exc:  # disk full, no permission: the user's to fix
         raise UsageError(
             f"cannot write the dataset ({exc.strerror or exc}); nothing was written; choose "
@@ -249,29 +285,48 @@ def write_dataset(table: pa.Table, target: Path, partition: bool = True) -> None
         ) from None
 
 
-def _write_dataset(table: pa.Table, target: Path, partition: bool) -> None:
+def _write_dataset(result, target: Path, per: str) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
-        if partition and table.num_rows:
-            ds.write_dataset(
-                table,
-                staging,
-                format="parquet",
-                file_options=ds.ParquetFileFormat().make_write_options(
-                    use_dictionary=dictionary(table.schema)
-                ),
-                basename_template="part-{i}.parquet",
-                partitioning=ds.partitioning(pa.schema([(PARTITION, pa.string())]), flavor="hive"),
-                existing_data_behavior="overwrite_or_ignore",
-            )
+        if per == "launch" and len(result.launches):
+            _partitions(tables(result, per), staging)
         else:
-            pq.write_table(
-                table, staging / "part-0.parquet", use_dictionary=dictionary(table.schema)
-            )
+            _write_file(tables(result, per), staging / "part-0.parquet")
         _swap_in(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _partitions(parts: Iterator[pa.Table], staging: Path) -> None:
+    """Hive partitions by PARTITION, `staging/source_key=<value>/part-0.parquet`: each
+    source's rows (they come together, an input at a time) one file, a row group a table, the
+    partition column left out of the file (as pyarrow.dataset writes it; readers add it back
+    from the folder's name). Rows of a value that come again later (a Result read back, whose
+    rows are not an input's) go to the next file of its folder, part-1.parquet, ..."""
+    runs = (run for table in parts for run in _by_key(table))
+    files: dict[str, int] = {}
+    for key, group in itertools.groupby(runs, key=lambda run: run[0]):
+        n = files[key] = files.get(key, -1) + 1
+        folder = staging / f"{PARTITION}={key}"
+        folder.mkdir(exist_ok=True)
+        _write_file((rows for _, rows in group), folder / f"part-{n}.parquet")
+
+
+def _by_key(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
+    """(partition value, its rows without the partition column) of a table, values in the
+    order they first come (a table of one input has one)."""
+    keys = table.column(PARTITION)
+    distinct = pc.unique(keys).to_pylist()
+    for key in distinct:
+        rows = table if len(distinct) == 1 else table.filter(pc.equal(keys, key))
+        yield key, rows.drop_columns([PARTITION])
+
+
+def _write_file(parts: Iterator[pa.Table], path: Path) -> None:
+    with open(path, "wb") as out:
+        for piece in _row_groups(parts):
+            out.write(piece)
 
 
 def _empty_folder(target: Path) -> bool:

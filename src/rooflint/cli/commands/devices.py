@@ -56,6 +56,10 @@ def show(device_id, fmt):
     if device.link is not None:  # per direction: what NCCL's bus bandwidth is measured against
         link = device.link
         lines.append(f"  {link.kind.label:<12} {si(link.value, 'B/s'):>14}  [{link.source}]")
+    if device.host_link is not None:  # per direction: what host copies are placed against
+        host = device.host_link
+        label = f"host {host.kind.label}"
+        lines.append(f"  {label:<12} {si(host.value, 'B/s'):>14}  [{host.source}]")
     click.echo("\n".join(terminal.wrap_all(lines, terminal.width(), " " * 6)))
 
 
@@ -129,6 +133,13 @@ def _as_dict(device) -> dict:
             "unit": units.RATE["link"],
             "source": device.link.source,
             "kind": "link",
+        }
+    if device.host_link is not None:
+        ceilings["host_" + str(device.host_link.kind)] = {
+            "value": device.host_link.value,
+            "unit": units.RATE["link"],
+            "source": device.host_link.source,
+            "kind": "host_link",
         }
     ridges = {}
     for cls in device.compute:
