@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import hostcopies, names, provenance, schema, verdicts
+from rooflint.core import group_facts, hostcopies, names, provenance, schema, verdicts
 from rooflint.core.groupings import GROUPINGS
 from rooflint.core.provenance import Provenance
 from rooflint.core.verdicts import ABOVE_ROOF, LATENCY_THRESHOLD, NOT_ANALYSABLE
@@ -78,6 +78,23 @@ def rank(
     return _finish(out, keys, analysed["duration_s"].sum(), latency_threshold)
 
 
+def launch_rows(launches: pd.DataFrame, group_by: str, kernels: pd.DataFrame) -> np.ndarray:
+    """Each launch's row in the ranked table `kernels` (-1 for a launch of no ranked group, as
+    one outside the window), grouped exactly as `rank` groups them (keys, jobs apart, NA as
+    NO_VALUE) and matched by the group's label."""
+    keys = _jobs_apart(launches, GROUPINGS[group_by])
+    frame = pd.DataFrame(
+        {k: launches[k] if k in launches else pd.NA for k in keys}, index=launches.index
+    )
+    normalise_keys(frame, keys)
+    group, values = group_codes(frame, keys)
+    texts = (_key_text(k, np.asarray(values[k], dtype=object)) for k in keys)
+    labels = [" ".join(parts) for parts in zip(*texts, strict=True)]
+    position = {label: i for i, label in enumerate(kernels["group"].astype(str).tolist())}
+    rows = np.array([position.get(label, -1) for label in labels], dtype=np.int64)
+    return rows[group] if len(group) else np.zeros(0, dtype=np.int64)
+
+
 def _jobs_apart(analysed: pd.DataFrame, keys: list[str]) -> list[str]:
     """The group keys, led by the job where the launches are of several jobs (the pipeline's
     `job` column, set only then): groups of different jobs are never summed."""
@@ -115,6 +132,7 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> dict:
         out["excess_traffic"] = _excess(analysed, group)
     if "comm_bytes" in analysed:  # traces: collectives and their bus bandwidth
         out.update(_bus(analysed, group, placed))
+    out.update(group_facts.per_group(analysed, group, n))  # ncu's occupancy, waves, stalls
     out["unmeasured"] = unmeasured(analysed, group)
     return out
 
@@ -248,6 +266,7 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     columns += ["job"] if "job" in keys else []
     columns += ["excess_traffic"] if "excess_traffic" in out else []
     columns += [c for c in COMM_COLUMNS if c in out]
+    columns += [c for c in schema.LAUNCH_FACT_COLUMNS if c in out]
     ranked = pd.DataFrame({c: out[c][order] for c in columns}, copy=False)
     ranked.insert(0, "rank", np.arange(1, n + 1))
     ranked.insert(1, "id", group_ids(ranked, [k for k in keys if k != "job"]))
