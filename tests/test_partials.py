@@ -105,3 +105,15 @@ def test_a_job_leads_the_keys_of_a_file_of_one_job():
     assert labelled.keys == ["job", *part.keys]
     assert set(labelled.groups["job"]) == {"job 1"}
     assert set(part.with_job(None).groups["job"]) == {partials.NO_VALUE}
+
+
+def test_ncu_launch_facts_merge_to_the_longest_launch_s():
+    """h200-block-raw-stdout.csv's 20 launches carry ncu's occupancy facts; each group takes
+    them from its longest launch (core.group_facts). Split after the 7th launch, the merged
+    partials pick the same launch's facts as the whole table does."""
+    launches = rooflint.report(FIXTURES / "ncu" / "h200-block-raw-stdout.csv").launches
+    assert len(launches) == 20
+    halves = [partials.of(launches.iloc[:7]), partials.of(launches.iloc[7:])]
+    merged = ranking.ranked(partials.merge(halves))
+    assert "occupancy_achieved" in merged
+    _same(merged, ranking.rank(launches))

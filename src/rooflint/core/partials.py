@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import hostcopies, provenance, schema, verdicts
+from rooflint.core import group_facts, hostcopies, provenance, schema, verdicts
 from rooflint.core.groupings import GROUPINGS
 from rooflint.core.provenance import Provenance
 from rooflint.core.verdicts import ABOVE_ROOF, NOT_ANALYSABLE
@@ -126,6 +126,7 @@ def of(analysed: pd.DataFrame, group_by: str = "kernel") -> Partial:
     n = len(columns["launches"])
     for name, mask in flags.items():
         columns[name] = np.bincount(group, mask, minlength=n) > 0
+    columns |= _facts(analysed, group, n)
     groups = pd.DataFrame({**values, **columns}, copy=False)
     return Partial(
         list(keys),
@@ -268,6 +269,57 @@ def flag_text(flags: dict[str, np.ndarray], n: int) -> np.ndarray:
     return np.array([t.lstrip(",") for t in text], dtype=object)
 
 
+FACTS_TIME = "_facts_duration_s"  # the duration of the launch a group's facts are from
+
+
+def _facts(analysed: pd.DataFrame, group: np.ndarray, n: int) -> dict:
+    """ncu's launch facts per group (core.group_facts: its longest launch with any fact) and
+    that launch's duration (-1 where unknown; NaN where no launch has facts), for the merge."""
+    facts = group_facts.per_group(analysed, group, n)
+    if not facts:
+        return {}
+    has = np.zeros(len(analysed), dtype=bool)
+    for column in group_facts.present(analysed):
+        has |= analysed[column].notna().to_numpy()
+    duration = np.nan_to_num(analysed["duration_s"].to_numpy(dtype=float), nan=-1.0)
+    longest = np.full(n, np.nan)
+    np.fmax.at(longest, group[has], duration[has])
+    return {**facts, FACTS_TIME: longest}
+
+
+def facts_of(groups: pd.DataFrame) -> dict:
+    """The launch-fact columns of a partial's groups, as group_facts gives them."""
+    return {
+        c: groups[c].array if groups[c].dtype == "string" else groups[c].to_numpy(dtype=float)
+        for c in schema.LAUNCH_FACT_COLUMNS
+        if c in groups
+    }
+
+
+def _merged_facts(joined: pd.DataFrame, group: np.ndarray, n: int) -> dict:
+    """Per merged group, the facts of the partial row whose launch was longest (ties: the
+    first file's), as group_facts picks over the joined launches."""
+    if FACTS_TIME not in joined:
+        return {}
+    longest = joined[FACTS_TIME].to_numpy(dtype=float)
+    rows = np.flatnonzero(~np.isnan(longest))
+    order = np.lexsort((rows, -longest[rows], group[rows]))
+    chosen = rows[order]
+    owner = group[chosen]
+    first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else owner
+    out: dict = {}
+    for column in [c for c in schema.LAUNCH_FACT_COLUMNS if c in joined]:
+        values = joined[column]
+        text = values.dtype == "string" or values.dtype == object
+        taken = pd.Series(pd.NA if text else np.nan, index=pd.RangeIndex(n), dtype=object)
+        taken.iloc[owner[first]] = values.iloc[chosen[first]].to_numpy(dtype=object)
+        out[column] = pd.array(taken, dtype="string") if text else taken.to_numpy(dtype=float)
+    chosen_time = np.full(n, np.nan)
+    chosen_time[owner[first]] = longest[chosen[first]]
+    out[FACTS_TIME] = chosen_time
+    return out
+
+
 def merge(partials: list[Partial]) -> Partial:
     """The partial of the joined tables of `partials` (in input order): groups of equal keys
     combined, in the order they first appear."""
@@ -290,6 +342,7 @@ def merge(partials: list[Partial]) -> Partial:
     out["duration_max_s"] = grouped["duration_max_s"].max().to_numpy()
     out |= {c: grouped[c].first().array for c in FIRSTS}  # first not NA, in input order
     out |= {c: grouped[c].any().to_numpy(dtype=bool) for c in flags}
+    out |= _merged_facts(joined, group, len(values[keys[0]]))
     return Partial(
         list(keys),
         pd.DataFrame({**values, **out}, copy=False),

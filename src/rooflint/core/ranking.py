@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, partials, verdicts
+from rooflint.core import names, partials, schema, verdicts
 from rooflint.core.groupings import GROUPINGS  # noqa: F401 - callers read it here
 from rooflint.core.partials import (  # noqa: F401 - their former home, still read here
     ESTIMATED,
@@ -60,6 +60,23 @@ def rank(
     return ranked(partials.of(analysed, group_by), latency_threshold)
 
 
+def launch_rows(launches: pd.DataFrame, group_by: str, kernels: pd.DataFrame) -> np.ndarray:
+    """Each launch's row in the ranked table `kernels` (-1 for a launch of no ranked group, as
+    one outside the window), grouped exactly as `rank` groups them (keys, jobs apart, NA as
+    NO_VALUE) and matched by the group's label."""
+    keys = partials.keys_of(launches, group_by)
+    frame = pd.DataFrame(
+        {k: launches[k] if k in launches else pd.NA for k in keys}, index=launches.index
+    )
+    normalise_keys(frame, keys)
+    group, values = group_codes(frame, keys)
+    texts = (_key_text(k, np.asarray(values[k], dtype=object)) for k in keys)
+    labels = [" ".join(parts) for parts in zip(*texts, strict=True)]
+    position = {label: i for i, label in enumerate(kernels["group"].astype(str).tolist())}
+    rows = np.array([position.get(label, -1) for label in labels], dtype=np.int64)
+    return rows[group] if len(group) else np.zeros(0, dtype=np.int64)
+
+
 def ranked(partial: partials.Partial, latency_threshold: float = LATENCY_THRESHOLD) -> pd.DataFrame:
     """The ranking of one table's (or several tables' merged) partial sums: a row per group."""
     groups = partial.groups
@@ -78,6 +95,7 @@ def ranked(partial: partials.Partial, latency_threshold: float = LATENCY_THRESHO
         out["comm_message_bytes"] = (groups["_comm_bytes_sum"] / sized).to_numpy()
         out["comm_busbw_bytes_per_s"] = (groups["_comm_moved"] / groups["_comm_time"]).to_numpy()
         out["comm_pageable"] = groups["_comm_pageable"].to_numpy(dtype=np.int64)
+    out |= partials.facts_of(groups)  # ncu's occupancy, waves, stalls: the longest launch's
     flags = {f: groups[f].to_numpy(dtype=bool) for f in partial.flags}
     out["unmeasured"] = partials.flag_text(flags, n)
     return _finish(out, partial.keys, partial.total_time_s, latency_threshold)
@@ -117,6 +135,7 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     columns += ["job"] if "job" in keys else []
     columns += ["excess_traffic"] if "excess_traffic" in out else []
     columns += [c for c in COMM_COLUMNS if c in out]
+    columns += [c for c in schema.LAUNCH_FACT_COLUMNS if c in out]
     ranked = pd.DataFrame({c: out[c][order] for c in columns}, copy=False)
     ranked.insert(0, "rank", np.arange(1, n + 1))
     ranked.insert(1, "id", group_ids(ranked, [k for k in keys if k != "job"]))
