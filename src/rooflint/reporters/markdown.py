@@ -152,7 +152,7 @@ def _omission(count: int) -> list[str]:
 
 def _head(result) -> list[str]:
     s = result.summary
-    if len(result.launches) == 0:
+    if s.launches == 0:
         summary = "No kernel launches in the input."
     else:
         summary = (
