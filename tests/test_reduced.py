@@ -10,6 +10,7 @@ from click.testing import CliRunner
 import rooflint
 from rooflint import reporters
 from rooflint.cli.main import main
+from rooflint.core.errors import UsageError
 from rooflint.reporters import markdown, table
 from tests.helpers import A100, FIXTURES, RTX, shared
 
@@ -87,3 +88,11 @@ def test_the_command_line_reports_a_folder_as_before(tmp_path):
     assert res.exit_code == 1
     full = rooflint.report(tmp_path)
     assert res.stdout == table.render(full)
+
+
+def test_a_reduced_result_is_refused_rather_than_ranked_empty():
+    """A reduced Result keeps no launch rows: ranking it again would give an empty table, so
+    rooflint.report refuses it and says to report the paths again."""
+    reduced = rooflint.report(A100, launches=False)
+    with pytest.raises(UsageError, match="reduced file by file"):
+        rooflint.report(reduced, group_by="family")

@@ -93,6 +93,12 @@ def report(given, options: Options, progress=None, make=None) -> Result:
         )
     _as_analysed(options)
     result = results[0]
+    if result.totals is not None:
+        raise UsageError(
+            "this Result was reduced file by file (rooflint.report(..., launches=False)) and "
+            "keeps no launch rows to rank again; report the paths again with group_by="
+            f"{options.group_by!r}"
+        )
     kernels = ranking.rank(result.launches, options.group_by, result.latency_threshold)
     return dataclasses.replace(result, kernels=kernels, group_by=options.group_by)
 
