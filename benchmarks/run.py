@@ -397,7 +397,34 @@ def cases(rows: Table, r: int, quick: bool) -> dict:
     out["h traces"] = lambda: trace_bench.rows(rows, DATA, max(1, r - 1), paired, big=not quick)
     out["j saved 200k report"] = lambda: saved_report(rows, max(1, r - 1))
     out["g start-up"] = lambda: start_up(rows)
+    out["m folder memory"] = lambda: folder_memory(rows, with_dask=not quick)
     return out
+
+
+def folder_memory(rows: Table, with_dask: bool) -> None:
+    """m: 32 synthetic traces of ~48 MB in one folder (folder_memory.py): the parent's peak RSS
+    reporting 4-32 of them, reduced file by file against the full path; with Dask, 16 traces
+    on a LocalCluster(2) against the local run."""
+    import folder_memory as folders
+
+    found = folders.memory()
+    for count, full, part in found["rows"]:
+        rows.add(
+            "m folder memory",
+            f"{count} traces: parent peak / (2 x file + 200 MB)",
+            part / found["target"],
+            1,
+            f"{part / 2**20:.0f} MiB (full path {full / 2**20:.0f} MiB: {part / full:.2f}x)",
+        )
+    if with_dask:
+        local, remote, same = folders.dask()
+        rows.add(
+            "m folder memory",
+            "Dask LocalCluster(2), 16 traces / local",
+            remote / local,
+            1.2,
+            f"{remote:.1f} s vs {local:.1f} s; same bytes: {same}",
+        )
 
 
 def start_up(rows: Table) -> None:

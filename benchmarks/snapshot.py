@@ -7,8 +7,9 @@ It drives the command line in-process (click's CliRunner), the interface no refa
 `report` in each format for the bundled fixtures and those under ../shared/fixtures, `diff` in
 each format for a few pairs. Each output file is named after its input and format; an exit code
 and the command's stderr are kept beside it, so a changed message shows too. `--quick` takes
-the bundled fixtures only; `--only WORD` the inputs whose path holds WORD (e.g. kineto) and the
-pairs both of whose files do.
+the bundled fixtures only; `--folders` runs the folder cases alone (each fixtures folder as one
+run, in the formats rooflint.reduced makes, and its gates); `--only WORD` the inputs whose path
+holds WORD (e.g. kineto), and the folders and pairs all of whose paths do.
 """
 
 from __future__ import annotations
@@ -31,6 +32,19 @@ DIFF_PAIRS = [
     ("fixtures/ncu/h200-block-raw-stdout.csv", "fixtures/ncu/h200-block-raw-stdout.csv"),
     ("fixtures/kineto/h200-train-trace.json.gz", "fixtures/kineto/h200-block-trace.json.gz"),
 ]
+
+
+# Folders reported as one run, in the formats that merge each file's partial sums (and the
+# above-roof gate, which reads the worst launch from them): rooflint.reduced's path.
+FOLDER_FORMATS = ["table", "markdown"]
+
+
+def folders(quick: bool) -> list[Path]:
+    """Every folder of fixtures (the bundled ones, then ../shared/fixtures and its folders)."""
+    found = sorted(p for p in (ROOT / "fixtures").iterdir() if p.is_dir() and p.name != "bad")
+    if not quick and SHARED.is_dir():
+        found += [SHARED, *sorted(p for p in SHARED.iterdir() if p.is_dir())]
+    return found
 
 
 def inputs(quick: bool) -> list[Path]:
@@ -67,21 +81,36 @@ def main_(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="")
+    parser.add_argument("--folders", action="store_true", help="the folder cases only")
+    parser.add_argument("--only", default="", help="the inputs whose path holds this word")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     args.out = args.out.resolve()
     runner = CliRunner()
     os.environ["COLUMNS"] = "100"
     os.chdir(ROOT)  # inputs named relative to the checkout: messages do not depend on where it is
-    for path in (p for p in inputs(args.quick) if args.only in str(p)):
+    for path in [] if args.folders else inputs(args.quick):
+        if args.only not in str(path):
+            continue
         name = os.path.relpath(path, ROOT)
         for fmt in REPORT_FORMATS:
             out = args.out / f"{label(path)}.{fmt}"
             run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
         out = args.out / f"{label(path)}.kernels.csv"
         run(runner, ["report", name, "-q", "--per", "kernel", "-o", str(out)], out)
-    for base, head in (p for p in DIFF_PAIRS if all(args.only in x for x in p)):
+    for path in folders(args.quick):
+        if args.only not in str(path):
+            continue
+        name = os.path.relpath(path, ROOT)
+        for fmt in FOLDER_FORMATS:
+            out = args.out / f"folder__{label(path)}.{fmt}"
+            run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
+        out = args.out / f"folder__{label(path)}.gate"
+        gate = ["--fail-if-above-roof", "--fail-under", "50%"]
+        run(runner, ["report", name, "-q", "-f", "table", *gate, "-o", str(out)], out)
+    for base, head in [] if args.folders else DIFF_PAIRS:
+        if not all(args.only in x for x in (base, head)):
+            continue
         for fmt in DIFF_FORMATS:
             out = args.out / f"diff__{label(ROOT / base)}__{label(ROOT / head)}.{fmt}"
             run(runner, ["diff", base, head, "-f", fmt], out)

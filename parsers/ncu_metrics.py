@@ -25,7 +25,7 @@ import pandas as pd
 
 from rooflint.core import schema
 
-from . import ncu_sol
+from . import ncu_launch, ncu_sol
 
 DURATION = "gpu__time_duration.sum"
 # Launch dimensions, for pages without "Grid Size"/"Block Size" columns (raw pages of ncu 2022.3,
@@ -131,12 +131,19 @@ WARPGROUP_MMA_NOTE = (
 
 def wanted(metric: str) -> bool:
     """Whether a raw metric name is one rooflint reads (used to skip the other columns)."""
-    return metric in _WANTED or metric.startswith("sm__ops_path_tensor_") or ncu_sol.wanted(metric)
+    return (
+        metric in _WANTED
+        or metric.startswith("sm__ops_path_tensor_")
+        or ncu_sol.wanted(metric)
+        or ncu_launch.wanted(metric)
+    )
 
 
 def metric_name(label: str) -> str:
     """The metric a details page's label stands for (the label itself when it is a metric)."""
-    return DISPLAY_NAMES.get(label) or ncu_sol.metric_of(label) or label
+    return (
+        DISPLAY_NAMES.get(label) or ncu_sol.metric_of(label) or ncu_launch.metric_of(label) or label
+    )
 
 
 def _wanted_names() -> set[str]:
@@ -246,6 +253,7 @@ def launch_table(box: list, identity: dict, source: str, notes: list[str]) -> pd
     )
     n = len(wide)
     sol = ncu_sol.columns(wide) if _lacking(quantities_) else None
+    facts = ncu_launch.columns(wide)
     del wide
     columns = {**identity, **quantities_, "source": schema.repeated(source, n)}
     del quantities_  # the table holds them (not copied into 2-D blocks)
@@ -255,6 +263,9 @@ def launch_table(box: list, identity: dict, source: str, notes: list[str]) -> pd
         schema.add_note(table, message, np.asarray(mask, dtype=bool))
         notes.append(message)
     _speed_of_light(table, sol)
+    for column, values in facts.items():
+        table[column] = values
+    ncu_launch.gemm_minimum(table, notes)
     return schema.mark_missing(table, MISSING_REASONS)
 
 

@@ -658,7 +658,7 @@ def test_pool_reads_the_same_profiles_in_the_same_order(mixed, pooled):
     assert hidden == [(str(mixed / ".DS_Store"), "hidden file")]
     assert pipeline._workers(candidates) >= 2 or os.cpu_count() == 1
     pooled, skipped = pipeline.read_all([str(mixed)], pipeline.Options())
-    serial = [pipeline._read_one(c, None) for c in candidates]
+    serial = [pipeline.read_one(c, None) for c in candidates]
     assert [p.source for p in pooled] == [p.source for p in serial if not isinstance(p, Exception)]
     assert skipped == [
         *hidden,

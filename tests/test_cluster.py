@@ -13,7 +13,7 @@ pytestmark = pytest.mark.e2e  # a two-worker LocalCluster starts in a few second
 from distributed import LocalCluster  # noqa: E402
 
 from rooflint.cli.main import main  # noqa: E402
-from tests.helpers import A100, FIXTURES, RTX  # noqa: E402
+from tests.helpers import A100, B200_RAW, FIXTURES, RTX  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,23 @@ def test_a_report_read_on_the_cluster_is_the_local_report(scheduler, folder, fmt
     assert remote.stderr == local.stderr
     if fmt != "csv":  # a CSV holds launches only
         assert "runs/notes.txt" in local.stdout  # the skipped file, spelt as given, in both
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_a_folder_reduced_on_the_cluster_is_the_local_report(scheduler, tmp_path, monkeypatch, fmt):
+    """Four real ncu exports (A100, RTX 2080 Ti, B200, H200) reduced file by file on the
+    workers (rooflint.reduced: only per-group sums come back): the local report, byte for byte,
+    each file's path spelt as given."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for path in (A100, RTX, B200_RAW, FIXTURES / "ncu" / "h200-block-raw-stdout.csv"):
+        shutil.copy(path, runs)
+    monkeypatch.chdir(tmp_path)
+    local = CliRunner().invoke(main, ["report", "runs", "-f", fmt])
+    remote = CliRunner().invoke(main, ["report", "runs", "-f", fmt, "--scheduler", scheduler])
+    assert local.exit_code == remote.exit_code == 0, remote.output
+    assert remote.stdout == local.stdout
+    assert remote.stderr == local.stderr
 
 
 def test_the_scheduler_comes_from_the_environment(scheduler, folder, monkeypatch):

@@ -9,7 +9,7 @@ import io
 import pytest
 
 import rooflint
-from rooflint.parsers import ncu_metrics, ncu_sol
+from rooflint.parsers import ncu_launch, ncu_metrics, ncu_sol
 from tests.helpers import FIXTURES, shared
 
 REEXPORT = "ncu/reexport-ncu2024.2"
@@ -57,7 +57,8 @@ def test_the_table_holds_every_label_of_a_metric_rooflint_reads():
         read = {n for n in names if ncu_metrics.wanted(n)}
         if not read or names == {label}:
             continue  # no metric rooflint reads, or one ncu shows under its own name
-        name = table.get(label) or ncu_sol.metric_of(label)  # the table, else the pipes' rule
+        # the table, else the pipes' rule, else the launch facts' (parsers/ncu_launch.py)
+        name = table.get(label) or ncu_sol.metric_of(label) or ncu_launch.metric_of(label)
         assert name, f"{label!r} ({', '.join(sorted(read))}) is not in the table"
         assert name in read, label
         if label == "Memory Throughput":  # a % here, a byte/s rate there: the reader keeps the rate

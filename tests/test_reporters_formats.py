@@ -407,7 +407,7 @@ def test_csv_round_trips_and_is_deterministic():
         original = res.launches[col].to_numpy(dtype=float, na_value=np.nan)
         np.testing.assert_array_equal(back[col].to_numpy(dtype=float), original)
     per_kernel = list(csv.DictReader(io.StringIO(reporters.render(res, "csv", per="kernel"))))
-    assert list(per_kernel[0]) == list(ranking.KERNEL_COLUMNS)
+    assert list(per_kernel[0]) == [*ranking.KERNEL_COLUMNS, "advice"]  # core/advice.py
     assert [int(r["rank"]) for r in per_kernel] == list(range(1, len(res.kernels) + 1))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import rooflint
 from rooflint import pipeline
 from rooflint.core import views
 from tests.helpers import FIXTURES
@@ -48,3 +49,21 @@ def test_dram_fraction_is_against_the_devices_dram_roof():
     assert views.dram_fraction(result, "a100-pcie-40gb", 777.5e9) == pytest.approx(0.5)
     assert views.dram_fraction(result, "a100-pcie-40gb", float("nan")) is None
     assert views.dram_fraction(result, "rtx-2080-ti", 777.5e9) is None  # not a device it used
+
+
+@pytest.mark.parametrize("group_by", ["op", "rank", "kernel"])
+def test_other_levels_sum_every_launch_under_any_grouping(group_by):
+    """The H200 block trace joined with its ncu export (fixtures/kineto/h200-block-trace.json.gz
+    + fixtures/ncu/h200-block-raw-stdout.csv): lts__t_bytes of the lent launches total
+    15,664,427,424 B; grouped by operator (keys op, shapes, dtypes: not all columns of the
+    group table) or by rank (the rank key), each group's L2 bytes are its launches' and they
+    add up to that total (before: a KeyError by op, all NaN by rank)."""
+    result = rooflint.report(
+        str(FIXTURES / "kineto" / "h200-block-trace.json.gz"),
+        str(FIXTURES / "ncu" / "h200-block-raw-stdout.csv"),
+        group_by=group_by,
+    )
+    l2 = views.at_level(result, "l2")
+    assert result.launches["bytes_l2"].sum() == 15_664_427_424
+    assert l2["bytes"].sum() == pytest.approx(15_664_427_424)
+    assert l2["bytes"].notna().sum() >= len(result.kernels) - 1  # the memset group has none

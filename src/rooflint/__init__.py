@@ -54,19 +54,26 @@ def analyze(launches, device=None, latency_threshold=None):
 
 
 @takes_inputs
-def report(*paths, group_by="kernel", progress=None, device_id=None, inputs):
+def report(*paths, group_by="kernel", progress=None, device_id=None, launches=True, inputs):
     """The full analysis Result of profile files or folders, with the options of `rooflint report`
     (the input options: rooflint.options.InputOptions).
 
     Each path may be a str, a pathlib.Path or a list of them; a Result already analysed is
     ranked again by `group_by` (input options, which cannot change it, are refused with it).
     `group_by` is one of rooflint.core.groupings.GROUPINGS. `device_id` is the former name of
-    `device`, still accepted.
+    `device`, still accepted. `launches=False` keeps no launch row: each file is reduced to its
+    per-group sums as it is read (rooflint.reduced), so a folder's memory grows with its groups,
+    not its launches; the Result's ranking, summary and accounting are the same, its `launches`
+    an empty table (enough for the terminal and Markdown reports and the gates).
     """
     from rooflint import pipeline
 
     options = pipeline.Options(**vars(inputs), group_by=group_by, device_id=device_id)
-    return pipeline.report(paths, options, progress)
+    if launches:
+        return pipeline.report(paths, options, progress)
+    from rooflint import reduced
+
+    return pipeline.report(paths, options, progress, make=reduced.build)
 
 
 @takes_inputs

@@ -52,6 +52,41 @@ def read_each(
             client.close()  # a consumer that stopped earlier (closing twice does nothing)
 
 
+def reduce_each(candidates: list[Path], given: dict, scheduler, reduce_file: Callable) -> Iterator:
+    """reduce_file(candidate, given, as_given=...) of every candidate on the cluster at
+    `scheduler`, in input order: each worker reads its file, spells its paths as the user gave
+    them and reduces it there (rooflint.reduced), so only the per-group sums come back."""
+    if not candidates:
+        return
+    client, own = _client(scheduler)
+    try:
+        absolute = [str(Path(c).absolute()) for c in candidates]
+        spellers = [_AsGiven(a, str(c)) for a, c in zip(absolute, candidates, strict=True)]
+        futures = [
+            client.submit(reduce_file, Path(a), given, as_given=speller, pure=False)
+            for a, speller in zip(absolute, spellers, strict=True)
+        ]
+        for n, future in enumerate(futures):
+            read = future.result()
+            if own and n == len(futures) - 1:
+                client.close()  # as read_each: before the last yield
+            yield read
+    finally:
+        if own:
+            client.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class _AsGiven:
+    """as_given(read, absolute, given), sent to a worker with its file."""
+
+    absolute: str
+    given: str
+
+    def __call__(self, read):
+        return as_given(read, self.absolute, self.given)
+
+
 def _client(scheduler):
     """(client, whether this run made it and closes it)."""
     try:

@@ -24,7 +24,7 @@ def pair(profiles: list[Profile]) -> list[Profile]:
     used: set[str] = set()
     out = []
     for profile in profiles:
-        paired = _paired(profile, list(captures)) if _is_replay(profile) else None
+        paired = _paired(profile, list(captures)) if is_replay(profile) else None
         if paired is None:
             out.append(profile)
             continue
@@ -36,7 +36,7 @@ def pair(profiles: list[Profile]) -> list[Profile]:
     return [p for p in out if p.source not in used]
 
 
-def _is_replay(profile: Profile) -> bool:
+def is_replay(profile: Profile) -> bool:
     return (
         profile.format == InputFormat.PYTORCH_TRACE
         and "graph_replay" in profile.launches

@@ -20,6 +20,7 @@ from rooflint.core import (
     analysis,
     choices,
     families,
+    partials,
     ranking,
     ranks,
     schema,
@@ -77,13 +78,14 @@ def device_of(launches: pd.DataFrame, device):
     return hardware.resolve(launches, device_id=device)[0]
 
 
-def report(given, options: Options, progress=None) -> Result:
+def report(given, options: Options, progress=None, make=None) -> Result:
     """`rooflint.report`: the profiles at the paths given (each may be a list of paths) read and
-    analysed, or one Result already analysed, ranked again by `options.group_by`."""
+    analysed (by `make`, default the full path's build), or one Result already analysed, ranked
+    again by `options.group_by`."""
     items = _inputs(given, "rooflint.report")
     results = [item for item in items if isinstance(item, Result)]
     if not results:
-        return build([str(item) for item in items], options, progress)
+        return (make or build)([str(item) for item in items], options, progress)
     if len(items) > 1:
         raise UsageError(
             "rooflint.report takes paths, or one Result to rank again; to combine "
@@ -91,6 +93,12 @@ def report(given, options: Options, progress=None) -> Result:
         )
     _as_analysed(options)
     result = results[0]
+    if result.totals is not None:
+        raise UsageError(
+            "this Result was reduced file by file (rooflint.report(..., launches=False)) and "
+            "keeps no launch rows to rank again; report the paths again with group_by="
+            f"{options.group_by!r}"
+        )
     kernels = ranking.rank(result.launches, options.group_by, result.latency_threshold)
     return dataclasses.replace(result, kernels=kernels, group_by=options.group_by)
 
@@ -197,7 +205,8 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         profile.launches = launches.iloc[start : start + count]  # its rows, analysed: a view
         start += count
     _label_jobs(launches, timelines)
-    kernels = ranking.rank(launches, options.group_by, options.latency_threshold)
+    partial = _partials(launches, counts, options.group_by)
+    kernels = ranking.ranked(partial, options.latency_threshold)
     return Result(
         launches,
         kernels,
@@ -209,6 +218,20 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         timelines,
         outside,
     )
+
+
+def _partials(launches: pd.DataFrame, counts: list[int], group_by: str) -> partials.Partial:
+    """Each profile's partial sums, merged in input order: the ranking of a folder is that of
+    its files' partials, exactly as rooflint.reduced ranks it without the launches (one sum
+    over the joined table would differ from the files' sums added in the last bits, and order
+    groups of equal time differently)."""
+    ends = np.cumsum([0, *counts])
+    parts = [
+        partials.of(launches.iloc[a:b], group_by)
+        for a, b in zip(ends[:-1], ends[1:], strict=True)
+        if b > a
+    ]
+    return partials.merge(parts) if parts else partials.of(launches, group_by)
 
 
 def _windows(profiles: list[Profile], launches: pd.DataFrame, counts: list[int], steps: str):
@@ -334,8 +357,10 @@ def _note_identity(use: DeviceUse, ident) -> None:
         use.highest_roofs = ident.highest_roofs
 
 
-def read_all(paths: Iterable[str], options: Options, progress=None):
+def read_all(paths: Iterable[str], options: Options, progress=None, reduce=None):
     """Profiles from files and folders (recursing); every other file is skipped with the reason.
+    With `reduce` (reduce(candidates, given, reading): each one's reduction or RooflintError, in
+    order: rooflint.reduced), the reductions instead.
 
     Under --strict any skipped file is an error that lists them all."""
     paths = list(paths)
@@ -344,11 +369,12 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
     given = _reader_options(options, candidates, paths)
     profiles = []
     reading = getattr(progress, "reading", None)  # bytes read within a file, where readers say
-    read = (
-        cluster.read_each(candidates, given, options.scheduler, _read_one)
-        if options.scheduler
-        else _read_each(candidates, given, reading)
-    )
+    if reduce is not None:
+        read = reduce(candidates, given, reading)
+    elif options.scheduler:
+        read = cluster.read_each(candidates, given, options.scheduler, read_one)
+    else:
+        read = read_each(candidates, given, reading)
     for candidate, profile in zip(candidates, read, strict=False):
         if isinstance(profile, RooflintError):
             if single:
@@ -358,7 +384,7 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
         profiles.append(profile)
         skipped.extend(profile.skipped)
         if progress:
-            progress(str(candidate), len(profile.launches))
+            progress(str(candidate), _launch_count(profile))
     skipped.sort()
     if options.strict and len(skipped) == 1:  # the file's own one-line error
         raise InputError(f"{skipped[0][1]} (--strict)", path=skipped[0][0])
@@ -378,6 +404,11 @@ def read_all(paths: Iterable[str], options: Options, progress=None):
             path=", ".join(paths),
         )
     return profiles, skipped
+
+
+def _launch_count(read) -> int:
+    """The launches of a profile read, or of a file reduced (rooflint.reduced.Reduction)."""
+    return read.launch_count if hasattr(read, "launch_count") else len(read.launches)
 
 
 def _strict_message(skipped: list[tuple[str, str]]) -> str:
@@ -426,16 +457,17 @@ def _reader_or_none(candidate: Path):
         return None
 
 
-def _read_each(candidates: list[Path], given: dict, reading=None):
-    """parsers.read of each candidate, in order; a RooflintError is yielded, not raised."""
+def read_each(candidates: list[Path], given: dict, reading=None, one=None):
+    """parsers.read of each candidate (or `one`(candidate, given, progress): rooflint.reduced's
+    reading and reducing), in order; a RooflintError is yielded, not raised."""
     workers = _workers(candidates)
     if workers < 2:
         for candidate in candidates:
-            yield _read_one(candidate, given, _bytes_progress(candidate, reading))
+            yield (one or read_one)(candidate, given, _bytes_progress(candidate, reading))
         return
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
     try:
-        yield from pool.map(_read_one, candidates, [given] * len(candidates))
+        yield from pool.map(one or read_one, candidates, [given] * len(candidates))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -467,7 +499,7 @@ def _bytes_progress(candidate: Path, reading):
     return advance
 
 
-def _read_one(candidate: Path, given: dict | None, progress=None):
+def read_one(candidate: Path, given: dict | None, progress=None):
     """The profile in `candidate`, read with those of the `given` options its reader takes."""
     try:
         reader = parsers.detect(candidate)

@@ -226,6 +226,9 @@ def launch_table(records: list, path, sources: list | None = None, first: int = 
             values = frame[col] if col in frame else pd.Series([pd.NA] * n, dtype="string")
             out[col] = schema.text(values.astype("string"), _RESULT_FILLS.get(col))
     for col in [c for c in schema.OPTIONAL_COLUMNS if c in frame]:  # a trace's, ncu's percentages
+        if schema.LAUNCH_FACT_DTYPES.get(col) == "category":  # ncu's launch facts: text as read
+            out[col] = schema.text(frame[col].astype("string"), None)
+            continue
         out[col] = pd.array(
             frame[col].to_numpy(dtype=object), dtype=_TRACE_DTYPES.get(col, "string")
         )
@@ -234,8 +237,8 @@ def launch_table(records: list, path, sources: list | None = None, first: int = 
 
 _TRACE_DTYPES = {
     **dict.fromkeys(provenance.COLUMNS, provenance.DTYPE),
-    "bytes_model_min": "Float64",
-    "excess_traffic": "Float64",
+    "bytes_model_min": "float64",  # as the readers make them (NaN where none)
+    "excess_traffic": "float64",
     "stream": "Int64",
     "device_index": "Int64",
     "graph_replay": "boolean",
@@ -246,6 +249,7 @@ _TRACE_DTYPES = {
     "comm_ranks": "Int64",
     "rank": "Int64",
     **dict.fromkeys(["dram_throughput", "sm_throughput", "pipe_utilisation"], "float64"),
+    **{c: d for c, d in schema.LAUNCH_FACT_DTYPES.items() if d != "category"},
 }
 
 

@@ -1,103 +1,63 @@
 """Advice from the evidence: what a kernel group's own numbers say would help, most specific first.
 
 Each rule reads facts the report already holds for a group (its launches and time, its grid, the
-device's SM or CU count) and fires only where they show the cause; each piece of advice names
-the evidence it rests on. The verdict's own sentence (core/explain.py) stays; these come after it.
+operator model's minimum bytes, ncu's occupancy, waves, cache throughput and warp stalls, the
+device's SM or CU count and roofs) and fires only where they show the cause; each piece of advice
+names the evidence it rests on. The verdict's own sentence (core/explain.py) stays, without its
+generic "look at parallelism in flight" clause once a rule has spoken. The rules live by topic:
+advice_memory, advice_launch, advice_compute; their records in advice_records.
 """
 
 from __future__ import annotations
 
-import enum
-import math
-import re
-from dataclasses import dataclass
-
-from rooflint.core.formatting import si
-from rooflint.core.verdicts import LATENCY_BOUND, NOT_ANALYSABLE
-
-# A launch this short is mostly launch overhead (a few µs on current drivers): fuse or graph it.
-SHORT_LAUNCH_S = 5e-6
-MANY_LAUNCHES = 50  # ... when the group has this many of them
+from rooflint.core import advice_compute, advice_launch, advice_memory
+from rooflint.core.advice_launch import grid_blocks  # noqa: F401 - advice.grid_blocks
+from rooflint.core.advice_records import Advice, Context, Rule  # noqa: F401 - the public names
+from rooflint.core.verdicts import COMMUNICATION
 
 
-class Rule(enum.StrEnum):
-    LAUNCH_BOUND = "launch-bound"
-    SMALL_GRID = "small-grid"
-    PAGEABLE = "pageable-copy"
+def for_group(row: dict, context: Context | None = None) -> list[Advice]:
+    """The advice for one ranked group (a ranking.KERNEL_COLUMNS row, with the launch facts and
+    excess traffic where the table has them), in Rule order."""
+    context = context or Context()
+    copies = advice_memory.pageable(row)
+    if row.get("verdict") == COMMUNICATION:  # collectives and host copies: their links' rules
+        return [copies] if copies else []
+    found = [
+        advice_memory.excess_traffic(row),
+        advice_memory.cache_bound(row, context),
+        advice_launch.launch_bound(row),
+        advice_launch.small_grid(row, context),
+        advice_launch.tail_wave(row),
+        advice_launch.occupancy(row),
+        advice_launch.warp_stall(row),
+        advice_compute.vector_pipe(row, context),
+        None,  # precision: only where no vector-pipe advice was given (below)
+        advice_compute.matrix_clock(row, context),
+        copies,
+    ]
+    if found[7] is None:
+        found[8] = advice_compute.precision(row, context)
+    given = [advice for advice in found if advice is not None]
+    last = advice_launch.collect(row, context) if not given else None
+    return given + ([last] if last else [])
 
 
-@dataclass(frozen=True)
-class Advice:
-    rule: Rule
-    text: str
-    evidence: str
-
-
-def for_group(row: dict, units: int | None, vendor: str | None = None) -> list[Advice]:
-    """The advice for one ranked group (a ranking.KERNEL_COLUMNS row); `units` is its device's
-    SM (CU) count, None where no device was found."""
-    found = [_launch_bound(row), _small_grid(row, units, vendor), _pageable(row)]
-    return [advice for advice in found if advice is not None]
-
-
-def _launch_bound(row: dict) -> Advice | None:
-    launches, time = int(row.get("launches") or 0), _number(row.get("duration_s"))
-    if row.get("verdict") not in (LATENCY_BOUND, NOT_ANALYSABLE) or launches < MANY_LAUNCHES:
-        return None
-    mean = time / launches
-    if not mean < SHORT_LAUNCH_S:
-        return None
-    return Advice(
-        Rule.LAUNCH_BOUND,
-        f"launch-bound: {launches} launches of {si(mean, 's')} on average — fuse them into "
-        "fewer kernels, or capture them in a CUDA graph",
-        "launch count and durations",
+def context(device, dram_fraction: float | None = None) -> Context:
+    """The Context of a core.device.Device (None: an empty one)."""
+    if device is None:
+        return Context(dram_fraction=dram_fraction)
+    return Context(
+        units=device.sm_count or None,
+        vendor=device.vendor,
+        roofs={name: ceiling.value for name, ceiling in device.compute.items()},
+        datasheet_clock_hz=device.boost_clock_hz,
+        clock_measured=any(_measured(c) for c in device.compute.values()),
+        dram_fraction=dram_fraction,
     )
 
 
-def _pageable(row: dict) -> Advice | None:
-    """Host copies from or to pageable memory: the driver stages each through a pinned bounce
-    buffer (CUDA C++ Best Practices Guide, "Pinned Memory"), two copies and no overlap."""
-    count = row.get("comm_pageable")
-    if count is None or not count == count or not count > 0:
-        return None
-    return Advice(
-        Rule.PAGEABLE,
-        f"pageable host memory ({int(count)} of its copies): the driver stages each copy "
-        "through a pinned bounce buffer and the copy cannot overlap computation; pin the host "
-        "memory (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
-        "non_blocking=True",
-        "the copies' names: Pageable",
-    )
-
-
-def _small_grid(row: dict, units: int | None, vendor: str | None) -> Advice | None:
-    blocks = grid_blocks(row.get("grid"))
-    if row.get("verdict") != LATENCY_BOUND or not units or blocks is None or blocks >= units:
-        return None
-    unit = "CUs" if vendor == "amd" else "SMs"
-    return Advice(
-        Rule.SMALL_GRID,
-        f"its grid of {blocks} blocks leaves {units - blocks} of the {units} {unit} without "
-        "work: give it more blocks (split-K, smaller tiles, several problems per launch)",
-        f"the grid and the device's {unit[:-1]} count",
-    )
-
-
-_DIMS = re.compile(r"\d+")
-
-
-def grid_blocks(grid) -> int | None:
-    """Blocks in a grid written "(x, y, z)" (None where unknown)."""
-    if not isinstance(grid, str):
-        return None
-    dims = [int(d) for d in _DIMS.findall(grid)]
-    return math.prod(dims) if len(dims) == 3 else None
-
-
-def _number(value) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return number
+def _measured(ceiling) -> bool:
+    """Whether a roof was taken at, or scaled to, a clock the profile measured."""
+    origin = ceiling.origin
+    return not isinstance(origin, str) and (origin.scaled_hz > 0 or origin.origin != "datasheet")

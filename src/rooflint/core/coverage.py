@@ -40,22 +40,29 @@ def _finite(value) -> float | None:
 
 
 def _largest(launches: pd.DataFrame, rows: np.ndarray, total: float, top: int) -> list[dict]:
-    """The `top` names (operator, else short kernel name) by time among the launches `rows`.
+    """The `top` names (operator, else short kernel name) by time among the launches `rows`."""
+    return largest(unanalysed_times(launches, rows), total, top)
+
+
+def unanalysed_times(launches: pd.DataFrame, rows: np.ndarray) -> pd.Series:
+    """The time of the launches `rows` per name (operator, else short kernel name), by name.
     Names are hashed over the whole column and then picked by row: a selection of rows from an
     Arrow string column joins all its chunks first (the names of 200k launches: 36 MB)."""
-    if not len(rows) or not total > 0:
-        return []
+    if not len(rows):
+        return pd.Series(dtype=float)
     codes, kernels = pd.factorize(schema.filled(launches["kernel"], "(unnamed)"))
     short = np.array([names.short_name(k) for k in kernels], dtype=object)
     label = pd.Series(short[codes[rows]], index=launches.index[rows])
     if "op" in launches:
         label = launches["op"].iloc[rows].fillna(label)
-    times = (
-        pd.Series(launches["duration_s"].to_numpy()[rows])
-        .groupby(label.to_numpy())
-        .sum()
-        .sort_values(ascending=False, kind="mergesort")
-    )
+    return pd.Series(launches["duration_s"].to_numpy()[rows]).groupby(label.to_numpy()).sum()
+
+
+def largest(times: pd.Series, total: float, top: int = TOP) -> list[dict]:
+    """The `top` names of `times` (time per name, by name) by time, each with its share."""
+    if not len(times) or not total > 0:
+        return []
+    times = times.sort_values(ascending=False, kind="mergesort")
     times = times[times > 0].head(top)
     return [
         {"name": str(k), "time_s": float(v), "share": float(v / total)} for k, v in times.items()

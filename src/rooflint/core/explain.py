@@ -16,6 +16,8 @@ from rooflint.core.verdicts import (
 )
 
 NEAR_CEILING = 0.85
+# What the latency-bound line ends with where no evidence says more (core/advice.py).
+GENERIC_LATENCY = "; look at parallelism in flight, synchronisation, launch overhead"
 _LEVELS = {"dram": "DRAM", "l2": "L2", "l1": "L1", "lds": "LDS"}
 _LINKS = {k.value for k in LinkKind}
 _HOST_LINKS = {HOST_PREFIX + k.value: k for k in LinkKind}
@@ -57,14 +59,17 @@ def sentence(
     vendor: str | None = None,
     unmeasured: str = "",
     dram_fraction: float | None = None,
+    specific: bool = False,
 ) -> str:
     """One line that says what bounds the kernel and what would help, and what the counters
     did not measure (`unmeasured`: flags from rooflint.core.ranking.unmeasured) where that limits
-    the conclusion."""
+    the conclusion. `specific`: advice from the evidence follows (core/advice.py), so the
+    latency-bound line leaves out its generic list of what to look at."""
     flags = set(filter(None, (unmeasured or "").split(",")))
-    return _verdict_text(
-        verdict, efficiency, limiter, reason, vendor, flags, dram_fraction
-    ) + _caveats(verdict, flags, vendor)
+    text = _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_fraction)
+    if specific:
+        text = text.removesuffix(GENERIC_LATENCY)
+    return text + _caveats(verdict, flags, vendor)
 
 
 def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_fraction) -> str:
@@ -97,13 +102,12 @@ def _verdict_text(verdict, efficiency, limiter, reason, vendor, flags, dram_frac
         if flags & {"pipe_pct", "sm_pct"}:  # ncu's SM percentages count every instruction
             return (
                 f"latency-bound: {pct} of the nearest ({roof}) roof — neither DRAM bandwidth "
-                "nor the SM's busiest pipe explains the time; look at parallelism in flight, "
-                "synchronisation, launch overhead"
+                "nor the SM's busiest pipe explains the time" + GENERIC_LATENCY
             )
         return (
             f"latency-bound: {pct} of the nearest ({roof}) roof — neither bandwidth nor "
             "floating-point arithmetic explains the time (integer and other instructions are "
-            "not counted); look at parallelism in flight, synchronisation, launch overhead"
+            "not counted)" + GENERIC_LATENCY
         )
     if verdict == ABOVE_ROOF:
         return f"above the roof ({pct} of the {roof} roof): check device, clocks and units"

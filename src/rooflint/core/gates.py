@@ -125,13 +125,12 @@ def report_gates(
         gates.append(gate)
     if fail_if_above_roof:
         gate = Gate("--fail-if-above-roof", "", origins.get("fail_if_above_roof", ""))
-        above = result.launches[result.launches["verdict"] == verdicts.ABOVE_ROOF]
-        if len(above):
-            worst = above.sort_values("efficiency", ascending=False, kind="mergesort").iloc[0]
+        worst = summary.worst_above_roof
+        if worst is not None:
             gate.fail(
-                f"{len(above)} launch(es) above the roof "
-                f"(worst: {names.short_name(worst['kernel'])} at "
-                f"efficiency {pct(worst['efficiency'])}, "
+                f"{summary.above_roof_launches} launch(es) above the roof "
+                f"(worst: {names.short_name(worst.kernel)} at "
+                f"efficiency {pct(worst.efficiency)}, "
                 f"tolerance {show_pct(verdicts.ABOVE_ROOF_TOLERANCE)}); "
                 f"{gate.label}: check the device, clocks and counters"
             )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, coverage, display, provenance, schema, verdicts, windows
+from rooflint.core import analysis, display, schema, totals, verdicts, windows
 from rooflint.core.device import Device
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
@@ -66,47 +66,42 @@ class Summary:
     estimated_launches: int = 0
     estimated_share: float = float("nan")
 
+    launches: int = 0  # the launches of the ranking (in the window, on a timeline)
+    worst_above_roof: totals.Worst | None = None  # what --fail-if-above-roof names
+
     @classmethod
     def of(
         cls, launches: pd.DataFrame, inputs: list[Profile], skipped, timeline=None, outside=None
     ) -> Summary:
-        with np.errstate(invalid="ignore"):  # inf - inf in a hand-made table: NaN, shown as such
-            return cls._of(launches, inputs, skipped, timeline, outside)
+        return cls.from_totals(totals.of(launches, outside), inputs, skipped, timeline)
 
     @classmethod
-    def _of(cls, launches: pd.DataFrame, inputs: list[Profile], skipped, timeline, outside):
-        """The efficiency is Σ t_bound over the time the analysed launches occupy: their summed
-        durations, or on a timeline the union of their intervals (kernels that share the GPU
-        share its roofs); communication has a verdict but no placement."""
-        duration, verdict = launches["duration_s"], launches["verdict"]
-        ok = ~verdict.isin(verdicts.UNPLACED).to_numpy()
-        above = verdict == verdicts.ABOVE_ROOF
-        t_ok = windows.occupied_s(launches, ok) if ok.any() else 0.0
-        total = duration.sum()
-        times = windows.totals(timeline) if timeline else {}
-        overlapped = windows.overlapped(launches) if timeline else None
-        estimated = provenance.estimated(launches) & (verdict != verdicts.COMMUNICATION).to_numpy()
-        return cls(
-            total_time_s=plain(duration.sum(min_count=1)),
-            total_headroom_s=plain(launches["headroom_s"].sum(min_count=1)),
-            time_weighted_efficiency=plain(launches.loc[ok, "t_bound_s"].sum() / t_ok)
-            if t_ok > 0
-            else None,
-            verdict_time_s={v: plain(duration[verdict == v].sum()) for v in verdicts.VERDICTS},
-            above_roof_launches=int(above.sum()),
-            above_roof_share=duration[above].sum() / total if total > 0 else float("nan"),
-            analysed_time_s=t_ok,
-            accounting=accounting(launches, inputs, skipped, outside),
-            timeline=timeline,
-            busy_time_s=times.get("busy_s"),
-            window_s=times.get("window_s"),
-            idle_s=times.get("idle_s"),
-            overlapped_headroom_s=plain(launches.loc[overlapped, "headroom_s"].sum())
-            if timeline
-            else None,
-            estimated_launches=int(estimated.sum()),
-            estimated_share=duration[estimated].sum() / total if total > 0 else float("nan"),
-        )
+    def from_totals(cls, t: totals.Totals, inputs: list[Profile], skipped, timeline) -> Summary:
+        """The Summary of launches whose totals are `t` (one table's, or a folder's merged)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = lambda time: time / t.time_s if t.time_s > 0 else float("nan")  # noqa: E731
+            times = windows.totals(timeline) if timeline else {}
+            return cls(
+                total_time_s=plain(t.time_s) if t.timed else None,
+                total_headroom_s=plain(t.headroom_s) if t.headroomed else None,
+                time_weighted_efficiency=plain(t.t_bound_s / t.placed_s)
+                if t.placed_s > 0
+                else None,
+                verdict_time_s={v: plain(t.verdict_time_s[v]) for v in verdicts.VERDICTS},
+                above_roof_launches=t.above_roof_launches,
+                above_roof_share=share(t.above_roof_time_s),
+                analysed_time_s=t.placed_s,
+                accounting=accounting_of(t, inputs, skipped),
+                timeline=timeline,
+                busy_time_s=times.get("busy_s"),
+                window_s=times.get("window_s"),
+                idle_s=times.get("idle_s"),
+                overlapped_headroom_s=plain(t.overlapped_headroom_s) if timeline else None,
+                estimated_launches=t.estimated_launches,
+                estimated_share=share(t.estimated_time_s),
+                launches=t.launches,
+                worst_above_roof=t.worst,
+            )
 
     def numbers(self) -> dict:
         """The headline figures as every format and gate shows them (JSON-safe: NaN is None)."""
@@ -150,9 +145,18 @@ class Result:
     timelines: list[windows.Windowed] = field(default_factory=list)
     outside: pd.DataFrame | None = None
     saved_timeline: dict | None = None
+    # A folder reduced file by file (rooflint.reduced): its launches' merged totals, the Summary
+    # made from them; `launches` is then an empty table of their columns.
+    totals: totals.Totals | None = field(default=None, repr=False, compare=False)
     summary: Summary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
+        if self.totals is not None:
+            outside = totals.outside_block(self.totals)
+            block = windows.block(self.timelines, outside) if self.timelines else None
+            summary = Summary.from_totals(self.totals, self.inputs, self.skipped, block)
+            object.__setattr__(self, "summary", summary)
+            return
         outside = self.outside_launches
         block = windows.block(self.timelines, outside) if self.timelines else self.saved_timeline
         summary = Summary.of(self.launches, self.inputs, self.skipped, block, outside)
@@ -189,26 +193,24 @@ def accounting(
 ) -> dict:
     """launches read = analysed + not analysable (+ outside the window, for traces), with the
     reasons counted."""
-    outside = launches.iloc[:0] if outside is None else outside
-    not_ok = launches["verdict"] == verdicts.NOT_ANALYSABLE
-    reasons = launches.loc[not_ok, "reason"].value_counts(sort=False)
-    reasons = reasons[reasons > 0]  # a Categorical counts each of its categories
-    reasons = dict(
-        sorted(((str(k), int(v)) for k, v in reasons.items()), key=lambda kv: (-kv[1], kv[0]))
-    )
+    return accounting_of(totals.of(launches, outside), inputs, skipped)
+
+
+def accounting_of(t: totals.Totals, inputs: list[Profile], skipped) -> dict:
+    """The accounting from launches' totals (one table's, or a folder's merged)."""
     out = {
-        "launches_read": int(len(launches) + len(outside)),
-        "analysed": int((~not_ok).sum()),
-        "not_analysable": int(not_ok.sum()),
-        "not_analysable_reasons": reasons,
+        "launches_read": int(t.launches + t.outside),
+        "analysed": t.analysed,
+        "not_analysable": t.not_analysable,
+        "not_analysable_reasons": totals.reasons_sorted(t),
         "inputs_read": len(inputs),
         "files_read": [f for p in inputs for f in (p.files or [p.source])],
         "inputs_skipped": [{"path": p, "reason": r} for p, r in skipped],
         "repairs": [f"{p.source}: {r}" for p in inputs for r in p.repairs],
-        **coverage.accounting(launches),
+        **totals.coverage_block(t),
     }
-    if len(outside):
-        out["outside_window"] = windows.outside(outside)
+    if t.outside:
+        out["outside_window"] = totals.outside_block(t)
     return out
 
 

@@ -72,6 +72,9 @@ TIMELINE_COLUMNS = [
     "rank",  # the trace's rank in its distributed job (distributedInfo)
 ]
 TRACE_COLUMNS += TIMELINE_COLUMNS
+# Of those, the two an ncu export has too where a kernel's name gives its GEMM's shape
+# (core/gemm_shape.py, parsers/ncu_launch.gemm_minimum).
+MODEL_COLUMNS = ["bytes_model_min", "excess_traffic"]
 # ncu's speed-of-light figures, fractions of peak over elapsed cycles, only in a table of an ncu
 # export that lacks DRAM byte or FLOP counters (they stand in for them: core.analysis).
 SOL_COLUMNS = [
@@ -82,8 +85,24 @@ SOL_COLUMNS = [
 ]
 # What the analysis adds where a quantity is estimated from those: provenance.Provenance.
 ESTIMATE_COLUMNS = ["compute_source"]
+# Per-launch facts of an ncu export beyond its counters (parsers/ncu_launch.py), for the advice;
+# only in a table whose export has some. Fractions of peak, counts, and two texts.
+LAUNCH_FACT_DTYPES = {
+    "occupancy_achieved": "float64",  # achieved occupancy, fraction of the SM's warp slots
+    "occupancy_theoretical": "float64",  # the most the launch's resources allow
+    "occupancy_limiter": "category",  # registers, shared memory, warps or blocks: the fewest blocks
+    "occupancy_limit_blocks": "float64",  # how many blocks per SM that limiter allows
+    "occupancy_limit_next": "float64",  # how many the next tightest limit allows
+    "waves": "float64",  # waves per SM (launch__waves_per_multiprocessor)
+    "registers_per_thread": "float64",
+    "l1_throughput": "float64",  # L1/TEX throughput, fraction of peak
+    "l2_throughput": "float64",  # L2 throughput, fraction of peak
+    "stall_top": "category",  # the largest warp stall reason (long_scoreboard, ...)
+    "stall_share": "float64",  # its share of the sampled (or per-instruction) warp cycles
+}
+LAUNCH_FACT_COLUMNS = list(LAUNCH_FACT_DTYPES)
 # The columns only some launch tables have, in the order the formats write them.
-OPTIONAL_COLUMNS = TRACE_COLUMNS + SOL_COLUMNS + ESTIMATE_COLUMNS
+OPTIONAL_COLUMNS = TRACE_COLUMNS + SOL_COLUMNS + ESTIMATE_COLUMNS + LAUNCH_FACT_COLUMNS
 
 UNITS = {
     "duration_s": "s",

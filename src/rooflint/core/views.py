@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 
 from rooflint.core import ranking
@@ -52,18 +53,15 @@ def at_level(result, level: str) -> pd.DataFrame:
 
 
 def _level_bytes(result, level: str) -> pd.Series:
-    """Bytes at `level` summed over each group's launches, in the order of result.kernels."""
-    keys = ranking.GROUPINGS[result.group_by]
-    launches = result.launches
-    frame = pd.DataFrame({k: launches[k].astype("string").fillna("(none)") for k in keys})
-    frame["bytes"] = launches[f"bytes_{level}"].astype("float64")
-    sums = frame.groupby(keys, sort=False, dropna=False)["bytes"].sum(min_count=1)
-    kernels = result.kernels
-    if len(keys) > 1:
-        index = pd.MultiIndex.from_frame(kernels[keys].astype("string").fillna("(none)"))
-    else:
-        index = pd.Index(kernels["group"].astype("string"), name=keys[0])
-    return sums.reindex(index).reset_index(drop=True)
+    """Bytes at `level` summed over each group's launches, in the order of result.kernels (NaN
+    where none of a group's launches has them)."""
+    rows = ranking.launch_rows(result.launches, result.group_by, result.kernels)
+    moved = result.launches[f"bytes_{level}"].to_numpy(dtype="float64", na_value=np.nan)
+    n = len(result.kernels)
+    mine = (rows >= 0) & ~np.isnan(moved)
+    sums = np.bincount(rows[mine], moved[mine], minlength=n)
+    counted = np.bincount(rows[mine], minlength=n)
+    return pd.Series(np.where(counted > 0, sums, np.nan))
 
 
 def dram_fraction(result, device_id, achieved_bytes_per_s) -> float | None:

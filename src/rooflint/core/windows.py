@@ -121,15 +121,22 @@ def _lanes(launches: pd.DataFrame) -> np.ndarray:
 def outside(launches: pd.DataFrame, top: int = TOP) -> dict:
     """The launches outside the window: how many, their time, the largest by name."""
     duration = np.nan_to_num(launches["duration_s"].to_numpy(dtype=float, na_value=np.nan))
-    total = float(duration.sum())
-    label = _labels(launches)
-    times = (
-        pd.Series(duration).groupby(label).sum().sort_values(ascending=False, kind="mergesort")
-        if len(launches)
-        else pd.Series(dtype=float)
-    )
+    return outside_block(len(launches), float(duration.sum()), outside_times(launches), top)
+
+
+def outside_times(launches: pd.DataFrame) -> pd.Series:
+    """The time of the launches per name (operator, else short kernel name), by name."""
+    if not len(launches):
+        return pd.Series(dtype=float)
+    duration = np.nan_to_num(launches["duration_s"].to_numpy(dtype=float, na_value=np.nan))
+    return pd.Series(duration).groupby(_labels(launches)).sum()
+
+
+def outside_block(count: int, total: float, times: pd.Series, top: int = TOP) -> dict:
+    """The `outside_window` entry from the launches' count, time and time per name."""
+    times = times.sort_values(ascending=False, kind="mergesort")
     return {
-        "launches": int(len(launches)),
+        "launches": int(count),
         "time_s": total,
         "largest": [
             {"name": str(k), "time_s": float(v), "share": float(v / total) if total else None}
@@ -149,7 +156,7 @@ def _labels(launches: pd.DataFrame) -> np.ndarray:
     return label.astype(object)
 
 
-def block(windowed: list[Windowed], outside_launches: pd.DataFrame) -> dict | None:
+def block(windowed: list[Windowed], outside_launches: pd.DataFrame | dict) -> dict | None:
     """The JSON `timeline` block (None without a timeline): the window, each device's busy time
     and breakdown, the steps, and the launches outside."""
     if not windowed:
@@ -178,7 +185,9 @@ def block(windowed: list[Windowed], outside_launches: pd.DataFrame) -> dict | No
                 for s in steps
             ],
         },
-        "outside_window": outside(outside_launches),
+        "outside_window": outside_launches
+        if isinstance(outside_launches, dict)  # already counted (core.totals)
+        else outside(outside_launches),
         **_ranks(windowed),
     }
 

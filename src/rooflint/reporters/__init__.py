@@ -43,6 +43,9 @@ class Format:
     chart: bool = False  # a roofline chart: what `plot` draws
     folder: bool = False  # `-o DIR/` writes a dataset folder: the renderer is given `output`
     about: str = ""  # a few words for --help, where a command describes its formats
+    # whether it shows launch rows (or draws them); a format that does not (table, markdown) is
+    # given a Result reduced file by file (rooflint.reduced): memory grows with groups only
+    launches: bool = True
 
 
 def _chart(name: str) -> Format:
@@ -59,9 +62,18 @@ def _chart(name: str) -> Format:
 
 
 REGISTRY = (
-    Format("table", "table", extensions=(".txt",), options=("top", "verbose", "columns"), top=20),
+    Format(
+        "table",
+        "table",
+        extensions=(".txt",),
+        options=("top", "verbose", "columns"),
+        top=20,
+        launches=False,
+    ),
     Format("json", "json_report", extensions=(".json",), options=("top",), streamed="chunks"),
-    Format("markdown", "markdown", extensions=(".md", ".markdown"), options=("top",)),
+    Format(
+        "markdown", "markdown", extensions=(".md", ".markdown"), options=("top",), launches=False
+    ),
     Format("html", "html", extensions=(".html", ".htm"), options=("top", "level")),
     Format(
         "csv", "csv_report", extensions=(".csv",), options=("per", "excel_safe"), streamed="chunks"

@@ -37,15 +37,24 @@ def _device(result, device_id):
 
 def group_advice(result, row) -> list[advice.Advice]:
     """The evidence-based advice for one ranked group (core/advice.py)."""
-    device = _device(result, row.get("device_id"))
-    units = device.sm_count if device is not None else None
-    return advice.for_group(dict(row), units, device.vendor if device is not None else None)
+    device_id = row.get("device_id")
+    dram = views.dram_fraction(result, device_id, row.get("achieved_bytes_per_s"))
+    return advice.for_group(dict(row), advice.context(_device(result, device_id), dram))
 
 
 def kernel_sentence(result, row) -> str:
+    """The group's line: what bounds it, then each piece of advice with its evidence."""
+    lead, found = kernel_parts(result, row)
+    return lead + "".join(f"; {text}" for text in found)
+
+
+def kernel_parts(result, row) -> tuple[str, list[str]]:
+    """(the verdict's sentence with its caveats, each piece of advice "text (from evidence)"):
+    the terminal puts each piece on a line of its own, the other formats join them."""
     eff = row["efficiency"]
     eff = float(eff) if eff is not None and eff is not pd.NA and not pd.isna(eff) else float("nan")
     unmeasured = row.get("unmeasured", "")
+    found = group_advice(result, row)
     text = explain.sentence(
         row["verdict"],
         eff,
@@ -54,19 +63,19 @@ def kernel_sentence(result, row) -> str:
         vendor_of(result, row["device_id"]),
         unmeasured if isinstance(unmeasured, str) else "",
         views.dram_fraction(result, row["device_id"], row.get("achieved_bytes_per_s")),
+        specific=bool(found),
     )
     bus = row.get("comm_busbw_bytes_per_s")
     if bus is not None and not pd.isna(bus):
         size = row["comm_message_bytes"]
         text += f"; bus bandwidth {si(bus, 'B/s')}, messages {si(size, 'B')} on average"
     excess = row.get("excess_traffic")
-    if excess is not None and not pd.isna(excess):
+    rules = {a.rule for a in found}
+    if excess is not None and not pd.isna(excess) and advice.Rule.EXCESS_TRAFFIC not in rules:
         text += f"; moves {excess_text(excess)} the bytes its shapes need"
         if excess < 1:
             text += " (under 1×: tensors stayed in L2 between kernels, or the model over-counts)"
-    for found in group_advice(result, row):
-        text += f"; {found.text} (from {found.evidence})"
-    return text + partial_text(row)
+    return text + partial_text(row), [f"{a.text} (from {a.evidence})" for a in found]
 
 
 def partial_text(row) -> str:

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from rooflint.core import ranking, schema
 from rooflint.core.errors import UsageError
 from rooflint.core.result import LAUNCH_COLUMNS
-from rooflint.reporters import arrow_text
+from rooflint.reporters import arrow_text, common
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 CHUNK_ROWS = 10_000  # rows written at a time: bounds the writer's memory on any input size
@@ -53,13 +53,24 @@ def chunks(
 def table(result, per: str = "launch") -> pd.DataFrame:
     """The rows the CSV holds: launches in input order, or kernel groups in rank order."""
     if per == "kernel":
-        return result.kernels[
+        kernels = result.kernels[
             [c for c in ranking.KERNEL_COLUMNS + ["excess_traffic"] if c in result.kernels]
-        ]
+        ].copy()
+        kernels["advice"] = pd.array(
+            [_advice(result, row) for row in result.kernels.to_dict("records")], dtype="string"
+        )
+        return kernels
     if per != "launch":
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
     columns = LAUNCH_COLUMNS + schema.OPTIONAL_COLUMNS  # the trace columns when a trace was read
     return result.launches[[c for c in columns if c in result.launches.columns]]
+
+
+def _advice(result, row: dict) -> str:
+    """A group's advice (reporters/common.group_advice) in one cell: "rule: text (from
+    evidence)", joined by " | "; "" where no rule spoke."""
+    found = common.group_advice(result, row)
+    return " | ".join(f"{a.rule}: {a.text} (from {a.evidence})" for a in found)
 
 
 def defuse(frame: pd.DataFrame) -> pd.DataFrame:

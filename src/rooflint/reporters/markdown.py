@@ -152,7 +152,7 @@ def _omission(count: int) -> list[str]:
 
 def _head(result) -> list[str]:
     s = result.summary
-    if len(result.launches) == 0:
+    if s.launches == 0:
         summary = "No kernel launches in the input."
     else:
         summary = (
@@ -217,8 +217,11 @@ def _full_row(result, r) -> str:
 
 
 def _sentence(result, r) -> str:
+    """The group's sentence, each piece of advice a nested item under it."""
     name = escape(common.display_name(r, result.group_by))
-    return f"- **#{r['rank']}** `{r['id']}` {name}: {escape(common.kernel_sentence(result, r))}"
+    lead, found = common.kernel_parts(result, r)
+    items = "".join(f"\n  - {escape(text)}" for text in found)
+    return f"- **#{r['rank']}** `{r['id']}` {name}: {escape(lead)}{items}"
 
 
 def _ceilings(result) -> list[str]:

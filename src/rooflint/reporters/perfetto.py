@@ -84,6 +84,7 @@ def _laid_out(result) -> pd.DataFrame:
         frames.append(result.outside_launches.assign(outside_window=True))
     launches = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].copy()
     launches["group_id"] = _group_ids(result, launches)
+    launches["_advice"] = pd.Series(launches["group_id"]).map(_advice(result)).to_numpy()
     if "start_s" not in launches:
         launches["start_s"] = np.nan
     for column in ("stream", "device_index"):
@@ -105,20 +106,21 @@ def _laid_out(result) -> pd.DataFrame:
     return launches
 
 
+def _advice(result) -> dict[str, list[str]]:
+    """Each kernel group's advice as the other formats give it (reporters/common.group_advice)."""
+    out = {}
+    for row in result.kernels.to_dict("records"):
+        found = common.group_advice(result, row)
+        if found:
+            out[row["id"]] = [f"{a.rule}: {a.text} (from {a.evidence})" for a in found]
+    return out
+
+
 def _group_ids(result, launches: pd.DataFrame) -> np.ndarray:
-    """Each launch's kernel group id, as the report's tables print it."""
-    keys = ranking.GROUPINGS[result.group_by]
-    frame = pd.DataFrame({k: launches[k] if k in launches else pd.NA for k in keys})
-    ranking.normalise_keys(frame, keys)
-    group, _ = ranking.group_codes(frame, keys)
-    kernels = result.kernels
-    if not len(kernels):
-        return np.full(len(launches), "", dtype=object)
-    rows = kernels[keys + ["id"]].to_dict("records")
-    by_key = {tuple(str(row[k]) for k in keys): row["id"] for row in rows}
-    first = pd.Series(np.arange(len(group))).groupby(group).first().to_numpy()
-    ids = [by_key.get(tuple(str(frame[k].iloc[i]) for k in keys), "") for i in first]
-    return np.asarray(ids, dtype=object)[group]
+    """Each launch's kernel group id, as the report's tables print it ("" for none)."""
+    rows = ranking.launch_rows(launches, result.group_by, result.kernels)
+    ids = np.asarray(result.kernels["id"].astype(str).tolist() + [""], dtype=object)
+    return ids[rows]  # row -1: the "" after the last id
 
 
 def _end_to_end(untimed: pd.DataFrame, duration: pd.Series) -> np.ndarray:
@@ -152,6 +154,8 @@ def _slices(pid: int, row: dict) -> list[dict]:
     args = {name: _plain(row.get(column)) for column, name in ARGS.items()}
     args = {k: v for k, v in args.items() if v is not None and v != ""}
     args["group"] = row["group_id"]
+    if isinstance(row.get("_advice"), list):
+        args["advice"] = row["_advice"]
     if row["outside_window"]:
         args["outside_window"] = True
     if row["untimed"]:

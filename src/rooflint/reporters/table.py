@@ -122,19 +122,21 @@ def _table(result, top, columns: int) -> list[str]:
         out.append(_line(row, header, widths))
         if k < EXPLAINED:
             indent = " " * (widths[0] + len(GAP))
-            out += terminal.wrap(
-                _help(result, record, row[KERNEL]), columns, indent + "  ", indent + "→ "
-            )
+            lead, found = _help(result, record, row[KERNEL])
+            out += terminal.wrap(lead, columns, indent + "  ", indent + "→ ")
+            for text in found:  # each piece of advice on its own lines
+                out += terminal.wrap(text, columns, indent + "    ", indent + "  · ")
     if top is not None and len(result.kernels) > top:
         out.append(f"... {len(result.kernels) - top} more group(s); use --top to show more")
     return out
 
 
-def _help(result, record, shown: str) -> str:
-    """The "what would help" sentence, after the group's name when the table had to cut it."""
+def _help(result, record, shown: str) -> tuple[str, list[str]]:
+    """The "what would help" sentence, after the group's name when the table had to cut it, and
+    the advice (reporters/common.kernel_parts)."""
     name = common.display_name(record, result.group_by)
-    sentence = common.kernel_sentence(result, record)
-    return sentence if shown == name else f"{name}: {sentence}"
+    sentence, found = common.kernel_parts(result, record)
+    return (sentence if shown == name else f"{name}: {sentence}"), found
 
 
 def _row(result, r, columns: int) -> list[str]:

@@ -47,6 +47,11 @@ _TENSOR["hopper"] = [
 ]
 _TENSOR["blackwell"] = _TENSOR["hopper"]
 
+# ncu's sections whose metrics the advice reads (parsers/ncu_launch.py): launch__waves_*,
+# launch__occupancy_limit_* and the occupancies, l1tex/lts throughput %, the warp-state stall
+# ratios and the PC-sampled stalls (`ncu --list-sections` names them).
+ADVICE_SECTIONS = ("LaunchStats", "Occupancy", "SpeedOfLight", "WarpStateStats", "SourceCounters")
+
 # rocprofv3 passes: what fits one pass together (FLOP counters, then memory counters).
 ROCPROF_PASSES = [
     [
@@ -111,6 +116,10 @@ def ncu(arch):
     click.echo(
         "# From an existing report: "
         "LC_ALL=C ncu --import R.ncu-rep --csv --page raw --print-units base > profile.csv"
+    )
+    click.echo(
+        "# For the advice on occupancy, waves, L1/L2 throughput and warp stalls, add: "
+        + " ".join(f"--section {name}" for name in ADVICE_SECTIONS)
     )
     if arch in ("volta", "turing"):
         click.echo(

@@ -100,7 +100,13 @@ def report(
     from rooflint.core.gates import report_gates  # pandas: only once a profile is read
 
     with progress_mod.bar(enabled=not quiet) as tick:
-        res = rooflint.report(*paths, group_by=group_by, progress=tick, **vars(inputs))
+        res = rooflint.report(
+            *paths,
+            group_by=group_by,
+            progress=tick,
+            launches=chosen.launches,  # table, markdown: reduced file by file (rooflint.reduced)
+            **vars(inputs),
+        )
     formats.refuse_binary_on_a_terminal(chosen, output)
     data = reporters.render_pieces(res, chosen.name, output=output, **options)
     if data is not None:  # None: the reporter wrote a dataset folder itself (parquet -o DIR/)

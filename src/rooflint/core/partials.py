@@ -1,0 +1,378 @@
+"""One file's per-group partial sums, and partials merged: what the ranking needs, without the
+launches.
+
+A `Partial` holds, per group of an analysed launch table, every sum, count, extreme, first
+value and flag `core.ranking` ranks from (`of`); `merge` combines the partials of several files
+in input order into the partial of their joined table. `ranking.rank(table)` is
+`ranking.ranked(of(table))`, so ranking merged partials and ranking the whole table are the same
+code: a folder can be reduced file by file and its launches let go.
+
+Merged sums add the files' sums (each a compensated pandas group sum), so they may differ from
+the sum over the joined table in the last bits; counts, extremes, first values and flags are
+exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from rooflint.core import group_facts, hostcopies, provenance, schema, verdicts
+from rooflint.core.groupings import GROUPINGS
+from rooflint.core.provenance import Provenance
+from rooflint.core.verdicts import ABOVE_ROOF, NOT_ANALYSABLE
+
+NO_VALUE = "(none)"  # a group key the profile did not give (no range, no grid)
+
+# Per group, how each column merges: summed (NaN where no file had a value), counted, the
+# smallest, the largest, the first value present (in input order), any flag set.
+SUMS = ["duration_s", "t_bound_s", "headroom_s", "flops", "bytes_dram", "_t_ok"]
+EXCESS_SUMS = ["_excess_measured", "_excess_minimum"]
+BUS_SUMS = ["_comm_bytes_sum", "_comm_moved", "_comm_time"]
+RANKED_COUNTS = ["launches", "analysed", "above_roof_launches", "_comm"]
+COUNTS = [*RANKED_COUNTS, "_comm_bytes_count", "_comm_pageable"]
+FIRSTS = ["device_id", "reason"]
+
+# What the counters of a launch leave out, as flags the verdict sentence names (see explain):
+# the flag of each missing quantity.
+UNMEASURED = {
+    "vector": "ops_vector",  # tensor ops counted, vector FLOPs not
+    "matrix": "ops_matrix",  # vector FLOPs counted, tensor ops not
+}
+# What ncu's percentages stood in for: the flag of each estimate (core.analysis._SpeedOfLight).
+ESTIMATED = {
+    "dram_pct": ("bytes_source", Provenance.THROUGHPUT_PCT),
+    "pipe_pct": ("compute_source", Provenance.PIPE_UTILISATION),
+    "sm_pct": ("compute_source", Provenance.SM_THROUGHPUT_PCT),
+}
+FLAGS = [*UNMEASURED, *ESTIMATED, "half", "fp32_assumed"]  # in the order the text names them
+
+
+@dataclass
+class Partial:
+    """Per group (rows of `groups`, in the order the groups first appear): the key values as
+    text, then the columns above; `limiters`: per group and limiter the analysed time it covers
+    (`group` is a row of `groups`); `total_time_s`: the summed launch time of the table."""
+
+    keys: list[str]
+    groups: pd.DataFrame
+    limiters: pd.DataFrame
+    total_time_s: float
+    excess: bool = False  # PyTorch traces with counters lent by an ncu/rocprof export
+    bus: bool = False  # traces: collectives and their bus bandwidth
+    flags: list[str] = field(default_factory=list)  # the FLAGS this table can set
+
+    def with_job(self, job: str | None) -> Partial:
+        """This file's groups as one job's (NO_VALUE for an input of no job), led by the job."""
+        groups = self.groups.copy()
+        groups.insert(0, "job", pd.array([job or NO_VALUE] * len(groups), dtype="string"))
+        keys = self.keys if "job" in self.keys else ["job", *self.keys]
+        return Partial(
+            keys, groups, self.limiters, self.total_time_s, self.excess, self.bus, self.flags
+        )
+
+
+def keys_of(analysed: pd.DataFrame, group_by: str) -> list[str]:
+    """The group keys, led by the job where the launches are of several jobs (the pipeline's
+    `job` column, set only then): groups of different jobs are never summed."""
+    keys = GROUPINGS[group_by]
+    return ["job", *keys] if "job" in analysed and "job" not in keys else keys
+
+
+def normalise_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Group-key columns as text with NA spelled NO_VALUE, so NA groups rank and match (the
+    table's Categorical text stays one: no string per launch)."""
+    for k in keys:
+        column = frame[k]
+        text = isinstance(column.dtype, pd.CategoricalDtype)
+        frame[k] = schema.filled(column if text else column.astype("string"), NO_VALUE)
+    return frame
+
+
+def group_codes(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, dict]:
+    """Each row's group: groups of equal `keys` values numbered 0, 1, ... in the order they
+    first appear (as groupby(keys, sort=False) orders them), each key column hashed once; and
+    each key's value per group, taken from the few distinct values (a take from the whole
+    column would first join its Arrow chunks: 36 MB for the names of 200k launches)."""
+    group = np.zeros(len(frame), dtype=np.int64)
+    factors = []
+    for key in keys:
+        codes, distinct = pd.factorize(frame[key], use_na_sentinel=False)
+        factors.append((key, codes, distinct))
+        group = pd.factorize(group * len(distinct) + codes)[0]
+    first = schema.first_rows(group)[1]
+    return group, {key: _text(distinct.take(codes[first])) for key, codes, distinct in factors}
+
+
+def _text(values) -> pd.api.extensions.ExtensionArray:
+    """Key values as the group table holds text: "string" (it has a few rows)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return pd.array(np.asarray(values, dtype=object), dtype="string")
+    return values
+
+
+def of(analysed: pd.DataFrame, group_by: str = "kernel") -> Partial:
+    """The partial sums of one analysed launch table, grouped by `group_by`."""
+    keys = keys_of(analysed, group_by)
+    frame = pd.DataFrame(
+        {k: analysed[k] if k in analysed else pd.NA for k in keys}, index=analysed.index
+    )
+    normalise_keys(frame, keys)
+    group, values = group_codes(frame, keys)
+    columns, limiters = _aggregated(analysed, group)
+    flags = _flags(analysed)
+    n = len(columns["launches"])
+    for name, mask in flags.items():
+        columns[name] = np.bincount(group, mask, minlength=n) > 0
+    columns |= _facts(analysed, group, n)
+    groups = pd.DataFrame({**values, **columns}, copy=False)
+    return Partial(
+        list(keys),
+        groups,
+        limiters,
+        float(analysed["duration_s"].sum()),
+        excess="excess_traffic" in analysed,
+        bus="comm_bytes" in analysed,
+        flags=list(flags),
+    )
+
+
+def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> tuple[dict, pd.DataFrame]:
+    """Per group (numbered as by group_codes): sums, counts, extremes, first device and reason;
+    and the analysed time per group and limiter."""
+    verdict = analysed["verdict"]  # compared as Arrow strings: no Python string per launch
+    comm = (verdict == verdicts.COMMUNICATION).to_numpy(dtype=bool, na_value=False)
+    placed = comm & analysed["t_bound_s"].notna().to_numpy()  # a collective on its link roof
+    ok = (verdict != NOT_ANALYSABLE).to_numpy(dtype=bool, na_value=True) & (~comm | placed)
+    duration = analysed["duration_s"].to_numpy(dtype=float)
+    t_ok = np.where(ok, duration, np.nan)
+    columns = {c: analysed[c] for c in SUMS[:-1]} | {"_t_ok": t_ok}
+    if "excess_traffic" in analysed:
+        both = analysed["excess_traffic"].notna()
+        columns["_excess_measured"] = analysed["bytes_dram"].where(both)
+        columns["_excess_minimum"] = analysed["bytes_model_min"].where(both)
+    if "comm_bytes" in analysed:
+        bus = analysed["comm_busbw_bytes_per_s"].to_numpy(dtype=float)
+        columns["_comm_bytes_sum"] = analysed["comm_bytes"].to_numpy(dtype=float)
+        columns["_comm_moved"] = np.where(placed, bus * duration, np.nan)
+        columns["_comm_time"] = np.where(placed, duration, np.nan)
+    sums = pd.DataFrame(columns, copy=False).groupby(group, sort=False)  # not copied into 2-D
+    summed = sums.sum(min_count=1)
+    n = len(summed)
+    out = {c: summed[c].to_numpy() for c in summed.columns}
+    out["_t_ok"] = np.nan_to_num(out["_t_ok"], nan=0.0)
+    out["launches"] = np.bincount(group, minlength=n)
+    out["analysed"] = np.bincount(group, ~np.isnan(t_ok), minlength=n).astype(np.int64)
+    out["duration_min_s"], out["duration_max_s"] = _extremes(duration, group, n)
+    above = np.bincount(group, (verdict == ABOVE_ROOF).to_numpy(bool, na_value=False), minlength=n)
+    out["above_roof_launches"] = above.astype(np.int64)
+    out["_comm"] = np.bincount(group, comm, minlength=n)
+    if "comm_bytes" in analysed:
+        sized = analysed["comm_bytes"].notna().to_numpy()
+        out["_comm_bytes_count"] = np.bincount(group, sized, minlength=n).astype(np.int64)
+        pageable = hostcopies.pageable(analysed)  # host copies of pageable memory
+        out["_comm_pageable"] = np.bincount(group, pageable, minlength=n).astype(np.int64)
+    out["device_id"] = _first_present(analysed["device_id"], group, n).array
+    reason = analysed["reason"]
+    out["reason"] = _first_present(reason.where(schema.filled(reason, "") != ""), group, n).array
+    return out, _limiter_time(analysed["limiter"], duration, group, ok)
+
+
+def _extremes(values: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group the smallest and largest value, NaN left out (NaN where all are)."""
+    low, high = np.full(n, np.nan), np.full(n, np.nan)
+    np.fmin.at(low, group, values)
+    np.fmax.at(high, group, values)
+    return low, high
+
+
+def _first_present(column: pd.Series, group: np.ndarray, n: int) -> pd.Series:
+    """Per group the first value that is not NA (NA where none is), in the column's dtype
+    (text as "string": the group table holds a few rows)."""
+    present = np.flatnonzero(column.notna().to_numpy())
+    seen, first = schema.first_rows(group[present], n)
+    text = isinstance(column.dtype, pd.CategoricalDtype)
+    values = pd.Series(pd.NA, index=pd.RangeIndex(n), dtype="string" if text else column.dtype)
+    values.iloc[seen] = column.iloc[present[first]].to_numpy()
+    return values
+
+
+def _limiter_time(
+    limiter: pd.Series, duration: np.ndarray, group: np.ndarray, ok: np.ndarray
+) -> pd.DataFrame:
+    """Per group and limiter (NA among them) the analysed time it covers."""
+    codes, names_ = pd.factorize(limiter[ok], sort=True, use_na_sentinel=False)
+    if not len(codes):
+        return _limiters(np.array([], dtype=np.int64), [], np.array([], dtype=float))
+    pair = group[ok] * len(names_) + codes
+    weight = pd.Series(duration[ok]).groupby(pair).sum()  # compensated, as the group sums
+    pairs = weight.index.to_numpy()
+    labels = np.asarray(names_, dtype=object)[pairs % len(names_)]
+    return _limiters(pairs // len(names_), labels, weight.to_numpy())
+
+
+def _limiters(group, limiter, weight) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"group": group, "limiter": pd.array(limiter, dtype=object), "weight": weight}
+    )
+
+
+def time_weighted_limiter(limiters: pd.DataFrame, n: int) -> pd.array:
+    """Per group the limiter that covers the most analysed time (ties: the first by name); NA
+    where no launch was analysed."""
+    if not len(limiters):
+        return pd.array([pd.NA] * n, dtype="string")
+    choice, names_ = pd.factorize(limiters["limiter"], sort=True, use_na_sentinel=False)
+    owner = limiters["group"].to_numpy()
+    order = np.lexsort((choice, -limiters["weight"].to_numpy(), owner))
+    owner, choice = owner[order], choice[order]
+    winners = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    result = np.full(n, -1)
+    result[owner[winners]] = choice[winners]
+    labels = list(names_) + [pd.NA]  # code -1: no analysed launch
+    return pd.array([labels[c] for c in result.tolist()], dtype="string")
+
+
+def _flags(analysed: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per launch, each flag of what was not measured: `vector`, `matrix` (counters absent),
+    `half` (FP16 vector FLOPs, which count an HFMA2 as one FMA and so may be under-counted up
+    to 2x) and `fp32_assumed` (an FP32 GEMM whose kernel name leaves its roof open), and
+    ESTIMATED's (DRAM bytes or compute time from ncu's percentages)."""
+    flags = {name: schema.lacks(analysed, quantity) for name, quantity in UNMEASURED.items()}
+    for name, (column, source) in ESTIMATED.items():
+        if column in analysed:
+            flags[name] = provenance.has(analysed[column], source)
+    flags["half"] = (analysed["ops_vector_fp16"].fillna(0) > 0).to_numpy(dtype=bool)
+    if "roof_assumed" in analysed:  # a trace's FP32 GEMM whose kernel name left its roof open
+        flags["fp32_assumed"] = analysed["roof_assumed"].fillna(False).to_numpy(dtype=bool)
+    return flags
+
+
+def unmeasured(analysed: pd.DataFrame, group: np.ndarray) -> np.ndarray:
+    """Per group (numbered as by group_codes), the comma-joined flags of what was not measured
+    in any of its launches (see _flags)."""
+    n = int(group.max()) + 1 if len(group) else 0
+    flags = {
+        name: np.bincount(group, mask, minlength=n) > 0 for name, mask in _flags(analysed).items()
+    }
+    return flag_text(flags, n)
+
+
+def flag_text(flags: dict[str, np.ndarray], n: int) -> np.ndarray:
+    """Per group the names of the flags set, comma-joined in FLAGS order."""
+    text = np.full(n, "", dtype=object)
+    for name in [f for f in FLAGS if f in flags]:
+        anyof = flags[name]
+        text[anyof] = text[anyof] + "," + name
+    return np.array([t.lstrip(",") for t in text], dtype=object)
+
+
+FACTS_TIME = "_facts_duration_s"  # the duration of the launch a group's facts are from
+
+
+def _facts(analysed: pd.DataFrame, group: np.ndarray, n: int) -> dict:
+    """ncu's launch facts per group (core.group_facts: its longest launch with any fact) and
+    that launch's duration (-1 where unknown; NaN where no launch has facts), for the merge."""
+    facts = group_facts.per_group(analysed, group, n)
+    if not facts:
+        return {}
+    has = np.zeros(len(analysed), dtype=bool)
+    for column in group_facts.present(analysed):
+        has |= analysed[column].notna().to_numpy()
+    duration = np.nan_to_num(analysed["duration_s"].to_numpy(dtype=float), nan=-1.0)
+    longest = np.full(n, np.nan)
+    np.fmax.at(longest, group[has], duration[has])
+    return {**facts, FACTS_TIME: longest}
+
+
+def facts_of(groups: pd.DataFrame) -> dict:
+    """The launch-fact columns of a partial's groups, as group_facts gives them."""
+    return {
+        c: groups[c].array if groups[c].dtype == "string" else groups[c].to_numpy(dtype=float)
+        for c in schema.LAUNCH_FACT_COLUMNS
+        if c in groups
+    }
+
+
+def _merged_facts(joined: pd.DataFrame, group: np.ndarray, n: int) -> dict:
+    """Per merged group, the facts of the partial row whose launch was longest (ties: the
+    first file's), as group_facts picks over the joined launches."""
+    if FACTS_TIME not in joined:
+        return {}
+    longest = joined[FACTS_TIME].to_numpy(dtype=float)
+    rows = np.flatnonzero(~np.isnan(longest))
+    order = np.lexsort((rows, -longest[rows], group[rows]))
+    chosen = rows[order]
+    owner = group[chosen]
+    first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else owner
+    out: dict = {}
+    for column in [c for c in schema.LAUNCH_FACT_COLUMNS if c in joined]:
+        values = joined[column]
+        text = values.dtype == "string" or values.dtype == object
+        taken = pd.Series(pd.NA if text else np.nan, index=pd.RangeIndex(n), dtype=object)
+        taken.iloc[owner[first]] = values.iloc[chosen[first]].to_numpy(dtype=object)
+        out[column] = pd.array(taken, dtype="string") if text else taken.to_numpy(dtype=float)
+    chosen_time = np.full(n, np.nan)
+    chosen_time[owner[first]] = longest[chosen[first]]
+    out[FACTS_TIME] = chosen_time
+    return out
+
+
+def merge(partials: list[Partial]) -> Partial:
+    """The partial of the joined tables of `partials` (in input order): groups of equal keys
+    combined, in the order they first appear."""
+    if len(partials) == 1:
+        return partials[0]
+    keys = partials[0].keys
+    if any(p.keys != keys for p in partials):
+        partials = [p if "job" in p.keys else p.with_job(None) for p in partials]
+        keys = partials[0].keys
+    flags = [f for f in FLAGS if any(f in p.flags for p in partials)]
+    frames = [_with_columns(p.groups, flags) for p in partials]
+    joined = pd.concat(frames, ignore_index=True)
+    group, values = group_codes(joined, keys)
+    grouped = joined.drop(columns=keys).groupby(group, sort=False)
+    sums = [c for c in SUMS + EXCESS_SUMS + BUS_SUMS if c in joined]
+    out = {c: grouped[c].sum(min_count=1).to_numpy() for c in sums}
+    out["_t_ok"] = np.nan_to_num(out["_t_ok"], nan=0.0)
+    out |= {c: grouped[c].sum().to_numpy().astype(np.int64) for c in COUNTS if c in joined}
+    out["duration_min_s"] = grouped["duration_min_s"].min().to_numpy()
+    out["duration_max_s"] = grouped["duration_max_s"].max().to_numpy()
+    out |= {c: grouped[c].first().array for c in FIRSTS}  # first not NA, in input order
+    out |= {c: grouped[c].any().to_numpy(dtype=bool) for c in flags}
+    out |= _merged_facts(joined, group, len(values[keys[0]]))
+    return Partial(
+        list(keys),
+        pd.DataFrame({**values, **out}, copy=False),
+        _merged_limiters(partials, group),
+        float(sum(p.total_time_s for p in partials)),
+        excess=any(p.excess for p in partials),
+        bus=any(p.bus for p in partials),
+        flags=flags,
+    )
+
+
+def _with_columns(groups: pd.DataFrame, flags: list[str]) -> pd.DataFrame:
+    """A partial's groups with every flag the merge has (False where it cannot be set)."""
+    missing = {f: np.zeros(len(groups), dtype=bool) for f in flags if f not in groups}
+    return groups.assign(**missing) if missing else groups
+
+
+def _merged_limiters(partials: list[Partial], group: np.ndarray) -> pd.DataFrame:
+    """Each file's time per limiter, its groups numbered as the merged ones, summed."""
+    offsets = np.cumsum([0, *[len(p.groups) for p in partials]])
+    frames = [
+        p.limiters.assign(group=group[p.limiters["group"].to_numpy() + offset])
+        for p, offset in zip(partials, offsets[:-1], strict=True)
+        if len(p.limiters)
+    ]
+    if not frames:
+        return _limiters(np.array([], dtype=np.int64), [], np.array([], dtype=float))
+    joined = pd.concat(frames, ignore_index=True)
+    codes, labels = pd.factorize(joined["limiter"], sort=True, use_na_sentinel=False)
+    sums = pd.Series(joined["weight"].to_numpy()).groupby([joined["group"].to_numpy(), codes]).sum()
+    owner = sums.index.get_level_values(0).to_numpy()
+    limiter = np.asarray(labels, dtype=object)[sums.index.get_level_values(1).to_numpy()]
+    return _limiters(owner, limiter, sums.to_numpy())

@@ -1,0 +1,199 @@
+"""A report without its launches, in memory that grows with groups, not launches.
+
+`rooflint.report(..., launches=False)`: each file is read, analysed against its own device and
+reduced to a `Reduction` (its per-group partial sums, core.partials; its totals, core.totals; its
+device, timeline and profile without their rows) by the process that read it, its launch table
+dropped there; the parent merges the reductions in input order into a Result whose `launches`
+is an empty table of their columns. The ranking, the Summary, the accounting, the coverage, the
+warnings and the gates are those of the full path (the same code over merged sums): what the
+terminal and Markdown formats show. Formats that write launch rows (JSON, CSV, Parquet,
+Perfetto) or draw them (HTML, charts) keep the full path (pipeline.build).
+
+Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
+(join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
+(graphs.pair).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rooflint import cluster, graphs, inputs, join, pipeline
+from rooflint.core import partials, ranking, ranks, schema, totals, windows
+from rooflint.core.errors import RooflintError
+from rooflint.core.profile import Profile
+from rooflint.core.result import DeviceUse, Result
+
+
+@dataclass
+class Reduction:
+    """One file, analysed and reduced: what the parent merges."""
+
+    partial: partials.Partial
+    totals: totals.Totals
+    devices: list[DeviceUse]
+    profile: Profile  # its launches an empty table of their columns
+    timelines: list[windows.Windowed]  # without their per-launch arrays
+    launch_count: int  # the launches read (for progress)
+
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        return self.profile.skipped
+
+
+@dataclass
+class Failed:
+    """A file read whose analysis raised (no device under --strict, a step it lacks): raised
+    once every file is read, as the full path raises it after reading (a file not read is
+    skipped or, under --strict, reported first)."""
+
+    error: RooflintError
+    skipped: list[tuple[str, str]]
+    launch_count: int
+
+
+class _Together(Exception):
+    """A file is a graph replay or capture trace: its inputs are read together (full path)."""
+
+
+_TOGETHER = "read together"  # what a worker returns for such a file
+
+
+def build(
+    paths: Iterable[str],
+    options: pipeline.Options | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> Result:
+    """pipeline.build's Result, without its launches, made file by file."""
+    options = options or pipeline.Options()
+    paths = [str(p) for p in paths]
+    if _paired(paths):
+        return pipeline.build(paths, options, progress)
+    each = functools.partial(_reduce_each, options=options)
+    try:
+        reductions, skipped = pipeline.read_all(paths, options, progress, reduce=each)
+    except _Together:
+        return pipeline.build(paths, options, progress)
+    for reduction in reductions:
+        if isinstance(reduction, Failed):
+            raise reduction.error
+    return merged(reductions, skipped, options)
+
+
+def _paired(paths: list[str]) -> bool:
+    """Whether a trace is among other inputs that join.pair could lend it counters from."""
+    candidates, _ = inputs.expand(paths)
+    if len(candidates) < 2:
+        return False
+    readers = [pipeline._reader_or_none(c) for c in candidates]
+    traced = [bool(set(r.formats) & set(join.TRACE_FORMATS)) for r in readers if r is not None]
+    return any(traced) and not all(traced)
+
+
+def _reduce_each(
+    candidates: list[Path], given: dict, reading=None, *, options: pipeline.Options
+) -> Iterator:
+    """Each candidate's Reduction (or RooflintError), in input order, reduced where it is read:
+    a worker process of a large folder, or a Dask worker with --scheduler."""
+    one = functools.partial(reduce_file, options=options)
+    if options.scheduler:
+        read = cluster.reduce_each(candidates, given, options.scheduler, one)
+    else:
+        read = pipeline.read_each(candidates, given, reading, one=one)
+    for item in read:
+        if isinstance(item, str) and item == _TOGETHER:
+            raise _Together
+        yield item
+
+
+def reduce_file(
+    candidate: Path, given: dict | None, progress=None, *, options: pipeline.Options, as_given=None
+):
+    """The file at `candidate` read (`progress` told the bytes read; its paths spelt by
+    `as_given`, where given), analysed and reduced; a RooflintError is returned, not raised."""
+    read = pipeline.read_one(candidate, given, progress)
+    if as_given is not None:
+        read = as_given(read)
+    if isinstance(read, RooflintError):
+        return read
+    if read.captured_launches or graphs.is_replay(read):
+        return _TOGETHER
+    try:
+        return reduce(read, options)
+    except RooflintError as exc:
+        return Failed(exc, read.skipped, len(read.launches) if read.launches is not None else 0)
+
+
+def reduce(profile: Profile, options: pipeline.Options) -> Reduction:
+    """One profile analysed against its own device and reduced; its launches let go."""
+    count = len(profile.launches)
+    result = pipeline.assemble([profile], [], options)
+    launches = result.launches
+    reduction = Reduction(
+        partials.of(launches, options.group_by),
+        totals.of(launches, result.outside),
+        result.devices,
+        dataclasses.replace(profile, launches=launches.iloc[:0].copy()),
+        [_without_rows(w) for w in result.timelines],
+        count,
+    )
+    profile.launches = None
+    return reduction
+
+
+def _without_rows(windowed: windows.Windowed) -> windows.Windowed:
+    built = dataclasses.replace(windowed.timeline, inside=np.zeros(0, dtype=bool))
+    return dataclasses.replace(windowed, timeline=built)
+
+
+def merged(reductions: list[Reduction], skipped, options: pipeline.Options) -> Result:
+    """The Result of the reductions' files read together, without their launches."""
+    timelines = [w for r in reductions for w in r.timelines]
+    job_of = ranks.job_of([w.ranked for w in timelines if w.ranked is not None])
+    parts = [
+        r.partial.with_job(job_of.get(r.profile.source)) if job_of else r.partial
+        for r in reductions
+    ]
+    partial = partials.merge(parts)
+    return Result(
+        _columns([r.profile.launches for r in reductions]),
+        ranking.ranked(partial, options.latency_threshold),
+        options.group_by,
+        _uses(reductions),
+        [r.profile for r in reductions],
+        skipped,
+        options.latency_threshold,
+        timelines,
+        totals=totals.merge([r.totals for r in reductions]),
+    )
+
+
+def _columns(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """An empty launch table with every column of the files' tables."""
+    if len(tables) == 1:
+        return tables[0]
+    return schema.concat(tables, ignore_index=True)
+
+
+def _uses(reductions: list[Reduction]) -> list[DeviceUse]:
+    """The devices as pipeline.assemble keeps them: one per id, the first file's ceilings and
+    evidence, provisional where any file's identification was."""
+    uses: dict[str | None, DeviceUse] = {}
+    for reduction in reductions:
+        for each in reduction.devices:
+            key = getattr(each.device, "id", None)
+            use = uses.setdefault(key, DeviceUse(each.device, each.provenance, []))
+            use.evidence = use.evidence or each.evidence
+            if each.provisional and not use.provisional:
+                use.provisional, use.candidates = True, list(each.candidates)
+                use.highest_roofs = each.highest_roofs
+            use.sources.extend(each.sources)
+            use.by_source.update(each.by_source)
+    return list(uses.values())
