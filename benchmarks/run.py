@@ -394,7 +394,7 @@ def cases(rows: Table, r: int, quick: bool) -> dict:
     out["i real H200 export gzip"] = lambda: rows.timed(
         "i real H200 export gzip", REAL, None, max(5, r)
     )  # issue 14 sets no target
-    out["h traces"] = lambda: trace_bench.rows(rows, DATA, max(1, r - 1), paired)
+    out["h traces"] = lambda: trace_bench.rows(rows, DATA, max(1, r - 1), paired, big=not quick)
     out["j saved 200k report"] = lambda: saved_report(rows, max(1, r - 1))
     out["g start-up"] = lambda: start_up(rows)
     out["m folder memory"] = lambda: folder_memory(rows, with_dask=not quick)

@@ -8,7 +8,8 @@ It drives the command line in-process (click's CliRunner), the interface no refa
 each format for a few pairs. Each output file is named after its input and format; an exit code
 and the command's stderr are kept beside it, so a changed message shows too. `--quick` takes
 the bundled fixtures only; `--folders` runs the folder cases alone (each fixtures folder as one
-run, in the formats rooflint.reduced makes, and its gates).
+run, in the formats rooflint.reduced makes, and its gates); `--only WORD` the inputs whose path
+holds WORD (e.g. kineto), and the folders and pairs all of whose paths do.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def main_(argv: list[str]) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--folders", action="store_true", help="the folder cases only")
+    parser.add_argument("--only", default="", help="the inputs whose path holds this word")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     args.out = args.out.resolve()
@@ -88,6 +90,8 @@ def main_(argv: list[str]) -> int:
     os.environ["COLUMNS"] = "100"
     os.chdir(ROOT)  # inputs named relative to the checkout: messages do not depend on where it is
     for path in [] if args.folders else inputs(args.quick):
+        if args.only not in str(path):
+            continue
         name = os.path.relpath(path, ROOT)
         for fmt in REPORT_FORMATS:
             out = args.out / f"{label(path)}.{fmt}"
@@ -95,6 +99,8 @@ def main_(argv: list[str]) -> int:
         out = args.out / f"{label(path)}.kernels.csv"
         run(runner, ["report", name, "-q", "--per", "kernel", "-o", str(out)], out)
     for path in folders(args.quick):
+        if args.only not in str(path):
+            continue
         name = os.path.relpath(path, ROOT)
         for fmt in FOLDER_FORMATS:
             out = args.out / f"folder__{label(path)}.{fmt}"
@@ -103,6 +109,8 @@ def main_(argv: list[str]) -> int:
         gate = ["--fail-if-above-roof", "--fail-under", "50%"]
         run(runner, ["report", name, "-q", "-f", "table", *gate, "-o", str(out)], out)
     for base, head in [] if args.folders else DIFF_PAIRS:
+        if not all(args.only in x for x in (base, head)):
+            continue
         for fmt in DIFF_FORMATS:
             out = args.out / f"diff__{label(ROOT / base)}__{label(ROOT / head)}.{fmt}"
             run(runner, ["diff", base, head, "-f", fmt], out)

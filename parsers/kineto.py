@@ -15,7 +15,7 @@ from rooflint.core.errors import InputError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.reader import Carries, Reader
 
-from . import kineto_fields, kineto_graphs, kineto_models, ncu_metrics
+from . import kineto_bulk, kineto_fields, kineto_graphs, kineto_models, ncu_metrics
 from .kineto_events import NO_ID, TraceEvents
 from .kineto_link import link
 from .kineto_stream import TraceStream
@@ -79,10 +79,10 @@ READER = Reader(
 
 
 def _events(source: str, header: dict | None = None) -> TraceEvents:
-    stream = TraceStream(Path(source))
+    stream = TraceStream(Path(source), parse=kineto_bulk.parse)
     events = TraceEvents(source=source)
     for batch in stream.batches():
-        events.take(batch)
+        kineto_bulk.take(events, batch)
     if header is not None:
         header.update(stream.header)
     return events

@@ -45,12 +45,24 @@ AUXILIARY = "auxiliary kernel of its operator (the model's work is on the operat
 def argument_text(ops: Columns, used: np.ndarray) -> tuple[list, list]:
     """Input Dims and Input type of operators `used`, as JSON text (dims) and ", "-joined types."""
     packed = ops.get("arguments")
+    texts: dict[bytes, tuple] = {}  # operators repeat their arguments: each decoded once
     dims_text, types_text = [], []
     for i in used.tolist():
-        dims, types, _ = arguments(packed[i])
-        dims_text.append(_json(dims))
-        types_text.append(", ".join(map(str, types)) if isinstance(types, list) else None)
+        text = texts.get(packed[i])
+        if text is None:
+            dims, types, _ = arguments(packed[i])
+            types = ", ".join(map(str, types)) if isinstance(types, list) else None
+            text = texts[packed[i]] = (_json(dims), types)
+        dims_text.append(text[0])
+        types_text.append(text[1])
     return dims_text, types_text
+
+
+def kernel_names(launches: pd.DataFrame) -> np.ndarray:
+    """The launches' kernel names ("" for none) as an object array in which equal names are one
+    str: to_numpy made one per launch (150 MB of a 1 GB trace's peak, held while modelling)."""
+    codes, uniques = pd.factorize(schema.filled(launches["kernel"], ""))
+    return np.asarray(uniques, dtype=object)[codes]
 
 
 def _json(value) -> str | None:
@@ -95,7 +107,7 @@ def _operators(launches, ops, vendor, out: tuple, notes, assumed) -> None:
     cache: dict = {}
     names, packed = ops.get("name"), ops.get("arguments")
     tf32_note = False
-    kernels = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
+    kernels = kernel_names(launches)
     ranges = launches["range"].to_numpy(dtype=object, na_value=None)
     durations = launches["duration_s"].to_numpy(dtype=float, na_value=np.nan)
     split = _rows_by_owner(owner, kernel & np.isin(owner, _split_ops(names)))
@@ -200,7 +212,7 @@ def _triton(launches, ops, vendor: str, out: tuple, notes: list[str]) -> None:
     names, packed = ops.get("name"), ops.get("arguments")
     kernel = (launches["activity"] == "kernel").to_numpy()
     by_op = kernel & _triton_names(np.array(names + [""], dtype=object)[owner])
-    by_name = kernel & _triton_names(schema.filled(launches["kernel"], "").to_numpy(dtype=object))
+    by_name = kernel & _triton_names(kernel_names(launches))
     reason[by_name & ~by_op] = kineto_triton.NAME_ONLY
     rows = np.flatnonzero(by_op).tolist()
     cache: dict = {}
@@ -279,10 +291,11 @@ def _copies(launches, flops, bytes_min, klass, reason) -> None:
     copies are marked with their Copy code and bytes (`collective`, `comm_bytes`) for the host
     link's verdict (core/hostcopies.py); other copies stay without one."""
     activity = launches["activity"].to_numpy(dtype=object)
-    name = schema.filled(launches["kernel"], "").to_numpy(dtype=object)
+    name = kernel_names(launches)
     moved = launches["_bytes_arg"].to_numpy()
     memset = activity == "gpu_memset"
-    dtod = (activity == "gpu_memcpy") & (np.char.find(name.astype(str), "DtoD") >= 0)
+    dtod = activity == "gpu_memcpy"  # a DtoD copy by its name, looked at on the copies alone:
+    dtod[dtod] = ["DtoD" in n for n in name[dtod]]  # a fixed-width copy of every name was 600 MB
     ok = (memset | dtod) & ~np.isnan(moved)
     flops[ok] = 0.0
     bytes_min[ok] = np.where(dtod[ok], 2 * moved[ok], moved[ok])  # a device copy reads and writes
@@ -373,8 +386,10 @@ def _mark_unmodelled(out: pd.DataFrame, reason: np.ndarray) -> None:
         else np.full(len(out), "")
     )
     codes, distinct = pd.factorize(op)  # Series.map would call _why_text once per launch
-    why = np.array([_why_text(o) for o in distinct] + [""], dtype=object)[codes]
-    words = np.where(reason == NO_MODEL, "no operator model for " + op.astype(str) + why, reason)
+    unmodelled = [f"no operator model for {o}{_why_text(o)}" for o in distinct]
+    # the words made once per operator: made per launch they were a fixed-width array (370 MB
+    # of a 1 GB trace's peak)
+    words = np.where(reason == NO_MODEL, np.array(unmodelled + [""], dtype=object)[codes], reason)
     if "op" in out:  # no operator launched it: nothing to model, and the words say so
         words = np.where((reason == NO_MODEL) & out["op"].isna().to_numpy(), NO_OPERATOR, words)
     schema.add_missing(out, "ops", words.astype(object), need)

@@ -32,7 +32,7 @@ PARSING = {
     ("parsers/values.py", 'text.str.contains("(", regex=False)'): "ncu's per-instance cells",
     ("parsers/ncu_locale.py", "str.match(_REFERENCE[name])"): "a locale's number layout",
     ("parsers/ncu_locale.py", 'original.str.contains("-", regex=False)'): "a sign in a cell",
-    ("parsers/kineto_models.py", 'np.char.find(name.astype(str), "DtoD")'): "a memcpy's kind",
+    ("parsers/kineto_models.py", '["DtoD" in n for n in name[dtod]]'): "a memcpy's kind",
     ("src/rooflint/saved.py", "n.startswith(prefix)"): "a saved report's notes, per source",
     # the words of a saved report or Parquet dataset read back into codes (schema.conform)
     ("src/rooflint/core/schema.py", "_NO_FLOP_COUNTERS_READ.fullmatch(reason)"): "read back",

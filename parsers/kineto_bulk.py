@@ -1,0 +1,345 @@
+"""A trace's events decoded in bulk by msgspec into typed Structs that hold only the fields
+rooflint reads, then gathered into kineto_events.TraceEvents a column at a time.
+
+The fields are those kineto_events.TraceEvents.take reads: an event's cat, name, pid, tid, ts,
+dur and args; of args, the GPU activity's bytes, blocks per SM, correlation, External id, stream,
+grid, block and device; the operator's Input Dims, Input type, Concrete Inputs, kernel_kwargs
+and Module Hierarchy; the runtime call's kernel; and the collective's message fields (Comm.of).
+Every other key (ph, id, a Python event's ids, a kernel's registers) is skipped by the decoder
+unread. A field TraceEvents.take comes to read must be added here too: tests/test_kineto_bulk.py
+compares every column of the two paths and fails on one missing.
+
+The Structs' types are those TraceEvents.take accepts without complaint, so a batch the strict
+Structs decode needs no check of its own. A batch they refuse (a field of another type, say a
+timestamp written as a string, or a counter-range trace whose args rooflint keeps whole) is
+decoded again by orjson into dicts for TraceEvents.take, which reads it as before and names any
+wrong field: the output, errors included, is that of the dict path either way
+(tests/test_kineto_bulk.py compares the two on every real trace).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+import numpy as np
+import orjson
+
+from . import kineto_fields as fields
+from .kineto_events import (
+    COMM_OP,
+    COMM_SIZE,
+    COUNTER_RANGE,
+    GPU_ACTIVITIES,
+    GPU_ANNOTATION,
+    MODULE_PREFIX,
+    NO_ID,
+    RUNTIME,
+    STEP_PREFIX,
+    Comm,
+    TraceEvents,
+    _float,
+    _int,
+)
+
+UNSET: Any = msgspec.UNSET
+NULL = msgspec.Raw(b"null")  # an operator argument left out packs as null, as dumps(None)
+Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+Dim3 = tuple[int | float, ...]
+
+
+# (attribute, JSON key, type): the arguments rooflint reads, of every kind of event. The strict
+# Structs hold these types; the loose ones any JSON (ROCm writes `bytes` and `stream` as strings,
+# a Triton trace's operators a grid as text), checked after decoding as TraceEvents.take checks
+# the events it reads (kineto_fields), and read as it reads them (a string `bytes` is NaN).
+ARGS = (
+    ("size", "bytes", float | None),
+    ("blocks", "blocks per SM", float | None),
+    ("correlation", "correlation", int | None),
+    ("external", "External id", int | None),
+    ("stream", "stream", int | None),
+    ("kernel", "kernel", str | None),
+    ("grid", "grid", Dim3 | None),
+    ("block", "block", Dim3 | None),
+    ("device", "device", Int64 | None),
+    ("module", "Module Hierarchy", str | None),
+)
+RAW = (("dims", "Input Dims"), ("types", "Input type"), ("concrete", "Concrete Inputs"))
+RAW += (("kwargs", "kernel_kwargs"),)
+COMM = (
+    ("nelems", COMM_SIZE),
+    ("out_nelems", "Out msg nelems"),
+    ("dtype", "dtype"),
+    ("collective", "Collective name"),
+    ("group", "Group size"),
+)
+EVENT = (("cat", str | None), ("name", str | None), ("pid", int | str | None))
+EVENT += (("tid", int | str | None), ("ts", float | None), ("dur", float | None))
+
+
+def _structs(loose: bool) -> tuple[type, type, type]:
+    """The (Args, Event, Trace) Structs: strict, or loose (any JSON in every field but args)."""
+    args = [
+        (attr, Any if loose else kind, msgspec.field(default=None, name=key))
+        for attr, key, kind in ARGS
+    ]
+    args += [(attr, msgspec.Raw, msgspec.field(default=NULL, name=key)) for attr, key in RAW[:3]]
+    args += [("kwargs", msgspec.Raw, msgspec.field(default=UNSET, name="kernel_kwargs"))]
+    args += [(attr, Any, msgspec.field(default=UNSET, name=key)) for attr, key in COMM]
+    suffix = "Loose" if loose else ""
+    arg_type = msgspec.defstruct("Args" + suffix, args)
+    event = [(attr, Any if loose else kind, None) for attr, kind in EVENT]
+    event_type = msgspec.defstruct("Event" + suffix, [*event, ("args", arg_type | None, None)])
+    trace = msgspec.defstruct("Trace" + suffix, [("traceEvents", list[event_type], [])])
+    return arg_type, event_type, trace
+
+
+STRICT, LOOSE = _structs(False), _structs(True)
+
+
+class Structs(list):
+    """A batch of events decoded into Structs (a plain list is a batch of dicts); `loose`: by
+    the loose ones, whose tolerant fields may hold any JSON."""
+
+    loose = False
+
+
+_DECODERS = [(msgspec.json.Decoder(list[s[1]]), loose) for s, loose in ((STRICT, 0), (LOOSE, 1))]
+_TRACE = msgspec.json.Decoder(STRICT[2])
+NO_ARGS = {False: STRICT[0](), True: LOOSE[0]()}
+
+
+def decode_trace(data: bytes) -> list:
+    return _TRACE.decode(data).traceEvents
+
+
+def parse(data: bytes) -> list:
+    """One batch of events (a JSON array): Structs, else orjson's dicts where the Structs do
+    not fit it; malformed JSON raises orjson's error, as the stream reader expects."""
+    if COUNTER_RANGE.encode() in data:
+        return orjson.loads(data)
+    for decoder, loose in _DECODERS:
+        try:
+            batch = Structs(decoder.decode(data))
+        except msgspec.ValidationError:
+            continue
+        except (msgspec.DecodeError, RecursionError):  # msgspec's nesting limit is lower
+            break  # orjson's error (or its reading, where it is laxer) is the answer
+        batch.loose = bool(loose)
+        return batch
+    return orjson.loads(data)
+
+
+def take(events: TraceEvents, batch: list) -> None:
+    """Add one batch (from `parse`) to `events`."""
+    if isinstance(batch, Structs):
+        _take(events, batch)
+    else:
+        events.take(batch)
+
+
+def _take(events: TraceEvents, batch: Structs) -> None:
+    if batch.loose:
+        _check(batch, events.seen, events.source)
+    gpu, ops, spans, runtime, steps = [], [], [], [], []
+    for e in batch:
+        cat = e.cat
+        if cat == "python_function":
+            if e.name is not None and e.name.startswith(MODULE_PREFIX):
+                spans.append(e)
+        elif cat == "cpu_op":
+            ops.append(e)
+        elif cat in RUNTIME:
+            runtime.append(e)
+        elif cat in GPU_ACTIVITIES:
+            gpu.append(e)
+        elif cat == "user_annotation":
+            spans.append(e)
+            if e.name is not None and e.name.startswith(STEP_PREFIX):
+                steps.append(e)
+        elif cat == GPU_ANNOTATION and e.name is not None and e.name.startswith(STEP_PREFIX):
+            steps.append(e)
+    gather = Gather(events.strings.setdefault, batch.loose)
+    gather.gpu(events.gpu.columns, gpu)
+    gather.ops(events, ops)
+    gather.spans(events.spans.columns, spans)
+    gather.runtime(events.runtime.columns, runtime)
+    gather.steps(events.steps.columns, steps)
+    events.seen += len(batch)
+
+
+def _check(batch: Structs, seen: int, src: str) -> None:
+    """The type checks TraceEvents.take makes, in its order, on the fields it reads of each event
+    of a loose batch: its first wrong field is the error, as it would have been."""
+    for at, e in enumerate(batch, seen):
+        cat = e.cat
+        if not (cat in CHECKED or cat in RUNTIME or cat in GPU_ACTIVITIES):
+            continue
+        name = _checked(fields.text, e.name, "name", at, src)
+        if cat == GPU_ANNOTATION or (cat == "python_function" and not _module(name)):
+            continue
+        a = e.args or NO_ARGS[True]
+        if cat in GPU_ACTIVITIES:
+            _checked(fields.dim3, a.grid, "grid", at, src, ".args")
+            _checked(fields.dim3, a.block, "block", at, src, ".args")
+            if _checked(fields.integer, a.device, "device", at, src, ".args") is None:
+                _checked(fields.ident, e.pid, "pid", at, src)
+            continue
+        _checked(fields.ident, e.pid, "pid", at, src)
+        _checked(fields.ident, e.tid, "tid", at, src)
+        if cat == "cpu_op":
+            _checked(fields.text, a.module, "Module Hierarchy", at, src, ".args")
+
+
+CHECKED = ("python_function", "cpu_op", "user_annotation", GPU_ANNOTATION)
+
+
+def _checked(check, value, key: str, at: int, src: str, inside: str = ""):
+    """A kineto_fields check of one value, read as the field `key` of its record."""
+    return check({key: value}, key, at, src, inside)
+
+
+def _module(name: str) -> bool:
+    return name.startswith(MODULE_PREFIX)
+
+
+class Gather:
+    """The columns of one batch's events of each kind, as TraceEvents.take makes them: text
+    through the shared string table, numbers by kineto_events' _float and _int (strict Structs
+    hold only numbers or None there, so whole columns are converted at once)."""
+
+    def __init__(self, shared, loose: bool):
+        self.shared, self.loose = shared, loose
+        self.no_args = NO_ARGS[loose]
+
+    def floats(self, values: list) -> np.ndarray:
+        """_float: a number as float64, anything else NaN."""
+        if self.loose:
+            values = [_float(x) for x in values]
+        return np.array(values, dtype=np.float64)
+
+    def ids(self, values: list) -> list[int]:
+        """_int: a non-negative integer, anything else NO_ID."""
+        if self.loose:
+            return [_int(x) for x in values]
+        return [NO_ID if x is None or x < 0 else x for x in values]
+
+    def text(self, values: list) -> list[str]:
+        return [self.shared(x, x) if x is not None else "" for x in values]
+
+    def same(self, values: list) -> list:
+        return [self.shared(x, x) for x in values]
+
+    def dim3(self, values: list) -> list:
+        """A grid or block as a tuple (the loose Structs decode an array as a list)."""
+        if self.loose:
+            values = [None if x is None else tuple(x) for x in values]
+        return self.same(values)
+
+    def args(self, rows: list) -> list:
+        return [self.no_args if e.args is None else e.args for e in rows]
+
+    def gpu(self, columns: dict, rows: list) -> None:
+        args = self.args(rows)
+        _extend(
+            columns,
+            name=self.text([e.name for e in rows]),
+            cat=self.same([e.cat for e in rows]),
+            ts=self.floats([e.ts for e in rows]),
+            dur=self.floats([e.dur for e in rows]),
+            bytes=self.floats([a.size for a in args]),
+            blocks_per_sm=self.floats([a.blocks for a in args]),
+            correlation=self.ids([a.correlation for a in args]),
+            external=self.ids([a.external for a in args]),
+            stream=self.ids([a.stream for a in args]),
+            grid=self.dim3([a.grid for a in args]),
+            block=self.dim3([a.block for a in args]),
+            device=[
+                e.pid if a.device is None else a.device for e, a in zip(rows, args, strict=True)
+            ],
+            comm=[None if a.nelems is UNSET else Comm.of(_comm_dict(a)) for a in args],
+        )
+
+    def ops(self, events: TraceEvents, rows: list) -> None:
+        args, shared = self.args(rows), self.shared
+        names = self.text([e.name for e in rows])
+        first = len(events.ops)
+        _extend(
+            events.ops.columns,
+            name=names,
+            pid=self.same([e.pid for e in rows]),
+            tid=self.same([e.tid for e in rows]),
+            arguments=self.same([_pack(a) for a in args]),
+            module=[shared(a.module, a.module) if a.module else None for a in args],
+            ts=self.floats([e.ts for e in rows]),
+            dur=self.floats([e.dur for e in rows]),
+            external=self.ids([a.external for a in args]),
+        )
+        for i, name in enumerate(names):
+            if name == COMM_OP:
+                events.comms[first + i] = Comm.of(_comm_dict(args[i]))
+
+    def spans(self, columns: dict, rows: list) -> None:
+        """user_annotation (kind 0) and nn.Module spans (1, named without the prefix)."""
+        user = [e.cat == "user_annotation" for e in rows]
+        cut = len(MODULE_PREFIX)
+        names = [(e.name or "") if u else e.name[cut:] for e, u in zip(rows, user, strict=True)]
+        _extend(
+            columns,
+            kind=[0 if u else 1 for u in user],
+            name=self.same(names),
+            pid=self.same([e.pid for e in rows]),
+            tid=self.same([e.tid for e in rows]),
+            ts=self.floats([e.ts for e in rows]),
+            dur=self.floats([e.dur for e in rows]),
+        )
+
+    def runtime(self, columns: dict, rows: list) -> None:
+        args, shared = self.args(rows), self.shared
+        _extend(
+            columns,
+            name=self.text([e.name for e in rows]),
+            pid=self.same([e.pid for e in rows]),
+            tid=self.same([e.tid for e in rows]),
+            ts=self.floats([e.ts for e in rows]),
+            correlation=self.ids([a.correlation for a in args]),
+            external=self.ids([a.external for a in args]),
+            kernel=[shared(a.kernel, a.kernel) if type(a.kernel) is str else None for a in args],
+        )
+
+    def steps(self, columns: dict, rows: list) -> None:
+        _extend(
+            columns,
+            name=[e.name for e in rows],
+            ts=self.floats([e.ts for e in rows]),
+            dur=self.floats([e.dur for e in rows]),
+            gpu=[0 if e.cat == "user_annotation" else 1 for e in rows],
+        )
+
+
+def _pairs(rows: list, args: list):
+    return zip(rows, args, strict=True)
+
+
+def _extend(columns: dict, **values) -> None:
+    for name, column in values.items():
+        if isinstance(column, np.ndarray):
+            columns[name].frombytes(column.tobytes())
+        else:
+            columns[name].extend(column)
+
+
+def _pack(a) -> bytes:
+    """kineto_events._pack from the arguments' JSON text: the same values when read back."""
+    if a.kwargs is UNSET:
+        return b"[%b,%b,%b]" % (a.dims, a.types, a.concrete)
+    return b"[%b,%b,%b,%b]" % (a.dims, a.types, a.concrete, a.kwargs)
+
+
+def _comm_dict(a) -> dict:
+    """The args Comm.of reads, as the dict it takes (absent keys left out)."""
+    found = {key: getattr(a, attr) for attr, key in COMM if getattr(a, attr) is not UNSET}
+    for attr, key in RAW[:2]:
+        if getattr(a, attr) is not NULL:  # absent (a null one reads as None, the same to Comm)
+            found[key] = orjson.loads(bytes(getattr(a, attr)))
+    return found
