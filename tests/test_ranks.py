@@ -85,6 +85,8 @@ def two_ranks(tmp_path_factory):
 
 def test_two_hta_ranks_as_a_folder(two_ranks):
     folder, result = two_ranks
+    window = result.timeline["window"]
+    assert (window["traces"], window["alike"]) == (2, True)  # both: ProfilerStep#551 to #552
     (job,) = result.timeline["ranks"]
     assert job["world_size"] == 128 and job["job"] == "nccl, world size 128"
     assert [r["rank"] for r in job["ranks"]] == [0, 1]
@@ -201,6 +203,14 @@ def test_kernel_groups_of_two_jobs_are_never_summed(tmp_path):
 
     shown = table.render(result, top=3)
     assert "job 1 · ncclKernel_SendRecv" in shown
+    # the headline sums the three traces' windows and says so, naming no one trace's steps
+    # (ProfilerStep#551 to #552 for job 1, #4 to #6 for job 2); per step pools 2 + 2 + 3 steps
+    window = result.timeline["window"]
+    assert (window["traces"], window["alike"]) == (3, False)
+    text = " ".join(shown.split())
+    assert "windows of 3 traces, summed (each trace's own steps, which differ)" in text
+    assert "ProfilerStep#551" not in text.split("busy time:")[0]
+    assert "per step (7 steps pooled over 3 traces)" in text
 
 
 def test_one_trace_of_a_job_says_only_what_more_ranks_would_add():

@@ -96,7 +96,15 @@ STEPS = Record(
     required=("count",),
 )
 WINDOW = Record(
-    {"kind": STR, "steps": Array(STR), "annotation": STR, "start_s": NUM, "end_s": NUM},
+    {
+        "kind": STR,
+        "steps": Array(STR),
+        "annotation": STR,
+        "start_s": NUM,
+        "end_s": NUM,
+        "traces": INT,
+        "alike": BOOL,
+    },
     required=("kind",),
 )
 TIMELINE = Record(

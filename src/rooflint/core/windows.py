@@ -171,6 +171,8 @@ def block(windowed: list[Windowed], outside_launches: pd.DataFrame | dict) -> di
             "annotation": first.side,
             "start_s": first.start_s,
             "end_s": first.end_s,
+            "traces": len(windowed),
+            "alike": all(_alike(w.timeline.window, first) for w in windowed),
         },
         "devices": [
             {"source": w.source, **_device(d)} for w in windowed for d in w.timeline.devices
@@ -190,6 +192,15 @@ def block(windowed: list[Windowed], outside_launches: pd.DataFrame | dict) -> di
         else outside(outside_launches),
         **_ranks(windowed),
     }
+
+
+def _alike(window: timeline.Window, other: timeline.Window) -> bool:
+    """Whether two traces' windows are described alike (same kind, steps and annotation)."""
+    return (window.kind, tuple(window.steps), window.side) == (
+        other.kind,
+        tuple(other.steps),
+        other.side,
+    )
 
 
 def _ranks(windowed: list[Windowed]) -> dict:
@@ -239,8 +250,18 @@ def step_time_s(block_: dict | None) -> float | None:
 
 def window_text(block_: dict) -> str:
     """ "window ProfilerStep#6 (GPU-side annotation)", "window ProfilerStep#4 to #6 (3 steps,
-    host-side annotations)" or "trace (its first GPU activity to its last; no step chosen)"."""
+    host-side annotations)" or "trace (its first GPU activity to its last; no step chosen)";
+    for several traces, said to be summed over them, and never named by one trace's steps
+    where theirs differ."""
     window = block_["window"]
+    traces = window.get("traces", 1)
+    if not window.get("alike", True):
+        return f"windows of {traces} traces, summed (each trace's own steps, which differ)"
+    text = _one_window(window)
+    return text if traces == 1 else f"{text}, summed over {traces} traces"
+
+
+def _one_window(window: dict) -> str:
     if window["kind"] == timeline.TRACE:
         return "trace (its first GPU activity to its last; no profiler step chosen)"
     steps = window["steps"]
@@ -276,8 +297,10 @@ def steps_line(block_: dict) -> str | None:
     steps = block_["steps"]
     if steps["count"] < 2:
         return None
+    traces = block_["window"].get("traces", 1)
+    pooled = f" pooled over {traces} traces" if traces > 1 else ""
     return (
-        f"per step ({steps['count']} steps): busy mean {si(steps['busy_mean_s'], 's')}, min "
+        f"per step ({steps['count']} steps{pooled}): busy mean {si(steps['busy_mean_s'], 's')}, min "
         f"{si(steps['busy_min_s'], 's')}, max {si(steps['busy_max_s'], 's')}"
     )
 
