@@ -300,8 +300,9 @@ def steps_line(block_: dict) -> str | None:
     traces = block_["window"].get("traces", 1)
     pooled = f" pooled over {traces} traces" if traces > 1 else ""
     return (
-        f"per step ({steps['count']} steps{pooled}): busy mean {si(steps['busy_mean_s'], 's')}, min "
-        f"{si(steps['busy_min_s'], 's')}, max {si(steps['busy_max_s'], 's')}"
+        f"per step ({steps['count']} steps{pooled}): busy mean "
+        f"{si(steps['busy_mean_s'], 's')}, min {si(steps['busy_min_s'], 's')}, "
+        f"max {si(steps['busy_max_s'], 's')}"
     )
 
 
