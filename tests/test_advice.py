@@ -258,6 +258,9 @@ def test_each_rule_stays_quiet_without_its_evidence():
         return {a.rule for a in advice.for_group({**lat, **row}, context)}
 
     assert not rules({"excess_traffic": 3.9})  # under 4×: no re-reading to speak of
+    # a100-gemm-details' CUTLASS GEMM moves 44× its minimum but is compute-bound at 77 % of the
+    # FP16 tensor roof: fewer bytes would not shorten it, so no traffic advice
+    assert not rules({"excess_traffic": 44.0, "verdict": "compute-bound", "efficiency": 0.77})
     near = advice.Context(dram_fraction=0.6)
     assert not rules({"l1_throughput": 0.95}, near)  # DRAM busy too
     assert not rules({"l1_throughput": 0.79}, advice.Context(dram_fraction=0.1))  # L1 not near
