@@ -77,6 +77,15 @@ def run(runner: CliRunner, args: list[str], out: Path) -> None:
         out.write_text(result.stdout)
 
 
+def _reports(runner: CliRunner, path: Path, formats, stem: Path) -> str:
+    """`rooflint report` of one input in each format, to STEM.FORMAT; the input's name as given."""
+    name = os.path.relpath(path, ROOT)
+    for fmt in formats:
+        out = stem.parent / f"{stem.name}.{fmt}"
+        run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
+    return name
+
+
 def main_(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
@@ -92,19 +101,13 @@ def main_(argv: list[str]) -> int:
     for path in [] if args.folders else inputs(args.quick):
         if args.only not in str(path):
             continue
-        name = os.path.relpath(path, ROOT)
-        for fmt in REPORT_FORMATS:
-            out = args.out / f"{label(path)}.{fmt}"
-            run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
+        name = _reports(runner, path, REPORT_FORMATS, args.out / label(path))
         out = args.out / f"{label(path)}.kernels.csv"
         run(runner, ["report", name, "-q", "--per", "kernel", "-o", str(out)], out)
     for path in folders(args.quick):
         if args.only not in str(path):
             continue
-        name = os.path.relpath(path, ROOT)
-        for fmt in FOLDER_FORMATS:
-            out = args.out / f"folder__{label(path)}.{fmt}"
-            run(runner, ["report", name, "-q", "-f", fmt, "-o", str(out)], out)
+        name = _reports(runner, path, FOLDER_FORMATS, args.out / f"folder__{label(path)}")
         out = args.out / f"folder__{label(path)}.gate"
         gate = ["--fail-if-above-roof", "--fail-under", "50%"]
         run(runner, ["report", name, "-q", "-f", "table", *gate, "-o", str(out)], out)
