@@ -119,7 +119,6 @@ def _stall(name: str) -> str | None:
 
 def columns(wide) -> dict:
     """{column: values} of the facts the frame has (none: {}), fractions for percentages."""
-    n = len(wide)
     out = {
         "occupancy_achieved": _pct(wide, (ACHIEVED,)),
         "occupancy_theoretical": _pct(wide, (THEORETICAL,)),
@@ -128,10 +127,11 @@ def columns(wide) -> dict:
         "l1_throughput": _pct(wide, L1),
         "l2_throughput": _pct(wide, L2),
     }
-    out.update(_limiter(wide, n))
-    out.update(_top_stall(wide, n))
-    present = [c for c, v in out.items() if not _empty(v)]
-    return {c: out[c] for c in schema.LAUNCH_FACT_COLUMNS} if present else {}
+    out.update(_limiter(wide))
+    out.update(_top_stall(wide))
+    if all(_empty(v) for v in out.values()):
+        return {}
+    return {c: out[c] for c in schema.LAUNCH_FACT_COLUMNS}
 
 
 def _empty(values) -> bool:
@@ -157,7 +157,7 @@ def _pct(wide, names: tuple[str, ...]) -> np.ndarray:
     return values / 100.0
 
 
-def _limiter(wide, n: int) -> dict:
+def _limiter(wide) -> dict:
     """The resources that allow the fewest blocks per SM (all of them where several tie), how
     many they allow, and how many the next tighter limit allows; NA where the export has no
     block limits."""
@@ -165,37 +165,49 @@ def _limiter(wide, n: int) -> dict:
     none = np.isnan(limits).all(axis=0)
     filled = np.nan_to_num(limits, nan=np.inf)
     least = filled.min(axis=0)
-    tied = filled == least
-    labels = list(LIMITERS)
-    code = [
-        labels.index(" and ".join(np.array(OCCUPANCY_RESOURCES)[t])) if t.any() else -1
-        for t in tied.T
-    ]
+    tied = (filled == least) & ~none  # each launch's tied resources as one bit each
+    bits = (tied * (1 << np.arange(len(OCCUPANCY_RESOURCES)))[:, None]).sum(axis=0)
     above = np.where(filled > least, filled, np.inf).min(axis=0)
     return {
-        "occupancy_limiter": schema.strings(np.where(none, -1, code), labels),
+        "occupancy_limiter": schema.strings(_LIMITER_OF_BITS[bits], list(LIMITERS)),
         "occupancy_limit_blocks": np.where(none, np.nan, least),
         "occupancy_limit_next": np.where(none | ~np.isfinite(above), np.nan, above),
     }
 
 
-def _top_stall(wide, n: int) -> dict:
+# The code in LIMITERS of each set of tied resources written as bits (bit i: resource i), -1 for
+# none.
+_LIMITER_OF_BITS = np.array(
+    [-1]
+    + [
+        list(LIMITERS).index(
+            " and ".join(r for i, r in enumerate(OCCUPANCY_RESOURCES) if bits >> i & 1)
+        )
+        for bits in range(1, 1 << len(OCCUPANCY_RESOURCES))
+    ]
+)
+
+
+def _top_stall(wide) -> dict:
     """The largest stall reason by PC samples, else by warp-state cycles, and its share."""
     for pattern in (_SAMPLES, _RATIOS):
         names = sorted(c for c in wide.columns if pattern.match(c) and _stall(c))
         if names:
-            return _largest(wide, names, n)
+            return _largest(wide, names)
+    n = len(wide)
     return {"stall_top": schema.strings(np.full(n, -1), []), "stall_share": np.full(n, np.nan)}
 
 
-def _largest(wide, names: list[str], n: int) -> dict:
+def _largest(wide, names: list[str]) -> dict:
     reasons = [str(_stall(name)) for name in names]
     values = np.vstack([_col(wide, name) for name in names])
     total = np.nansum(values, axis=0)
     stalls = np.where(np.array([r == NOT_A_STALL for r in reasons])[:, None], np.nan, values)
     none = np.isnan(stalls).all(axis=0) | ~(total > 0)
     top = np.argmax(np.nan_to_num(stalls, nan=-1.0), axis=0)
-    share = np.where(none, np.nan, stalls[top, np.arange(n)] / np.where(total > 0, total, np.nan))
+    share = np.where(
+        none, np.nan, stalls[top, np.arange(len(wide))] / np.where(total > 0, total, np.nan)
+    )
     return {"stall_top": schema.strings(np.where(none, -1, top), reasons), "stall_share": share}
 
 

@@ -16,7 +16,7 @@ import json
 import pytest
 
 import rooflint
-from rooflint.core import advice
+from rooflint.core import advice, advice_launch
 from rooflint.reporters import common, render
 from tests.helpers import FIXTURES, RTX, shared
 
@@ -61,7 +61,7 @@ def test_no_rule_fires_without_its_evidence():
     assert advice.for_group({**base, "verdict": "compute-bound"}, h200) == []  # at a roof
     many = {**base, "launches": 49, "duration_s": 49e-6}
     assert [a.rule for a in advice.for_group(many, advice.Context(units=1))] == []  # one short
-    assert advice.grid_blocks("(80, 160, 2)") == 25_600
+    assert advice_launch.grid_blocks("(80, 160, 2)") == 25_600
 
 
 def test_communication_kernels_get_no_grid_advice():

@@ -11,7 +11,6 @@ advice_memory, advice_launch, advice_compute; their records in advice_records.
 from __future__ import annotations
 
 from rooflint.core import advice_compute, advice_launch, advice_memory
-from rooflint.core.advice_launch import grid_blocks  # noqa: F401 - advice.grid_blocks
 from rooflint.core.advice_records import Advice, Context, Rule  # noqa: F401 - the public names
 from rooflint.core.verdicts import COMMUNICATION
 
@@ -23,6 +22,7 @@ def for_group(row: dict, context: Context | None = None) -> list[Advice]:
     copies = advice_memory.pageable(row)
     if row.get("verdict") == COMMUNICATION:  # collectives and host copies: their links' rules
         return [copies] if copies else []
+    vector = advice_compute.vector_pipe(row, context)
     found = [
         advice_memory.excess_traffic(row),
         advice_memory.cache_bound(row, context),
@@ -31,13 +31,11 @@ def for_group(row: dict, context: Context | None = None) -> list[Advice]:
         advice_launch.tail_wave(row),
         advice_launch.occupancy(row),
         advice_launch.warp_stall(row),
-        advice_compute.vector_pipe(row, context),
-        None,  # precision: only where no vector-pipe advice was given (below)
+        vector,
+        None if vector else advice_compute.precision(row, context),  # one or the other
         advice_compute.matrix_clock(row, context),
         copies,
     ]
-    if found[7] is None:
-        found[8] = advice_compute.precision(row, context)
     given = [advice for advice in found if advice is not None]
     last = advice_launch.collect(row, context) if not given else None
     return given + ([last] if last else [])

@@ -13,7 +13,6 @@ once and writes C (M×N) once; a kernel with beta ≠ 0 also reads C, which no n
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 _KERNEL = "cutlass::gemm::kernel::Gemm<"
 _TILE = re.compile(r"GemmShape<\(int\)(\d+), \(int\)(\d+), \(int\)(\d+)>")
@@ -34,36 +33,6 @@ ELEMENT_BYTES = {
 }
 
 
-@dataclass(frozen=True)
-class Gemm:
-    m: int
-    n: int
-    k: int
-    a_bytes: float  # bytes per element of A, B and C
-    b_bytes: float
-    c_bytes: float
-
-    @property
-    def min_bytes(self) -> float:
-        """A and B read once, C written once."""
-        return (
-            self.m * self.k * self.a_bytes
-            + self.k * self.n * self.b_bytes
-            + (self.m * self.n * self.c_bytes)
-        )
-
-
-def cutlass(name, grid, flops: float) -> Gemm | None:
-    """The GEMM a CUTLASS 2.x kernel launch computed (None where its name, grid or FLOPs do not
-    say: another kernel, a split-K grid, an element type not listed)."""
-    tile = cutlass_tile(name, grid)
-    if tile is None or not flops > 0:
-        return None
-    m, n, a, b, c = tile
-    k = round(flops / (2.0 * m * n))
-    return Gemm(m, n, k, a, b, c) if k > 0 else None
-
-
 def named_cutlass(name) -> bool:
     """Whether a kernel name is a CUTLASS 2.x GEMM's (its shape may still not be readable)."""
     return isinstance(name, str) and _KERNEL in name
@@ -82,5 +51,5 @@ def cutlass_tile(name, grid) -> tuple[int, int, float, float, float] | None:
     if None in sizes:
         return None
     m, n = int(dims.group(1)) * int(tile.group(1)), int(dims.group(2)) * int(tile.group(2))
-    a, b, c = (float(s) for s in sizes if s is not None)
+    a, b, c = (float(s) for s in sizes if s is not None)  # (None is out above; for mypy)
     return m, n, a, b, c
