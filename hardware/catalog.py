@@ -329,7 +329,7 @@ def _link(data: dict, label: str, source: CeilingSource, key: str = "link") -> L
             f"key '{key}.gbps' must be a positive number (got {_got(gbps)}); fix the value",
             path=label,
         )
-    ranges.check("link.gbps", gbps, label)
+    ranges.check(f"{key}.gbps", gbps, label)
     if source.origin is Origin.DATASHEET and "source" not in entry:
         raise DeviceError(f"key '{key}.source' is missing; add the document it is from", path=label)
     document = _string(entry, "source", label) if "source" in entry else source.document

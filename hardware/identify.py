@@ -201,8 +201,8 @@ def _highest(pool: list[Device], said: list[str]) -> Identification:
     roofs (the others named as having the same ceilings); where they differ, the one whose roofs
     are the highest, provisional."""
     groups = _by_ceilings(pool)
-    pick = max(pool, key=_roofs)
-    if not _dominates(pick, pool):
+    pick = next((d for d in pool if _dominates(d, pool)), None)
+    if pick is None:
         pick = max(pool, key=lambda d: (_dram(d), _roofs(d)))
         said.append(
             f"no candidate has the highest of every roof: took {pick.id}, the highest DRAM roof"
@@ -248,16 +248,18 @@ def _links(device: Device) -> tuple[float, float]:
 
 def _roofs(device: Device) -> tuple:
     """Every roof of a device by name (compute, memory, the links), for comparing candidates."""
-    ceilings = {**device.compute, **device.memory}
-    return tuple(sorted((k, c.value) for k, c in ceilings.items())) + _links(device)
+    return tuple(sorted(_ceiling_values(device).items())) + _links(device)
+
+
+def _ceiling_values(device: Device) -> dict[str, float]:
+    return {k: c.value for k, c in {**device.compute, **device.memory}.items()}
 
 
 def _dominates(pick: Device, pool: list[Device]) -> bool:
     """No candidate has a higher roof than the pick's, ceiling by ceiling and link by link."""
-    mine = {**{k: c.value for k, c in {**pick.compute, **pick.memory}.items()}}
+    mine = _ceiling_values(pick)
     for other in pool:
-        theirs = {k: c.value for k, c in {**other.compute, **other.memory}.items()}
-        if any(v > mine.get(k, 0.0) for k, v in theirs.items()):
+        if any(v > mine.get(k, 0.0) for k, v in _ceiling_values(other).items()):
             return False
         if any(o > m for o, m in zip(_links(other), _links(pick), strict=True)):
             return False

@@ -18,6 +18,7 @@ RANGES = {
     # a GPU's links to its peers, per direction: 1 GB/s (below PCIe 2.0 x16's 8 GB/s) to 100 TB/s
     # (a hundred times NVLink 5's 900 GB/s)
     "link.gbps": (1.0, 1e5, "GB/s", "1 GB/s to 100 TB/s"),
+    "host_link.gbps": (1.0, 1e5, "GB/s", "1 GB/s to 100 TB/s"),  # its host link, likewise
     # GPU cores run at 0.1-3 GHz and memory clocks stay under 20 GHz
     "boost_clock_mhz": (1.0, 1e5, "MHz", "1 MHz to 100 GHz"),
     "base_clock_mhz": (1.0, 1e5, "MHz", "1 MHz to 100 GHz"),

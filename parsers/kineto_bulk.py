@@ -65,7 +65,6 @@ ARGS = (
     ("module", "Module Hierarchy", str | None),
 )
 RAW = (("dims", "Input Dims"), ("types", "Input type"), ("concrete", "Concrete Inputs"))
-RAW += (("kwargs", "kernel_kwargs"),)
 COMM = (
     ("nelems", COMM_SIZE),
     ("out_nelems", "Out msg nelems"),
@@ -83,7 +82,7 @@ def _structs(loose: bool) -> tuple[type, type, type]:
         (attr, Any if loose else kind, msgspec.field(default=None, name=key))
         for attr, key, kind in ARGS
     ]
-    args += [(attr, msgspec.Raw, msgspec.field(default=NULL, name=key)) for attr, key in RAW[:3]]
+    args += [(attr, msgspec.Raw, msgspec.field(default=NULL, name=key)) for attr, key in RAW]
     args += [("kwargs", msgspec.Raw, msgspec.field(default=UNSET, name="kernel_kwargs"))]
     args += [(attr, Any, msgspec.field(default=UNSET, name=key)) for attr, key in COMM]
     suffix = "Loose" if loose else ""
@@ -104,7 +103,9 @@ class Structs(list):
     loose = False
 
 
-_DECODERS = [(msgspec.json.Decoder(list[s[1]]), loose) for s, loose in ((STRICT, 0), (LOOSE, 1))]
+_DECODERS = [
+    (msgspec.json.Decoder(list[s[1]]), loose) for s, loose in ((STRICT, False), (LOOSE, True))
+]
 _TRACE = msgspec.json.Decoder(STRICT[2])
 NO_ARGS = {False: STRICT[0](), True: LOOSE[0]()}
 
@@ -125,7 +126,7 @@ def parse(data: bytes) -> list:
             continue
         except (msgspec.DecodeError, RecursionError):  # msgspec's nesting limit is lower
             break  # orjson's error (or its reading, where it is laxer) is the answer
-        batch.loose = bool(loose)
+        batch.loose = loose
         return batch
     return orjson.loads(data)
 
@@ -315,10 +316,6 @@ class Gather:
             dur=self.floats([e.dur for e in rows]),
             gpu=[0 if e.cat == "user_annotation" else 1 for e in rows],
         )
-
-
-def _pairs(rows: list, args: list):
-    return zip(rows, args, strict=True)
 
 
 def _extend(columns: dict, **values) -> None:

@@ -47,6 +47,9 @@ def device_file(tmp_path, body: str):
         ("memory_clock_mhz = 0.001", "memory_clock_mhz", CLOCK),
         (f"sm_count = {HUGE}", "sm_count", "1 to 100,000 SMs/CUs"),
         ("memory_bus_bits = 1000000", "memory_bus_bits", "8 to 65,536 bits"),
+        # each link table names itself: a host link out of range is not reported as [link]'s
+        ('[link]\nkind = "nvlink"\ngbps = 1e9', "link.gbps", "1 GB/s to 100 TB/s"),
+        ('[host_link]\nkind = "pcie"\ngbps = 0.5', "host_link.gbps", "1 GB/s to 100 TB/s"),
     ],
 )
 def test_a_value_no_device_has_is_refused_in_every_format(tmp_path, body, key, span):
