@@ -99,7 +99,11 @@ def report(given, options: Options, progress=None, make=None) -> Result:
             "keeps no launch rows to rank again; report the paths again with group_by="
             f"{options.group_by!r}"
         )
-    kernels = ranking.rank(result.launches, options.group_by, result.latency_threshold)
+    counts = [len(p.launches) for p in result.inputs if p.launches is not None]
+    if sum(counts) != len(result.launches):  # a saved report's launches, not its inputs' rows
+        counts = [len(result.launches)]
+    partial = _partials(result.launches, counts, options.group_by)  # as assemble ranks them
+    kernels = ranking.ranked(partial, result.latency_threshold)
     return dataclasses.replace(result, kernels=kernels, group_by=options.group_by)
 
 
@@ -186,7 +190,7 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
     for profile in profiles:
         device, provenance, ident = _device_for(profile, options, user)
         use = uses.setdefault(getattr(device, "id", None), DeviceUse(device, provenance, []))
-        _note_identity(use, ident)
+        note_identity(use, ident)
         use.sources.append(profile.source)
         use.by_source[profile.source] = device
         devices.append((device, len(profile.launches)))
@@ -347,7 +351,7 @@ def _device_for(profile: Profile, options: Options, user: _UserCeilings):
         return None, [f"{profile.source}: no ceilings: {exc.problem}"], None
 
 
-def _note_identity(use: DeviceUse, ident) -> None:
+def note_identity(use: DeviceUse, ident) -> None:
     """The first profile's evidence speaks for the device; any provisional pick makes it so."""
     if ident is None:
         return

@@ -134,7 +134,7 @@ def reduce_file(
 def reduce(profile: Profile, options: pipeline.Options) -> Reduction:
     """One profile analysed against its own device and reduced; its launches let go."""
     count = len(profile.launches)
-    result = pipeline.assemble([profile], [], options)
+    result = pipeline.assemble(join.pair([profile]), [], options)  # as build: launches' notes
     launches = result.launches
     reduction = Reduction(
         partials.of(launches, options.group_by),
@@ -190,10 +190,7 @@ def _uses(reductions: list[Reduction]) -> list[DeviceUse]:
         for each in reduction.devices:
             key = getattr(each.device, "id", None)
             use = uses.setdefault(key, DeviceUse(each.device, each.provenance, []))
-            use.evidence = use.evidence or each.evidence
-            if each.provisional and not use.provisional:
-                use.provisional, use.candidates = True, list(each.candidates)
-                use.highest_roofs = each.highest_roofs
+            pipeline.note_identity(use, each)  # a DeviceUse carries what it reads
             use.sources.extend(each.sources)
             use.by_source.update(each.by_source)
     return list(uses.values())

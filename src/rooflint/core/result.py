@@ -188,14 +188,6 @@ def _shown(result: Result, how: str) -> str:
     return display.show(result, how)
 
 
-def accounting(
-    launches: pd.DataFrame, inputs: list[Profile], skipped, outside: pd.DataFrame | None = None
-) -> dict:
-    """launches read = analysed + not analysable (+ outside the window, for traces), with the
-    reasons counted."""
-    return accounting_of(totals.of(launches, outside), inputs, skipped)
-
-
 def accounting_of(t: totals.Totals, inputs: list[Profile], skipped) -> dict:
     """The accounting from launches' totals (one table's, or a folder's merged)."""
     out = {
