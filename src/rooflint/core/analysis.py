@@ -264,7 +264,7 @@ class _Link:
         factor, why = collectives.judge(launches, duration, link)
         copy_factor, copy_why = hostcopies.judge(host, size, duration, host_link)
         self.factor = np.where(host, copy_factor, factor)
-        why = np.where(host, np.asarray(copy_why, dtype=object), np.asarray(why, dtype=object))
+        reasons = np.where(host, np.asarray(copy_why, dtype=object), np.asarray(why, dtype=object))
         self.comm = comm | host
         with np.errstate(divide="ignore", invalid="ignore"):
             self.algbw = np.where(self.comm & (duration > 0), size / duration, np.nan)
@@ -277,7 +277,7 @@ class _Link:
             np.where(small_copy, _LIMITERS.index(hostcopies.LATENCY), ceilings.host_code),
             np.where(small, _LIMITERS.index(collectives.LATENCY), ceilings.link_code),
         )
-        found, distinct = pd.factorize(why)  # each distinct reason looked up once
+        found, distinct = pd.factorize(reasons)  # each distinct reason looked up once
         codes = {r: i for i, r in enumerate(REASONS)}
         self.reason = np.array([codes[r] for r in distinct], dtype=np.int64)[found]
 
