@@ -121,9 +121,10 @@ def test_largest_kernels_without_a_verdict_worked_by_hand():
     """Five launches, 10 s: `a` analysed (4 s); `gemm` twice (1 s + 2 s), `copy` (2.5 s) and an
     unnamed launch (0.5 s) without a verdict. By hand: gemm 3 s (0.3), copy 2.5 s (0.25),
     (unnamed) 0.5 s (0.05); analysed time 4 s. Rows picked from the whole name column."""
+    import numpy as np
     import pandas as pd
 
-    from rooflint.core import coverage
+    from rooflint.core import coverage, windows
     from rooflint.core.verdicts import MEMORY_BOUND, NOT_ANALYSABLE
 
     launches = pd.DataFrame(
@@ -134,10 +135,12 @@ def test_largest_kernels_without_a_verdict_worked_by_hand():
         },
         index=[10, 11, 12, 13, 14],  # not 0..n-1: rows are picked by position
     )
-    acc = coverage.accounting(launches, top=2)
-    assert acc["time_s"] == 10.0 and acc["time_analysed_s"] == 4.0
-    assert acc["unanalysed_top"] == [
+    ok = (launches["verdict"] != NOT_ANALYSABLE).to_numpy()
+    total = windows.occupied_s(launches)
+    assert total == 10.0 and windows.occupied_s(launches, ok) == 4.0
+    times = coverage.unanalysed_times(launches, np.flatnonzero(~ok))  # as totals.of takes them
+    assert coverage.largest(times, total, 2) == [
         {"name": "gemm", "time_s": 3.0, "share": 0.3},
         {"name": "copy", "time_s": 2.5, "share": 0.25},
     ]
-    assert coverage.accounting(launches)["unanalysed_top"][-1]["name"] == "(unnamed)"
+    assert coverage.largest(times, total)[-1]["name"] == "(unnamed)"

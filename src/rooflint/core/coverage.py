@@ -2,46 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, schema, windows
-from rooflint.core.verdicts import NOT_ANALYSABLE
+from rooflint.core import names, schema
 
 TOP = 5
-
-
-def accounting(launches: pd.DataFrame, top: int = TOP) -> dict:
-    """`time_s` (all launches), `time_analysed_s` (launches with a verdict), `unanalysed_top`
-    [{name, time_s, share}] (by operator where the trace names one, else by kernel) and the
-    launches replayed from CUDA graphs, counted apart. Times are occupied time
-    (core.windows.occupied_s): on a timeline, busy time, overlapping streams counted once."""
-    duration = launches["duration_s"]
-    ok = (launches["verdict"] != NOT_ANALYSABLE).to_numpy()  # communication has a verdict
-    total = _finite(windows.occupied_s(launches))
-    out = {
-        "time_s": total,
-        "time_analysed_s": _finite(windows.occupied_s(launches, ok)),
-        "unanalysed_top": _largest(launches, np.flatnonzero(~ok), total or 0.0, top),
-    }
-    if "graph_replay" in launches:
-        graph = launches["graph_replay"].fillna(False).to_numpy(dtype=bool)
-        out["graph_replay_launches"] = int(graph.sum())
-        out["graph_replay_time_s"] = _finite(duration[graph].sum())
-    return out
-
-
-def _finite(value) -> float | None:
-    """A sum for the JSON document: None when a bad duration made it infinite."""
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _largest(launches: pd.DataFrame, rows: np.ndarray, total: float, top: int) -> list[dict]:
-    """The `top` names (operator, else short kernel name) by time among the launches `rows`."""
-    return largest(unanalysed_times(launches, rows), total, top)
 
 
 def unanalysed_times(launches: pd.DataFrame, rows: np.ndarray) -> pd.Series:

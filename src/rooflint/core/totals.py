@@ -195,7 +195,11 @@ def finite(value: float) -> float | None:
 
 
 def coverage_block(t: Totals) -> dict:
-    """coverage.accounting's entries, from totals."""
+    """The accounting's coverage entries: `time_s` (all launches), `time_analysed_s` (launches
+    with a verdict), `unanalysed_top` [{name, time_s, share}] (by operator where the trace names
+    one, else by kernel) and the launches replayed from CUDA graphs, counted apart. Times are
+    occupied time (core.windows.occupied_s): on a timeline, busy time, overlapping streams
+    counted once."""
     total = finite(t.occupied_s)
     out = {
         "time_s": total,
