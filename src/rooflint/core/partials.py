@@ -113,14 +113,21 @@ def _text(values) -> pd.api.extensions.ExtensionArray:
     return values
 
 
-def of(analysed: pd.DataFrame, group_by: str = "kernel") -> Partial:
-    """The partial sums of one analysed launch table, grouped by `group_by`."""
-    keys = keys_of(analysed, group_by)
+def grouped(launches: pd.DataFrame, group_by: str) -> tuple[list[str], np.ndarray, dict]:
+    """A launch table's group keys (keys_of), each launch's group and each key's value per group
+    (group_codes), the keys spelled as normalise_keys spells them: how the ranking groups."""
+    keys = keys_of(launches, group_by)
     frame = pd.DataFrame(
-        {k: analysed[k] if k in analysed else pd.NA for k in keys}, index=analysed.index
+        {k: launches[k] if k in launches else pd.NA for k in keys}, index=launches.index
     )
     normalise_keys(frame, keys)
     group, values = group_codes(frame, keys)
+    return keys, group, values
+
+
+def of(analysed: pd.DataFrame, group_by: str = "kernel") -> Partial:
+    """The partial sums of one analysed launch table, grouped by `group_by`."""
+    keys, group, values = grouped(analysed, group_by)
     columns, limiters = _aggregated(analysed, group)
     flags = _flags(analysed)
     n = len(columns["launches"])
@@ -275,16 +282,8 @@ FACTS_TIME = "_facts_duration_s"  # the duration of the launch a group's facts a
 def _facts(analysed: pd.DataFrame, group: np.ndarray, n: int) -> dict:
     """ncu's launch facts per group (core.group_facts: its longest launch with any fact) and
     that launch's duration (-1 where unknown; NaN where no launch has facts), for the merge."""
-    facts = group_facts.per_group(analysed, group, n)
-    if not facts:
-        return {}
-    has = np.zeros(len(analysed), dtype=bool)
-    for column in group_facts.present(analysed):
-        has |= analysed[column].notna().to_numpy()
-    duration = np.nan_to_num(analysed["duration_s"].to_numpy(dtype=float), nan=-1.0)
-    longest = np.full(n, np.nan)
-    np.fmax.at(longest, group[has], duration[has])
-    return {**facts, FACTS_TIME: longest}
+    facts, longest = group_facts.per_group(analysed, group, n)
+    return {**facts, FACTS_TIME: longest} if facts else {}
 
 
 def facts_of(groups: pd.DataFrame) -> dict:
@@ -301,23 +300,10 @@ def _merged_facts(joined: pd.DataFrame, group: np.ndarray, n: int) -> dict:
     first file's), as group_facts picks over the joined launches."""
     if FACTS_TIME not in joined:
         return {}
-    longest = joined[FACTS_TIME].to_numpy(dtype=float)
-    rows = np.flatnonzero(~np.isnan(longest))
-    order = np.lexsort((rows, -longest[rows], group[rows]))
-    chosen = rows[order]
-    owner = group[chosen]
-    first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else owner
-    out: dict = {}
-    for column in [c for c in schema.LAUNCH_FACT_COLUMNS if c in joined]:
-        values = joined[column]
-        text = values.dtype == "string" or values.dtype == object
-        taken = pd.Series(pd.NA if text else np.nan, index=pd.RangeIndex(n), dtype=object)
-        taken.iloc[owner[first]] = values.iloc[chosen[first]].to_numpy(dtype=object)
-        out[column] = pd.array(taken, dtype="string") if text else taken.to_numpy(dtype=float)
-    chosen_time = np.full(n, np.nan)
-    chosen_time[owner[first]] = longest[chosen[first]]
-    out[FACTS_TIME] = chosen_time
-    return out
+    columns = [c for c in schema.LAUNCH_FACT_COLUMNS if c in joined]
+    time = joined[FACTS_TIME].to_numpy(dtype=float)
+    facts, chosen_time = group_facts.longest(joined, columns, time, group, n)
+    return {**facts, FACTS_TIME: chosen_time}
 
 
 def merge(partials: list[Partial]) -> Partial:
