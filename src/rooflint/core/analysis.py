@@ -33,6 +33,8 @@ RESULT_COLUMNS = [
     "comm_algbw_bytes_per_s",
     "comm_busbw_bytes_per_s",
 ]
+RESULT_TEXT = ["device_id", "limiter", "verdict", "reason"]
+RESULT_NUMBERS = [c for c in RESULT_COLUMNS if c not in RESULT_TEXT]  # float64
 
 
 class Reason(StrEnum):
