@@ -199,13 +199,14 @@ class _Ceilings:
 
 def _link_roof(
     present: list[Device | None], counts: np.ndarray, table: str, prefix: str
-) -> tuple[np.ndarray | float, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Each launch's bandwidth of its device's link `table` ([link], [host_link]; NaN where it
     has none), and its limiter code (the link's kind after `prefix`; none where it has none)."""
     links = [getattr(d, table, None) for d in present]
     roof = _spread([{table: k.value} if k else {} for k in links], counts).get(table, np.nan)
     kinds = [_LIMITERS.index(prefix + k.kind.value) if k else _NO_LIMITER for k in links]
-    return roof, np.repeat(np.array(kinds, dtype=np.int64), counts)
+    each = np.broadcast_to(np.asarray(roof, dtype=float), (int(counts.sum()),))  # not copied
+    return each, np.repeat(np.array(kinds, dtype=np.int64), counts)
 
 
 def _spread(values: list[dict[str, float]], counts: np.ndarray) -> dict[str, np.ndarray | float]:
@@ -252,9 +253,7 @@ class _Link:
     the reason code where it has none (`placed` False); `comm` marks both."""
 
     def __init__(self, launches, duration, ceilings: _Ceilings, comm, host):
-        shape = duration.shape
-        link = np.broadcast_to(np.asarray(ceilings.link, dtype=float), shape)
-        host_link = np.broadcast_to(np.asarray(ceilings.host_link, dtype=float), shape)
+        link, host_link = ceilings.link, ceilings.host_link
         size = (
             launches["comm_bytes"].to_numpy(dtype=float)
             if "comm_bytes" in launches
