@@ -210,14 +210,19 @@ def _limiter_time(
     limiter: pd.Series, duration: np.ndarray, group: np.ndarray, ok: np.ndarray
 ) -> pd.DataFrame:
     """Per group and limiter (NA among them) the analysed time it covers."""
-    codes, names_ = pd.factorize(limiter[ok], sort=True, use_na_sentinel=False)
+    return _limiter_sums(group[ok], limiter[ok], duration[ok])
+
+
+def _limiter_sums(group: np.ndarray, limiter, weight: np.ndarray) -> pd.DataFrame:
+    """Per group and limiter (NA among them), ordered by both, the summed weight."""
+    codes, names_ = pd.factorize(limiter, sort=True, use_na_sentinel=False)
     if not len(codes):
         return _limiters(np.array([], dtype=np.int64), [], np.array([], dtype=float))
-    pair = group[ok] * len(names_) + codes
-    weight = pd.Series(duration[ok]).groupby(pair).sum()  # compensated, as the group sums
-    pairs = weight.index.to_numpy()
+    pair = group * len(names_) + codes
+    summed = pd.Series(weight).groupby(pair).sum()  # compensated, as the group sums
+    pairs = summed.index.to_numpy()
     labels = np.asarray(names_, dtype=object)[pairs % len(names_)]
-    return _limiters(pairs // len(names_), labels, weight.to_numpy())
+    return _limiters(pairs // len(names_), labels, summed.to_numpy())
 
 
 def _limiters(group, limiter, weight) -> pd.DataFrame:
@@ -357,8 +362,4 @@ def _merged_limiters(partials: list[Partial], group: np.ndarray) -> pd.DataFrame
     if not frames:
         return _limiters(np.array([], dtype=np.int64), [], np.array([], dtype=float))
     joined = pd.concat(frames, ignore_index=True)
-    codes, labels = pd.factorize(joined["limiter"], sort=True, use_na_sentinel=False)
-    sums = pd.Series(joined["weight"].to_numpy()).groupby([joined["group"].to_numpy(), codes]).sum()
-    owner = sums.index.get_level_values(0).to_numpy()
-    limiter = np.asarray(labels, dtype=object)[sums.index.get_level_values(1).to_numpy()]
-    return _limiters(owner, limiter, sums.to_numpy())
+    return _limiter_sums(joined["group"].to_numpy(), joined["limiter"], joined["weight"].to_numpy())
