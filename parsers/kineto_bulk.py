@@ -205,8 +205,9 @@ def _module(name: str) -> bool:
 
 
 # Each field Gather reads straight into the column of its name, of an event or of its args: the
-# field's values, and the Gather method that converts them. A comprehension per field: reading an
-# attribute by a name held in a variable (attrgetter, getattr) takes twice as long.
+# field's values, and the Gather method that converts them. A comprehension per field, naming its
+# attribute: read by a name held in a variable (attrgetter, getattr) a Struct's attribute takes
+# twice as long, and the 150 MB synthetic trace's gathering 15 % longer.
 FIELDS = {
     "name": (lambda rows: [e.name for e in rows], "text"),
     "cat": (lambda rows: [e.cat for e in rows], "same"),
