@@ -8,17 +8,22 @@ import tomllib
 
 from tests.helpers import ROOT
 
+FOLDERS = {
+    "rooflint": ROOT / "src" / "rooflint",
+    "rooflint.parsers": ROOT / "parsers",
+    "rooflint.hardware": ROOT / "hardware",
+}
+
+
+def _setuptools() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+
 
 def test_every_python_package_is_listed_for_setuptools():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    config = _setuptools()
     listed = set(config["packages"])
-    folders = {
-        "rooflint": ROOT / "src" / "rooflint",
-        "rooflint.parsers": ROOT / "parsers",
-        "rooflint.hardware": ROOT / "hardware",
-    }
     found = set()
-    for package, folder in folders.items():
+    for package, folder in FOLDERS.items():
         for init in folder.rglob("__init__.py"):
             relative = init.parent.relative_to(folder).parts
             found.add(".".join((package, *relative)))
@@ -26,6 +31,19 @@ def test_every_python_package_is_listed_for_setuptools():
     for package in listed:
         prefixes = {".".join(package.split(".")[:i]) for i in range(1, package.count(".") + 2)}
         assert prefixes & set(config["package-dir"]), f"{package} has no folder in package-dir"
+
+
+def test_every_folder_of_package_data_is_listed_for_setuptools():
+    """A folder of data files only (hardware/devices) is still importable, so setuptools warns
+    that it is absent from `packages` (and may one day leave its files out): each is listed,
+    with package data of its own."""
+    config = _setuptools()
+    for package, folder in FOLDERS.items():
+        for data in folder.rglob("*.toml"):
+            relative = data.parent.relative_to(folder).parts
+            name = ".".join((package, *relative))
+            assert name in config["packages"], f"add {name} to [tool.setuptools] packages"
+            assert name in config["package-data"], f"add {name} to package-data"
 
 
 def test_the_readmes_ci_examples_install_rooflint_from_where_it_is():

@@ -21,19 +21,6 @@ from rooflint.hardware import Ceiling, Device
 FORMAT = InputFormat.SAVED_REPORT
 READS = report_schema.FORMAT_VERSION  # the newest version read; every older one is read too
 _RESULT_FILLS = {"reason": "", "verdict": verdicts.NOT_ANALYSABLE}
-_FLOAT_RESULTS = [
-    "flops",
-    "intensity_dram",
-    "achieved_flops_per_s",
-    "achieved_bytes_per_s",
-    "t_compute_s",
-    "t_memory_s",
-    "t_bound_s",
-    "efficiency",
-    "headroom_s",
-    "comm_algbw_bytes_per_s",
-    "comm_busbw_bytes_per_s",
-]
 
 
 def looks_saved(path: str | Path) -> bool:
@@ -219,7 +206,7 @@ def launch_table(records: list, path, sources: list | None = None, first: int = 
     out = schema.conform(frame)
     n = len(out)
     for col in analysis.RESULT_COLUMNS + ["family"]:
-        if col in _FLOAT_RESULTS:
+        if col in analysis.RESULT_NUMBERS:
             values = frame[col] if col in frame else pd.Series([np.nan] * n)
             out[col] = pd.to_numeric(values, errors="coerce").astype("float64").to_numpy()
         else:

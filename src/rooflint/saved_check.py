@@ -185,14 +185,15 @@ def document(doc: dict, path) -> None:
 _RESULT_TEXT = ["device_id", "limiter", "reason", "family"]
 _TRACE_TEXT = ["op", "op_parent", "op_input_dims", "op_input_types", "module", "activity", "kind"]
 _TEXT = [c for c in schema.STRING_COLUMNS if c != "missing"] + _RESULT_TEXT + _TRACE_TEXT
-_RESULT_NUMBERS = [c for c in analysis.RESULT_COLUMNS if c not in _RESULT_TEXT + ["verdict"]]
 _TRACE_NUMBERS = ["bytes_model_min", "excess_traffic", "start_s", "launch_s", "comm_bytes"]
 _FACT_TEXT = [c for c, d in schema.LAUNCH_FACT_DTYPES.items() if d == "category"]
 _FACT_NUMBERS = [c for c in schema.LAUNCH_FACT_COLUMNS if c not in _FACT_TEXT]
 _INTS = [*schema.INT_COLUMNS, "source_index", "stream", "device_index", "comm_ranks"]
 LAUNCH_KINDS = {
     **dict.fromkeys(_TEXT + ["collective", *provenance.COLUMNS, *_FACT_TEXT], STR),
-    **dict.fromkeys(schema.FLOAT_COLUMNS + _RESULT_NUMBERS + _TRACE_NUMBERS + _FACT_NUMBERS, NUM),
+    **dict.fromkeys(
+        schema.FLOAT_COLUMNS + analysis.RESULT_NUMBERS + _TRACE_NUMBERS + _FACT_NUMBERS, NUM
+    ),
     **dict.fromkeys(_INTS, INT),
     **dict.fromkeys(["graph_replay", "roof_assumed"], BOOL),
     "verdict": Kind("a verdict rooflint writes", lambda v: v in verdicts.VERDICTS),

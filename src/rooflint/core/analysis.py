@@ -33,6 +33,8 @@ RESULT_COLUMNS = [
     "comm_algbw_bytes_per_s",
     "comm_busbw_bytes_per_s",
 ]
+RESULT_TEXT = ["device_id", "limiter", "verdict", "reason"]
+RESULT_NUMBERS = [c for c in RESULT_COLUMNS if c not in RESULT_TEXT]  # float64
 
 
 class Reason(StrEnum):
@@ -181,18 +183,8 @@ class _Ceilings:
             [_values(d.compute) if d is not None else {} for d in present], counts
         )
         self.memory = _spread([_values(d.memory) if d is not None else {} for d in present], counts)
-        links = [getattr(d, "link", None) for d in present]
-        self.link = _spread([{"link": k.value} if k else {} for k in links], counts).get(
-            "link", np.nan
-        )
-        kinds = [_LIMITERS.index(k.kind.value) if k else _NO_LIMITER for k in links]
-        self.link_code = np.repeat(np.array(kinds, dtype=np.int64), counts)
-        hosts = [getattr(d, "host_link", None) for d in present]
-        self.host_link = _spread([{"host": k.value} if k else {} for k in hosts], counts).get(
-            "host", np.nan
-        )
-        host_kinds = [_LIMITERS.index(_host_limiter(k)) if k else _NO_LIMITER for k in hosts]
-        self.host_code = np.repeat(np.array(host_kinds, dtype=np.int64), counts)
+        self.link, self.link_code = _link_roof(present, counts, "link", "")
+        self.host_link, self.host_code = _link_roof(present, counts, "host_link", HOST_PREFIX)
         nominal = [getattr(d, "memory_clock_hz", 0.0) if d is not None else 0.0 for d in present]
         self.memory_clock = np.repeat(np.array(nominal, dtype=float), counts)
 
@@ -203,6 +195,18 @@ class _Ceilings:
         known = (measured > 0) & (self.memory_clock > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(known, measured / self.memory_clock, 1.0)
+
+
+def _link_roof(
+    present: list[Device | None], counts: np.ndarray, table: str, prefix: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each launch's bandwidth of its device's link `table` ([link], [host_link]; NaN where it
+    has none), and its limiter code (the link's kind after `prefix`; none where it has none)."""
+    links = [getattr(d, table, None) for d in present]
+    roof = _spread([{table: k.value} if k else {} for k in links], counts).get(table, np.nan)
+    kinds = [_LIMITERS.index(prefix + k.kind.value) if k else _NO_LIMITER for k in links]
+    each = np.broadcast_to(np.asarray(roof, dtype=float), (int(counts.sum()),))  # not copied
+    return each, np.repeat(np.array(kinds, dtype=np.int64), counts)
 
 
 def _spread(values: list[dict[str, float]], counts: np.ndarray) -> dict[str, np.ndarray | float]:
@@ -242,10 +246,6 @@ _LIMITERS = (
 _NO_LIMITER = len(_LIMITERS) - 1
 
 
-def _host_limiter(link) -> str:
-    return HOST_PREFIX + link.kind.value
-
-
 class _Link:
     """Each collective against its device's link roof and each host copy against its host link:
     bus-bandwidth factor (1 for a copy), algorithm bandwidth, the time at the roof (bytes x
@@ -253,9 +253,7 @@ class _Link:
     the reason code where it has none (`placed` False); `comm` marks both."""
 
     def __init__(self, launches, duration, ceilings: _Ceilings, comm, host):
-        shape = duration.shape
-        link = np.broadcast_to(np.asarray(ceilings.link, dtype=float), shape)
-        host_link = np.broadcast_to(np.asarray(ceilings.host_link, dtype=float), shape)
+        link, host_link = ceilings.link, ceilings.host_link
         size = (
             launches["comm_bytes"].to_numpy(dtype=float)
             if "comm_bytes" in launches

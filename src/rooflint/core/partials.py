@@ -113,14 +113,21 @@ def _text(values) -> pd.api.extensions.ExtensionArray:
     return values
 
 
-def of(analysed: pd.DataFrame, group_by: str = "kernel") -> Partial:
-    """The partial sums of one analysed launch table, grouped by `group_by`."""
-    keys = keys_of(analysed, group_by)
+def grouped(launches: pd.DataFrame, group_by: str) -> tuple[list[str], np.ndarray, dict]:
+    """A launch table's group keys (keys_of), each launch's group and each key's value per group
+    (group_codes), the keys spelled as normalise_keys spells them: how the ranking groups."""
+    keys = keys_of(launches, group_by)
     frame = pd.DataFrame(
-        {k: analysed[k] if k in analysed else pd.NA for k in keys}, index=analysed.index
+        {k: launches[k] if k in launches else pd.NA for k in keys}, index=launches.index
     )
     normalise_keys(frame, keys)
     group, values = group_codes(frame, keys)
+    return keys, group, values
+
+
+def of(analysed: pd.DataFrame, group_by: str = "kernel") -> Partial:
+    """The partial sums of one analysed launch table, grouped by `group_by`."""
+    keys, group, values = grouped(analysed, group_by)
     columns, limiters = _aggregated(analysed, group)
     flags = _flags(analysed)
     n = len(columns["launches"])
@@ -203,14 +210,19 @@ def _limiter_time(
     limiter: pd.Series, duration: np.ndarray, group: np.ndarray, ok: np.ndarray
 ) -> pd.DataFrame:
     """Per group and limiter (NA among them) the analysed time it covers."""
-    codes, names_ = pd.factorize(limiter[ok], sort=True, use_na_sentinel=False)
+    return _limiter_sums(group[ok], limiter[ok], duration[ok])
+
+
+def _limiter_sums(group: np.ndarray, limiter, weight: np.ndarray) -> pd.DataFrame:
+    """Per group and limiter (NA among them), ordered by both, the summed weight."""
+    codes, names_ = pd.factorize(limiter, sort=True, use_na_sentinel=False)
     if not len(codes):
         return _limiters(np.array([], dtype=np.int64), [], np.array([], dtype=float))
-    pair = group[ok] * len(names_) + codes
-    weight = pd.Series(duration[ok]).groupby(pair).sum()  # compensated, as the group sums
-    pairs = weight.index.to_numpy()
+    pair = group * len(names_) + codes
+    summed = pd.Series(weight).groupby(pair).sum()  # compensated, as the group sums
+    pairs = summed.index.to_numpy()
     labels = np.asarray(names_, dtype=object)[pairs % len(names_)]
-    return _limiters(pairs // len(names_), labels, weight.to_numpy())
+    return _limiters(pairs // len(names_), labels, summed.to_numpy())
 
 
 def _limiters(group, limiter, weight) -> pd.DataFrame:
@@ -275,16 +287,8 @@ FACTS_TIME = "_facts_duration_s"  # the duration of the launch a group's facts a
 def _facts(analysed: pd.DataFrame, group: np.ndarray, n: int) -> dict:
     """ncu's launch facts per group (core.group_facts: its longest launch with any fact) and
     that launch's duration (-1 where unknown; NaN where no launch has facts), for the merge."""
-    facts = group_facts.per_group(analysed, group, n)
-    if not facts:
-        return {}
-    has = np.zeros(len(analysed), dtype=bool)
-    for column in group_facts.present(analysed):
-        has |= analysed[column].notna().to_numpy()
-    duration = np.nan_to_num(analysed["duration_s"].to_numpy(dtype=float), nan=-1.0)
-    longest = np.full(n, np.nan)
-    np.fmax.at(longest, group[has], duration[has])
-    return {**facts, FACTS_TIME: longest}
+    facts, longest = group_facts.per_group(analysed, group, n)
+    return {**facts, FACTS_TIME: longest} if facts else {}
 
 
 def facts_of(groups: pd.DataFrame) -> dict:
@@ -301,23 +305,10 @@ def _merged_facts(joined: pd.DataFrame, group: np.ndarray, n: int) -> dict:
     first file's), as group_facts picks over the joined launches."""
     if FACTS_TIME not in joined:
         return {}
-    longest = joined[FACTS_TIME].to_numpy(dtype=float)
-    rows = np.flatnonzero(~np.isnan(longest))
-    order = np.lexsort((rows, -longest[rows], group[rows]))
-    chosen = rows[order]
-    owner = group[chosen]
-    first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else owner
-    out: dict = {}
-    for column in [c for c in schema.LAUNCH_FACT_COLUMNS if c in joined]:
-        values = joined[column]
-        text = values.dtype == "string" or values.dtype == object
-        taken = pd.Series(pd.NA if text else np.nan, index=pd.RangeIndex(n), dtype=object)
-        taken.iloc[owner[first]] = values.iloc[chosen[first]].to_numpy(dtype=object)
-        out[column] = pd.array(taken, dtype="string") if text else taken.to_numpy(dtype=float)
-    chosen_time = np.full(n, np.nan)
-    chosen_time[owner[first]] = longest[chosen[first]]
-    out[FACTS_TIME] = chosen_time
-    return out
+    columns = [c for c in schema.LAUNCH_FACT_COLUMNS if c in joined]
+    time = joined[FACTS_TIME].to_numpy(dtype=float)
+    facts, chosen_time = group_facts.longest(joined, columns, time, group, n)
+    return {**facts, FACTS_TIME: chosen_time}
 
 
 def merge(partials: list[Partial]) -> Partial:
@@ -371,8 +362,4 @@ def _merged_limiters(partials: list[Partial], group: np.ndarray) -> pd.DataFrame
     if not frames:
         return _limiters(np.array([], dtype=np.int64), [], np.array([], dtype=float))
     joined = pd.concat(frames, ignore_index=True)
-    codes, labels = pd.factorize(joined["limiter"], sort=True, use_na_sentinel=False)
-    sums = pd.Series(joined["weight"].to_numpy()).groupby([joined["group"].to_numpy(), codes]).sum()
-    owner = sums.index.get_level_values(0).to_numpy()
-    limiter = np.asarray(labels, dtype=object)[sums.index.get_level_values(1).to_numpy()]
-    return _limiters(owner, limiter, sums.to_numpy())
+    return _limiter_sums(joined["group"].to_numpy(), joined["limiter"], joined["weight"].to_numpy())

@@ -64,14 +64,8 @@ def launch_rows(launches: pd.DataFrame, group_by: str, kernels: pd.DataFrame) ->
     """Each launch's row in the ranked table `kernels` (-1 for a launch of no ranked group, as
     one outside the window), grouped exactly as `rank` groups them (keys, jobs apart, NA as
     NO_VALUE) and matched by the group's label."""
-    keys = partials.keys_of(launches, group_by)
-    frame = pd.DataFrame(
-        {k: launches[k] if k in launches else pd.NA for k in keys}, index=launches.index
-    )
-    normalise_keys(frame, keys)
-    group, values = group_codes(frame, keys)
-    texts = (_key_text(k, np.asarray(values[k], dtype=object)) for k in keys)
-    labels = [" ".join(parts) for parts in zip(*texts, strict=True)]
+    keys, group, values = partials.grouped(launches, group_by)
+    labels = _labels(keys, values)
     position = {label: i for i, label in enumerate(kernels["group"].astype(str).tolist())}
     rows = np.array([position.get(label, -1) for label in labels], dtype=np.int64)
     return rows[group] if len(group) else np.zeros(0, dtype=np.int64)
@@ -123,8 +117,7 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
         out["intensity_dram"] = flops / np.where(dram > 0, dram, np.nan)
         out["achieved_flops_per_s"] = flops / timed
         out["achieved_bytes_per_s"] = dram / timed
-    texts = (_key_text(k, out[k].to_numpy(dtype=object)) for k in keys)  # NA: NO_VALUE
-    group = [" ".join(parts) for parts in zip(*texts, strict=True)]
+    group = _labels(keys, out)
     out["group"] = pd.array(group, dtype="string")
     for col in ("kernel", "grid", "block"):
         if col not in out:
@@ -140,6 +133,12 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     ranked.insert(0, "rank", np.arange(1, n + 1))
     ranked.insert(1, "id", group_ids(ranked, [k for k in keys if k != "job"]))
     return ranked
+
+
+def _labels(keys: list[str], values: dict) -> list[str]:
+    """Each group's label: its key values as text (_key_text), space-joined."""
+    texts = (_key_text(k, np.asarray(values[k], dtype=object)) for k in keys)
+    return [" ".join(parts) for parts in zip(*texts, strict=True)]
 
 
 def _key_text(key: str, values: np.ndarray) -> np.ndarray:
