@@ -134,14 +134,14 @@ def reduce_file(
 def reduce(profile: Profile, options: pipeline.Options) -> Reduction:
     """One profile analysed against its own device and reduced; its launches let go."""
     count = len(profile.launches)
-    result = pipeline.assemble(join.pair([profile]), [], options)  # as build: launches' notes
-    launches = result.launches
+    analysed = pipeline.analyse(join.pair([profile]), options)  # as build: launches' notes
+    launches = analysed.launches
     reduction = Reduction(
-        partials.of(launches, options.group_by),
-        totals.of(launches, result.outside),
-        result.devices,
+        partials.of(launches, options.group_by),  # what pipeline.rank ranks, of one file
+        totals.of(launches, analysed.outside),  # what its Result's Summary is made from
+        analysed.devices,
         dataclasses.replace(profile, launches=launches.iloc[:0].copy()),
-        [_without_rows(w) for w in result.timelines],
+        [_without_rows(w) for w in analysed.timelines],
         count,
     )
     profile.launches = None
@@ -183,7 +183,7 @@ def _columns(tables: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _uses(reductions: list[Reduction]) -> list[DeviceUse]:
-    """The devices as pipeline.assemble keeps them: one per id, the first file's ceilings and
+    """The devices as pipeline.analyse keeps them: one per id, the first file's ceilings and
     evidence, provisional where any file's identification was."""
     uses: dict[str | None, DeviceUse] = {}
     for reduction in reductions:
