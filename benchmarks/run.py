@@ -124,11 +124,15 @@ def plain(*paths: Path):
     ]
 
 
-def report_table(*paths: Path):
+def report_table(*paths: Path, reduced: bool = False):
+    """The table report of `paths` by the full path (pipeline.build), or, `reduced`, file by
+    file as `rooflint report` makes a table (rooflint.reduced.build: the workers analyse)."""
     from rooflint import pipeline
+    from rooflint import reduced as by_file
     from rooflint.reporters import table
 
-    return as_the_command(lambda: table.render(pipeline.build([str(p) for p in paths])))
+    make = by_file.build if reduced else pipeline.build
+    return as_the_command(lambda: table.render(make([str(p) for p in paths])))
 
 
 def values_read(path: Path):
@@ -214,6 +218,12 @@ class Table:
         self.add(
             case, "report (table) / plain parse", sub / ref, target, f"{sub:.2f} s vs {ref:.2f} s"
         )
+
+    def reduced(self, case, path: Path, target: float | None, repeats: int, files: list[Path]):
+        """A folder as the command reports it as a table: reduced file by file."""
+        ref, sub = paired(plain(*files), report_table(path, reduced=True), repeats)
+        detail = f"{sub:.2f} s vs {ref:.2f} s: rooflint report's path"
+        self.add(case, "reduced (table) / plain parse", sub / ref, target, detail)
 
     def floor(self, case, path: Path, repeats: int):
         ref, sub = paired(plain(path), values_read(path), repeats)
@@ -319,6 +329,7 @@ def folder(rows: Table, repeats: int) -> None:
     and made float64 for each file, one after another (what no assembly can go below)."""
     files = sorted(FOLDER.glob("*.csv"))
     rows.timed("k ncu folder 100x2k", FOLDER, 2, repeats, files=files)
+    rows.reduced("k ncu folder 100x2k", FOLDER, 2, repeats, files)
     ref, sub = paired(plain(*files), _each(values_read, files), repeats)
     rows.add(
         "k ncu folder 100x2k",
@@ -383,6 +394,7 @@ def cases(rows: Table, r: int, quick: bool) -> dict:
             )
     out["e 20 x 10k raw stdout"] = lambda: (
         rows.timed("e 20 x 10k raw stdout", MANY, 1.5, r, files=files),
+        rows.reduced("e 20 x 10k raw stdout", MANY, 1.5, r, files),
         rows.memory(
             "e 20 x 10k raw stdout", MANY
         ),  # the parent: the pool's workers hold a file each

@@ -65,6 +65,24 @@ def test_a_trace_with_an_ncu_export_is_read_together():
     assert table.render(reduced) == table.render(full)
 
 
+@pytest.mark.parametrize("export_first", [False, True])
+def test_a_trace_found_among_exports_as_read_is_told_to_progress_once(export_first):
+    """The reduced path finds the trace among exports as it reads them and hands over to the
+    full path, which reads them again: the progress line still counts each file once."""
+    paths = [FIXTURES / "kineto" / "h200-train-trace.json.gz"]
+    paths.append(FIXTURES / "ncu" / "h200-train-raw-stdout.csv.gz")
+    paths = paths[::-1] if export_first else paths
+
+    def ticks(**options):
+        told: list[tuple[str, int]] = []
+        rooflint.report(*paths, progress=lambda path, n: told.append((path, n)), **options)
+        return told
+
+    full = ticks()
+    assert [path for path, _ in full] == [str(p) for p in paths]
+    assert ticks(launches=False) == full
+
+
 def test_a_lone_file_reduced_keeps_its_profile_s_notes_and_devices():
     """a100-gemm-details.csv: one profile, 11 launches read, on the A100 PCIe it names."""
     full, reduced = _both(A100)

@@ -12,7 +12,7 @@ as given. Needs the `dask` extra (`pip install "rooflint[dask]"`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -52,7 +52,7 @@ def read_each(
             client.close()  # a consumer that stopped earlier (closing twice does nothing)
 
 
-def reduce_each(candidates: list[Path], given: dict, scheduler, reduce_file: Callable) -> Iterator:
+def reduce_each(candidates: list[Path], given: dict, scheduler, reduce_file: Callable) -> Generator:
     """reduce_file(candidate, given, as_given=...) of every candidate on the cluster at
     `scheduler`, in input order: each worker reads its file, spells its paths as the user gave
     them and reduces it there (rooflint.reduced), so only the per-group sums come back."""

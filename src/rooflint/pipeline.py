@@ -182,6 +182,26 @@ def build(
 
 
 def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: Options) -> Result:
+    """The profiles analysed (each against its own device) and ranked: one Result."""
+    return rank(analyse(profiles, options), skipped, options)
+
+
+@dataclass
+class Analysed:
+    """Profiles analysed, not yet ranked: what `rank` makes a Result of, and what
+    rooflint.reduced reduces a file to its partial sums and totals from."""
+
+    launches: pd.DataFrame  # the launches in their windows, analysed, jobs labelled
+    counts: list[int]  # each profile's rows of `launches`, in order
+    devices: list[DeviceUse]
+    profiles: list[Profile]  # each one's `launches` its rows of `launches` (a view)
+    timelines: list[windows.Windowed]
+    outside: pd.DataFrame | None  # the analysed launches outside every window (None: none)
+
+
+def analyse(profiles: list[Profile], options: Options) -> Analysed:
+    """Each profile's device resolved, every launch analysed against its own profile's device,
+    the windows of traces taken and the jobs of ranks labelled."""
     devices: list[
         tuple[Device | None, int]
     ] = []  # (device, launch count) of each profile, in order
@@ -209,18 +229,23 @@ def assemble(profiles: list[Profile], skipped: list[tuple[str, str]], options: O
         profile.launches = launches.iloc[start : start + count]  # its rows, analysed: a view
         start += count
     _label_jobs(launches, timelines)
-    partial = _partials(launches, counts, options.group_by)
-    kernels = ranking.ranked(partial, options.latency_threshold)
+    return Analysed(launches, counts, list(uses.values()), profiles, timelines, outside)
+
+
+def rank(analysed: Analysed, skipped: list[tuple[str, str]], options: Options) -> Result:
+    """The Result of launches analysed: their groups ranked (each profile's partial sums,
+    merged), the Summary made with it."""
+    partial = _partials(analysed.launches, analysed.counts, options.group_by)
     return Result(
-        launches,
-        kernels,
+        analysed.launches,
+        ranking.ranked(partial, options.latency_threshold),
         options.group_by,
-        list(uses.values()),
-        profiles,
+        analysed.devices,
+        analysed.profiles,
         skipped,
         options.latency_threshold,
-        timelines,
-        outside,
+        analysed.timelines,
+        analysed.outside,
     )
 
 

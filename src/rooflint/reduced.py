@@ -11,24 +11,25 @@ Perfetto) or draw them (HTML, charts) keep the full path (pipeline.build).
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
 (join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
-(graphs.pair).
+(graphs.pair). Each is found as the files are read, from the profiles themselves (the folder is
+not walked and sniffed first): the reading stops at the first such file.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rooflint import cluster, graphs, inputs, join, pipeline
+from rooflint import cluster, graphs, join, pipeline
 from rooflint.core import partials, ranking, ranks, schema, totals, windows
 from rooflint.core.errors import RooflintError
-from rooflint.core.profile import Profile
+from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
 
 
@@ -47,6 +48,10 @@ class Reduction:
     def skipped(self) -> list[tuple[str, str]]:
         return self.profile.skipped
 
+    @property
+    def format(self) -> InputFormat:
+        return self.profile.format
+
 
 @dataclass
 class Failed:
@@ -57,10 +62,12 @@ class Failed:
     error: RooflintError
     skipped: list[tuple[str, str]]
     launch_count: int
+    format: InputFormat
 
 
 class _Together(Exception):
-    """A file is a graph replay or capture trace: its inputs are read together (full path)."""
+    """A file is a graph replay or capture trace, or a trace is among exports: the inputs are
+    read together (full path)."""
 
 
 _TOGETHER = "read together"  # what a worker returns for such a file
@@ -74,27 +81,36 @@ def build(
     """pipeline.build's Result, without its launches, made file by file."""
     options = options or pipeline.Options()
     paths = [str(p) for p in paths]
-    if _paired(paths):
-        return pipeline.build(paths, options, progress)
     each = functools.partial(_reduce_each, options=options)
+    told = _Told(progress)
     try:
-        reductions, skipped = pipeline.read_all(paths, options, progress, reduce=each)
+        reductions, skipped = pipeline.read_all(paths, options, told, reduce=each)
     except _Together:
-        return pipeline.build(paths, options, progress)
+        return pipeline.build(paths, options, _Told(progress, skip=told.files))
     for reduction in reductions:
         if isinstance(reduction, Failed):
             raise reduction.error
     return merged(reductions, skipped, options)
 
 
-def _paired(paths: list[str]) -> bool:
-    """Whether a trace is among other inputs that join.pair could lend it counters from."""
-    candidates, _ = inputs.expand(paths)
-    if len(candidates) < 2:
-        return False
-    readers = [pipeline._reader_or_none(c) for c in candidates]
-    traced = [bool(set(r.formats) & set(join.TRACE_FORMATS)) for r in readers if r is not None]
-    return any(traced) and not all(traced)
+@dataclass
+class _Told:
+    """The caller's progress, counting the files it is told of; the first `skip` are not told
+    again (the full path reads them again once the reduced path stopped at a file read
+    together), so the progress line counts each file once."""
+
+    progress: Callable[[str, int], None] | None
+    skip: int = 0
+    files: int = 0
+
+    def __call__(self, path: str, launches: int) -> None:
+        self.files += 1
+        if self.progress is not None and self.files > self.skip:
+            self.progress(path, launches)
+
+    @property
+    def reading(self):  # bytes read within a file (pipeline.read_all)
+        return getattr(self.progress, "reading", None)
 
 
 def _reduce_each(
@@ -103,14 +119,23 @@ def _reduce_each(
     """Each candidate's Reduction (or RooflintError), in input order, reduced where it is read:
     a worker process of a large folder, or a Dask worker with --scheduler."""
     one = functools.partial(reduce_file, options=options)
+    read: Generator
     if options.scheduler:
         read = cluster.reduce_each(candidates, given, options.scheduler, one)
     else:
         read = pipeline.read_each(candidates, given, reading, one=one)
-    for item in read:
-        if isinstance(item, str) and item == _TOGETHER:
-            raise _Together
-        yield item
+    kinds: set[bool] = set()  # whether each file read is a trace
+    try:
+        for item in read:
+            if isinstance(item, str) and item == _TOGETHER:
+                raise _Together
+            if isinstance(item, (Reduction, Failed)):
+                kinds.add(item.format in join.TRACE_FORMATS)
+            if len(kinds) == 2:  # a trace among exports: join.pair may lend it their counters
+                raise _Together
+            yield item
+    finally:
+        read.close()
 
 
 def reduce_file(
@@ -128,20 +153,21 @@ def reduce_file(
     try:
         return reduce(read, options)
     except RooflintError as exc:
-        return Failed(exc, read.skipped, len(read.launches) if read.launches is not None else 0)
+        count = len(read.launches) if read.launches is not None else 0
+        return Failed(exc, read.skipped, count, read.format)
 
 
 def reduce(profile: Profile, options: pipeline.Options) -> Reduction:
     """One profile analysed against its own device and reduced; its launches let go."""
     count = len(profile.launches)
-    result = pipeline.assemble(join.pair([profile]), [], options)  # as build: launches' notes
-    launches = result.launches
+    analysed = pipeline.analyse(join.pair([profile]), options)  # as build: launches' notes
+    launches = analysed.launches
     reduction = Reduction(
-        partials.of(launches, options.group_by),
-        totals.of(launches, result.outside),
-        result.devices,
+        partials.of(launches, options.group_by),  # what pipeline.rank ranks, of one file
+        totals.of(launches, analysed.outside),  # what its Result's Summary is made from
+        analysed.devices,
         dataclasses.replace(profile, launches=launches.iloc[:0].copy()),
-        [_without_rows(w) for w in result.timelines],
+        [_without_rows(w) for w in analysed.timelines],
         count,
     )
     profile.launches = None
@@ -183,7 +209,7 @@ def _columns(tables: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _uses(reductions: list[Reduction]) -> list[DeviceUse]:
-    """The devices as pipeline.assemble keeps them: one per id, the first file's ceilings and
+    """The devices as pipeline.analyse keeps them: one per id, the first file's ceilings and
     evidence, provisional where any file's identification was."""
     uses: dict[str | None, DeviceUse] = {}
     for reduction in reductions:

@@ -34,6 +34,7 @@ and collective names must start a word (`small_reduce_*` is a reduction, not an 
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -129,6 +130,10 @@ RULES: list[tuple[str, str]] = [
 _COMPILED = [(family, re.compile(pattern, re.IGNORECASE)) for family, pattern in RULES]
 
 
+# A folder's files repeat the same few hundred kernel names, and each file (reduced where it is
+# read, rooflint.reduced) is classified alone: a name's family is worked out once per process.
+# The rules are fixed, so a cached family is the one the rules give.
+@functools.lru_cache(maxsize=4096)
 def classify_one(name: str) -> str:
     """The op family of one kernel name ("other" when no rule matches)."""
     for family, pattern in _COMPILED:

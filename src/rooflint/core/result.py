@@ -70,14 +70,18 @@ class Summary:
     worst_above_roof: totals.Worst | None = None  # what --fail-if-above-roof names
 
     @classmethod
-    def of(
-        cls, launches: pd.DataFrame, inputs: list[Profile], skipped, timeline=None, outside=None
+    def from_totals(
+        cls,
+        t: totals.Totals,
+        inputs: list[Profile],
+        skipped,
+        timelines: list[windows.Windowed],
+        saved_timeline: dict | None = None,
     ) -> Summary:
-        return cls.from_totals(totals.of(launches, outside), inputs, skipped, timeline)
-
-    @classmethod
-    def from_totals(cls, t: totals.Totals, inputs: list[Profile], skipped, timeline) -> Summary:
-        """The Summary of launches whose totals are `t` (one table's, or a folder's merged)."""
+        """The Summary of launches whose totals are `t` (one table's, or a folder's merged), on
+        the `timelines` of their traces (else a saved report's timeline block, as written)."""
+        outside = totals.outside_block(t)  # the launches outside the windows, grouped once
+        timeline = windows.block(timelines, outside) if timelines else saved_timeline
         with np.errstate(invalid="ignore", divide="ignore"):
             share = lambda time: time / t.time_s if t.time_s > 0 else float("nan")  # noqa: E731
             times = windows.totals(timeline) if timeline else {}
@@ -91,7 +95,7 @@ class Summary:
                 above_roof_launches=t.above_roof_launches,
                 above_roof_share=share(t.above_roof_time_s),
                 analysed_time_s=t.placed_s,
-                accounting=accounting_of(t, inputs, skipped),
+                accounting=accounting_of(t, inputs, skipped, outside),
                 timeline=timeline,
                 busy_time_s=times.get("busy_s"),
                 window_s=times.get("window_s"),
@@ -151,15 +155,16 @@ class Result:
     summary: Summary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        if self.totals is not None:
-            outside = totals.outside_block(self.totals)
-            block = windows.block(self.timelines, outside) if self.timelines else None
-            summary = Summary.from_totals(self.totals, self.inputs, self.skipped, block)
-            object.__setattr__(self, "summary", summary)
-            return
-        outside = self.outside_launches
-        block = windows.block(self.timelines, outside) if self.timelines else self.saved_timeline
-        summary = Summary.of(self.launches, self.inputs, self.skipped, block, outside)
+        if self.totals is not None:  # a folder reduced file by file: its merged totals
+            summary = Summary.from_totals(self.totals, self.inputs, self.skipped, self.timelines)
+        else:
+            summary = Summary.from_totals(
+                totals.of(self.launches, self.outside_launches),
+                self.inputs,
+                self.skipped,
+                self.timelines,
+                self.saved_timeline,
+            )
         object.__setattr__(self, "summary", summary)  # frozen: set once, here
 
     @property
@@ -188,8 +193,9 @@ def _shown(result: Result, how: str) -> str:
     return display.show(result, how)
 
 
-def accounting_of(t: totals.Totals, inputs: list[Profile], skipped) -> dict:
-    """The accounting from launches' totals (one table's, or a folder's merged)."""
+def accounting_of(t: totals.Totals, inputs: list[Profile], skipped, outside: dict) -> dict:
+    """The accounting from launches' totals (one table's, or a folder's merged) and the block
+    of the launches outside the windows (totals.outside_block)."""
     out = {
         "launches_read": int(t.launches + t.outside),
         "analysed": t.analysed,
@@ -202,7 +208,7 @@ def accounting_of(t: totals.Totals, inputs: list[Profile], skipped) -> dict:
         **totals.coverage_block(t),
     }
     if t.outside:
-        out["outside_window"] = totals.outside_block(t)
+        out["outside_window"] = outside
     return out
 
 

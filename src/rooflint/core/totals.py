@@ -82,6 +82,7 @@ def _of(launches: pd.DataFrame, outside: pd.DataFrame) -> Totals:
     above = verdict == verdicts.ABOVE_ROOF
     estimated = provenance.estimated(launches) & (verdict != verdicts.COMMUNICATION).to_numpy()
     not_ok = (verdict == NOT_ANALYSABLE).to_numpy()
+    worst = above.to_numpy(dtype=bool, na_value=False)
     outside_duration = np.nan_to_num(outside["duration_s"].to_numpy(dtype=float, na_value=np.nan))
     return Totals(
         launches=len(launches),
@@ -91,10 +92,10 @@ def _of(launches: pd.DataFrame, outside: pd.DataFrame) -> Totals:
         headroomed=int(launches["headroom_s"].notna().sum()),
         t_bound_s=float(launches.loc[ok, "t_bound_s"].sum()),
         placed_s=windows.occupied_s(launches, ok) if ok.any() else 0.0,
-        verdict_time_s={v: float(duration[verdict == v].sum()) for v in verdicts.VERDICTS},
+        verdict_time_s=_verdict_times(duration, verdict),
         above_roof_launches=int(above.sum()),
         above_roof_time_s=float(duration[above].sum()),
-        worst=_worst(launches[above.to_numpy(dtype=bool, na_value=False)]),
+        worst=_worst(launches["kernel"][worst], launches["efficiency"][worst]),
         estimated_launches=int(estimated.sum()),
         estimated_time_s=float(duration[estimated].sum()),
         overlapped_headroom_s=float(launches.loc[windows.overlapped(launches), "headroom_s"].sum()),
@@ -111,15 +112,34 @@ def _of(launches: pd.DataFrame, outside: pd.DataFrame) -> Totals:
     )
 
 
-def _worst(above: pd.DataFrame) -> Worst | None:
-    if not len(above):
+def _verdict_times(duration: pd.Series, verdict: pd.Series) -> dict[str, float]:
+    """Each verdict's summed duration, NaN skipped: Series.sum of its launches (NaN as 0, then
+    numpy's sum of the same values in the same order), from the verdicts' codes in one pass."""
+    if duration.dtype != np.float64:  # a nullable or text column sums its own way
+        return {v: float(duration[verdict == v].sum()) for v in verdicts.VERDICTS}
+    values = duration.to_numpy()
+    codes, names = pd.factorize(verdict)
+    code = {name: k for k, name in enumerate(names)}
+    return {
+        v: float(np.nansum(values[codes == code[v]])) if v in code else 0.0
+        for v in verdicts.VERDICTS
+    }
+
+
+def _worst(kernel: pd.Series, efficiency: pd.Series) -> Worst | None:
+    """Of the launches above their roof, the first of the highest efficiency (NaN only where
+    all are): the first row of a stable sort by efficiency, descending, NaN last."""
+    if not len(kernel):
         return None
-    row = above.sort_values("efficiency", ascending=False, kind="mergesort").iloc[0]
-    eff = row["efficiency"]
-    return Worst(row["kernel"], float("nan") if pd.isna(eff) else float(eff))
+    eff = efficiency.to_numpy(dtype=float, na_value=np.nan)
+    known = np.flatnonzero(~np.isnan(eff))
+    first = int(known[np.argmax(eff[known])]) if len(known) else 0
+    return Worst(kernel.iloc[first], float(eff[first]))
 
 
 def _reasons(launches: pd.DataFrame, not_ok: np.ndarray) -> dict[str, int]:
+    if not not_ok.any():
+        return {}
     counts = launches.loc[not_ok, "reason"].value_counts(sort=False)
     return {str(k): int(v) for k, v in counts.items() if v > 0}  # a Categorical counts each
 

@@ -118,12 +118,6 @@ def _lanes(launches: pd.DataFrame) -> np.ndarray:
     return np.asarray(source, dtype=np.int64) * (int(device.max(initial=0)) + 2) + device + 1
 
 
-def outside(launches: pd.DataFrame, top: int = TOP) -> dict:
-    """The launches outside the window: how many, their time, the largest by name."""
-    duration = np.nan_to_num(launches["duration_s"].to_numpy(dtype=float, na_value=np.nan))
-    return outside_block(len(launches), float(duration.sum()), outside_times(launches), top)
-
-
 def outside_times(launches: pd.DataFrame) -> pd.Series:
     """The time of the launches per name (operator, else short kernel name), by name."""
     if not len(launches):
@@ -156,9 +150,9 @@ def _labels(launches: pd.DataFrame) -> np.ndarray:
     return label.astype(object)
 
 
-def block(windowed: list[Windowed], outside_launches: pd.DataFrame | dict) -> dict | None:
+def block(windowed: list[Windowed], outside: dict) -> dict | None:
     """The JSON `timeline` block (None without a timeline): the window, each device's busy time
-    and breakdown, the steps, and the launches outside."""
+    and breakdown, the steps, and the launches outside (their `outside_block`)."""
     if not windowed:
         return None
     first = windowed[0].timeline.window
@@ -187,9 +181,7 @@ def block(windowed: list[Windowed], outside_launches: pd.DataFrame | dict) -> di
                 for s in steps
             ],
         },
-        "outside_window": outside_launches
-        if isinstance(outside_launches, dict)  # already counted (core.totals)
-        else outside(outside_launches),
+        "outside_window": outside,
         **_ranks(windowed),
     }
 
