@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, display, schema, totals, verdicts, windows
+from rooflint.core import analysis, display, pieces, schema, totals, verdicts, windows
 from rooflint.core.device import Device
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
@@ -148,6 +149,9 @@ class Result:
     # A folder reduced file by file (rooflint.reduced): its launches' merged totals, the Summary
     # made from them; `launches` is then an empty table of their columns.
     totals: totals.Totals | None = field(default=None, repr=False, compare=False)
+    # Such a folder's launch rows, kept on disk a file's table each (rooflint.spill), for the
+    # formats that write every row: `launch_pieces` reads them back one at a time.
+    pieces: pieces.Pieces | None = field(default=None, repr=False, compare=False)
     summary: Summary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -171,7 +175,28 @@ class Result:
     def outside_launches(self) -> pd.DataFrame:
         return self.outside if self.outside is not None else self.launches.iloc[:0]
 
+    @property
+    def launch_count(self) -> int:
+        """The rows of `launch_pieces` (those of `launches`, or of a folder's pieces)."""
+        return self.pieces.count if self.pieces is not None else len(self.launches)
+
+    def launch_pieces(self) -> Iterator[pd.DataFrame]:
+        """The launch rows a table at a time, in input order: `launches` whole, or a folder
+        reduced file by file with its rows kept on disk, each file's rows as they are in the
+        joined table (columns, dtypes, categories, positions): the same rows either way."""
+        if self.pieces is None:
+            yield self.launches
+        else:
+            yield from self.pieces
+
     def per_source(self) -> pd.DataFrame:
+        """Time, headroom and verdict mix per input file: each input's own sums (a folder's
+        figures for a file are those of the file alone, however many are beside it)."""
+        if self.pieces is not None:
+            return self.pieces.per_source
+        tables = [p.launches for p in self.inputs if p.launches is not None and len(p.launches)]
+        if len(tables) > 1 and sum(map(len, tables)) == len(self.launches):
+            return per_source_of([per_source(t) for t in tables])
         return per_source(self.launches)
 
     def __repr__(self) -> str:
@@ -217,6 +242,18 @@ def per_source(launches: pd.DataFrame) -> pd.DataFrame:
         headroom_s=("headroom_s", "sum"),
     )
     return sums.join(mix).reset_index()
+
+
+def per_source_of(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """The per_source of several files, from each file's: their rows in source order (a
+    source in several files with its sums added). One groupby over the joined table would sum
+    a file's launches in an order that depends on the other files (pandas sorts the rows by
+    group), so its last bits would change with them."""
+    joined = pd.concat(tables, ignore_index=True)
+    joined["source"] = joined["source"].astype("str")
+    if joined["source"].duplicated().any():
+        joined = joined.groupby("source", sort=False).sum().reset_index()
+    return joined.sort_values("source", kind="stable").reset_index(drop=True)
 
 
 def device_description(result: Result) -> str:
