@@ -163,8 +163,10 @@ class Result:
             return
         outside = self.outside_launches
         block = windows.block(self.timelines, outside) if self.timelines else self.saved_timeline
-        summary = Summary.of(self.launches, self.inputs, self.skipped, block, outside)
-        object.__setattr__(self, "summary", summary)  # frozen: set once, here
+        made = Summary.from_totals(
+            _totals(self.launches, outside, self.inputs), self.inputs, self.skipped, block
+        )
+        object.__setattr__(self, "summary", made)  # frozen: set once, here
 
     @property
     def timeline(self) -> dict | None:
@@ -211,6 +213,34 @@ def _shown(result: Result, how: str) -> str:
     if display.show is None:
         return f"<rooflint.Result: {len(result.launches)} launches>"
     return display.show(result, how)
+
+
+def _totals(launches: pd.DataFrame, outside: pd.DataFrame, inputs: list[Profile]) -> totals.Totals:
+    """The totals of the launches: of several inputs, each one's merged in input order, as a
+    folder reduced file by file merges them (one sum over the joined table would differ in the
+    last bits, and the JSON report of a folder with it); one table's else."""
+    parts = _by_input(launches, outside, inputs)
+    if parts is None:
+        return totals.of(launches, outside)
+    return totals.merge([totals.of(rows, out) for rows, out in parts])
+
+
+def _by_input(launches: pd.DataFrame, outside: pd.DataFrame, inputs: list[Profile]):
+    """Each input's launches and those of its source outside the window, where the inputs'
+    rows (views of `launches`) make up the table and their sources all of `outside`; else
+    None (a Result read back, made by hand)."""
+    tables = [p.launches for p in inputs]
+    if len(tables) < 2 or any(t is None for t in tables):
+        return None
+    if sum(len(t) for t in tables) != len(launches):
+        return None
+    if not len(outside):
+        return [(t, outside) for t in tables]
+    source = outside["source"]
+    parts = [outside[(source == p.source).to_numpy(dtype=bool, na_value=False)] for p in inputs]
+    if sum(len(o) for o in parts) != len(outside):
+        return None
+    return list(zip(tables, parts, strict=True))
 
 
 def accounting_of(t: totals.Totals, inputs: list[Profile], skipped) -> dict:
