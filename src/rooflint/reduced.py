@@ -6,8 +6,14 @@ device, timeline and profile without their rows) by the process that read it, it
 dropped there; the parent merges the reductions in input order into a Result whose `launches`
 is an empty table of their columns. The ranking, the Summary, the accounting, the coverage, the
 warnings and the gates are those of the full path (the same code over merged sums): what the
-terminal and Markdown formats show. Formats that write launch rows (JSON, CSV, Parquet,
-Perfetto) or draw them (HTML, charts) keep the full path (pipeline.build).
+terminal and Markdown formats show, and CSV and Parquet per kernel group.
+
+`launches="pieces"` (JSON, CSV and Parquet per launch): the same, and each file's analysed
+launch table is written where it is read to the parent's temporary folder (rooflint.spill; the
+Reduction's `spilled`), which the Result's `pieces` read back a file at a time as the joined
+table's rows. One file, Dask workers (their disks are not the parent's) and files whose
+analysed tables differ in columns (the full path analyses them joined) take the full path.
+HTML, the charts and Perfetto keep the full path (pipeline.build).
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
 (join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
