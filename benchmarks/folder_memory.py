@@ -44,7 +44,7 @@ print(next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(
 
 
 WRITE = """
-import hashlib, sys, time
+import hashlib, resource, sys, time
 import rooflint.cli  # first, as the command: its Arrow allocator (cli/memory.py)
 import rooflint
 from rooflint import reporters
@@ -57,8 +57,10 @@ if data is not None:
         digest.update(piece)
 del result, data
 seconds = time.perf_counter() - start
+used = [resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)]
+cpu = sum(u.ru_utime + u.ru_stime for u in used)
 peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) * 1024
-print(peak, seconds, digest.hexdigest())
+print(peak, seconds, cpu, digest.hexdigest())
 """
 FORMATS = ("json", "csv", "parquet")
 
@@ -110,20 +112,21 @@ def memory() -> dict:
     return {"rows": rows, "alone": alone, "largest": largest, "target": target}
 
 
-def written(folder: Path, fmt: str, launches, output: Path | None) -> tuple[int, float, str]:
-    """(parent peak RSS, seconds, what it wrote) of `fmt` for `folder` in a fresh interpreter:
-    streamed into a hash, or a Parquet dataset at `output`/ (its files' bytes hashed)."""
+def written(folder: Path, fmt: str, launches, output: Path | None) -> tuple[int, float, float, str]:
+    """(parent peak RSS, seconds, CPU seconds of it and its readers, what it wrote) of `fmt` for
+    `folder` in a fresh interpreter: streamed into a hash, or a Parquet dataset at `output`/
+    (its files' bytes hashed). CPU time is the steadier figure on a shared machine."""
     target = None if output is None else str(output) + "/"
     code = WRITE.format(folder=str(folder), launches=launches, fmt=fmt, output=target)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    peak, seconds, digest = out.stdout.split()[-3:]
+    peak, seconds, cpu, digest = out.stdout.split()[-4:]
     if output is not None:
         import hashlib
 
         files = sorted(p for p in output.rglob("*") if p.is_file())
         digest = hashlib.sha1(b"".join(p.read_bytes() for p in files)).hexdigest()
         shutil.rmtree(output)
-    return int(peak), float(seconds), digest
+    return int(peak), float(seconds), float(cpu), digest
 
 
 def formats(counts=COUNTS) -> list[tuple]:
@@ -141,34 +144,39 @@ def formats(counts=COUNTS) -> list[tuple]:
             runs = [(written(folder, fmt, True, out), written(folder, fmt, "pieces", out))]
             runs.append((written(folder, fmt, True, out), written(folder, fmt, "pieces", out)))
             full, part = (_fastest([run[n] for run in runs]) for n in (0, 1))
-            rows.append((fmt, count, full[0], part[0], full[1], part[1], full[2] == part[2]))
+            same = full[3] == part[3]
+            rows.append((fmt, count, full[0], part[0], full[1], part[1], full[2], part[2], same))
             mark = "" if part[0] <= target else "  OVER"
             print(
                 f"{fmt:>7} {count:>2} traces: parent peak RSS full path {full[0] / 2**20:6.0f} "
                 f"MiB -> pieces {part[0] / 2**20:5.0f} MiB ({part[0] / full[0]:.2f}x; target <= "
                 f"{target / 2**20:.0f} MiB{mark}); time {part[1]:.1f} s vs {full[1]:.1f} s "
-                f"({part[1] / full[1]:.2f}x); same bytes: {full[2] == part[2]}",
+                f"({part[1] / full[1]:.2f}x), CPU {part[2]:.1f} s vs {full[2]:.1f} s "
+                f"({part[2] / full[2]:.2f}x); same bytes: {same}",
                 flush=True,
             )
     return rows
 
 
-def _fastest(runs: list[tuple[int, float, str]]) -> tuple[int, float, str]:
-    """Of repeated runs: the highest peak, the fastest time, the bytes (all the same)."""
-    digests = {digest for _, _, digest in runs}
+def _fastest(runs: list[tuple[int, float, float, str]]) -> tuple[int, float, float, str]:
+    """Of repeated runs: the highest peak, the fastest time and CPU time, the bytes (all the
+    same, else "differ")."""
+    digests = {run[3] for run in runs}
     return (
-        max(p for p, _, _ in runs),
-        min(s for _, s, _ in runs),
+        max(run[0] for run in runs),
+        min(run[1] for run in runs),
+        min(run[2] for run in runs),
         digests.pop() if len(digests) == 1 else "differ",
     )
 
 
-def one_file(repeats: int = 3) -> tuple[float, float]:
+def one_file() -> tuple[float, float]:
     """(before, now) seconds of JSON for one trace: the full path, which one file keeps."""
     alone = DATA / "rank-00.json"
-    full = min(written(alone, "json", True, None)[1] for _ in range(repeats))
-    now = min(written(alone, "json", "pieces", None)[1] for _ in range(repeats))
-    print(f"one trace, JSON: launches='pieces' {now:.1f} s vs full path {full:.1f} s")
+    runs = [(written(alone, "json", True, None), written(alone, "json", "pieces", None))]
+    runs += [(written(alone, "json", True, None), written(alone, "json", "pieces", None))]
+    full, now = (min(run[n][1] for run in runs) for n in (0, 1))
+    print(f"one trace, JSON: launches='pieces' {now:.2f} s vs full path {full:.2f} s")
     return full, now
 
 

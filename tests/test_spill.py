@@ -273,3 +273,18 @@ def test_a_spilled_table_reads_back_exactly(tmp_path):
     back = spill.read(written.path)
     pd.testing.assert_frame_equal(back, table, check_exact=True)
     assert written.rows == 3
+
+
+def test_a_disk_that_refuses_the_spill_is_one_line(tmp_path, spills, monkeypatch):
+    """No room for the launch tables: a UsageError naming the folder and TMPDIR, no spill."""
+
+    def full_disk(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spill.pickle, "dump", full_disk)
+    folder = _folder(tmp_path, "rocprof")
+    res = CliRunner().invoke(main, ["report", str(folder), "-q", "--format", "json"])
+    assert res.exit_code == 2
+    assert "No space left on device" in res.output and "TMPDIR" in res.output
+    assert "Traceback" not in res.output
+    assert list(spills.iterdir()) == []

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rooflint.core import pieces, result
+from rooflint.core.errors import UsageError
 
 
 class Folder:
@@ -51,9 +52,18 @@ class Spilled:
 
     @classmethod
     def of(cls, launches: pd.DataFrame, folder: str) -> Spilled:
-        handle, path = tempfile.mkstemp(dir=folder, suffix=".pickle")
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(launches, out, protocol=5)
+        """`launches` written to a new file in `folder`; a disk that refuses it is a UsageError
+        (the full path, or a temporary folder with room, is the fix)."""
+        try:
+            handle, path = tempfile.mkstemp(dir=folder, suffix=".pickle")
+            with os.fdopen(handle, "wb") as out:
+                pickle.dump(launches, out, protocol=5)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot keep the launch rows on disk ({exc.strerror or exc}); set TMPDIR to a "
+                "folder with room for the launch tables",
+                path=folder,
+            ) from None
         sources = pd.factorize(launches["source"], use_na_sentinel=False)[1].tolist()
         return cls(path, len(launches), sources, result.per_source(launches))
 
