@@ -143,7 +143,8 @@ def test_the_command_line_writes_a_folder_as_the_full_path(args, tmp_path, spill
 
 
 def test_the_spill_folder_goes_with_the_result(tmp_path, spills):
-    """One file per input while the Result lives; none once it is let go."""
+    """One file per input while the Result lives (its analysed table; the table as read goes
+    once the files' tables are found to join); none once it is let go."""
     result = rooflint.report(_folder(tmp_path, "rocprof"), launches="pieces")
     (made,) = spills.iterdir()
     assert len(list(made.iterdir())) == len(result.inputs) > 1
@@ -175,11 +176,19 @@ def test_a_file_that_fails_its_analysis_leaves_no_spill(tmp_path, spills):
     assert list(spills.iterdir()) == []
 
 
-def test_files_of_different_columns_take_the_full_path(tmp_path, spills):
+def test_files_of_different_columns_take_the_full_path(tmp_path, spills, monkeypatch):
     """The bundled ncu exports (some with ncu's percentages, whose analysis marks every row
-    of the joined table): the full path, its output, no spill left."""
+    of the joined table): the full path, from the tables as read (no file read twice), its
+    output, no spill left."""
+    reads = []
+    read_one = rooflint.pipeline.read_one
+    monkeypatch.setattr(
+        rooflint.pipeline, "read_one", lambda c, *a: reads.append(c) or read_one(c, *a)
+    )
     result = rooflint.report(FIXTURES / "ncu", launches="pieces")
     assert result.pieces is None and len(result.launches) > 0
+    assert len(reads) == len(set(reads)) >= len(result.inputs) > 5
+    monkeypatch.undo()
     assert _bytes(result, "json") == _bytes(rooflint.report(FIXTURES / "ncu"), "json")
     assert list(spills.iterdir()) == []
 

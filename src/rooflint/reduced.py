@@ -11,8 +11,9 @@ terminal and Markdown formats show, and CSV and Parquet per kernel group.
 `launches="pieces"` (JSON, CSV and Parquet per launch): the same, and each file's analysed
 launch table is written where it is read to the parent's temporary folder (rooflint.spill; the
 Reduction's `spilled`), which the Result's `pieces` read back a file at a time as the joined
-table's rows. One file, Dask workers (their disks are not the parent's) and files whose
-analysed tables differ in columns (the full path analyses them joined) take the full path.
+table's rows. One file and Dask workers (their disks are not the parent's) take the full path;
+so do files whose analysed tables differ in columns (the full path analyses them joined), from
+their tables as read, which are spilled too (no file is parsed twice).
 HTML, the charts and Perfetto keep the full path (pipeline.build).
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
@@ -49,6 +50,7 @@ class Reduction:
     timelines: list[windows.Windowed]  # without their per-launch arrays
     launch_count: int  # the launches read (for progress)
     spilled: spill.Spilled | None = None  # its analysed launch table, written (launches="pieces")
+    raw: str = ""  # and its table as read, for the full path (files that differ)
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
@@ -107,9 +109,19 @@ def _built(paths: list[str], options: pipeline.Options, progress, folder) -> Res
     for reduction in reductions:
         if isinstance(reduction, Failed):
             raise reduction.error
-    if folder is not None and not pieces.joinable([r.profile.launches for r in reductions]):
-        return _instead(paths, options, None, folder)  # progress was told: the files read again
+    if folder is not None:
+        if not pieces.joinable([r.profile.launches for r in reductions]):
+            return _as_read(reductions, skipped, options, folder)
+        spill.drop([r.raw for r in reductions])
     return merged(reductions, skipped, options, folder)
+
+
+def _as_read(reductions: list[Reduction], skipped, options: pipeline.Options, folder) -> Result:
+    """pipeline.build's Result from the files' tables as they were read (spilled), none read
+    again: files whose analysed tables differ in columns are analysed joined, as build does."""
+    profiles = [dataclasses.replace(r.profile, launches=spill.read(r.raw)) for r in reductions]
+    folder.remove()
+    return pipeline.assemble(join.pair(graphs.pair(profiles)), skipped, options)
 
 
 def _instead(paths: list[str], options: pipeline.Options, progress, folder) -> Result:
@@ -166,8 +178,8 @@ def reduce_file(
     spill_to: str | None = None,
 ):
     """The file at `candidate` read (`progress` told the bytes read; its paths spelt by
-    `as_given`, where given), analysed and reduced (its launch table written to a file in
-    `spill_to`, where given); a RooflintError is returned, not raised."""
+    `as_given`, where given), analysed and reduced (its launch table as read and as analysed
+    written to files in `spill_to`, where given); a RooflintError is returned, not raised."""
     read = pipeline.read_one(candidate, given, progress)
     if as_given is not None:
         read = as_given(read)
@@ -176,7 +188,8 @@ def reduce_file(
     if read.captured_launches or graphs.is_replay(read):
         return _TOGETHER
     try:
-        return reduce(read, options, spill_to)
+        raw = spill.write(read.launches, spill_to) if spill_to is not None else ""
+        return dataclasses.replace(reduce(read, options, spill_to), raw=raw)
     except RooflintError as exc:
         return Failed(exc, read.skipped, len(read.launches) if read.launches is not None else 0)
 

@@ -52,20 +52,31 @@ class Spilled:
 
     @classmethod
     def of(cls, launches: pd.DataFrame, folder: str) -> Spilled:
-        """`launches` written to a new file in `folder`; a disk that refuses it is a UsageError
-        (the full path, or a temporary folder with room, is the fix)."""
-        try:
-            handle, path = tempfile.mkstemp(dir=folder, suffix=".pickle")
-            with os.fdopen(handle, "wb") as out:
-                pickle.dump(launches, out, protocol=5)
-        except OSError as exc:
-            raise UsageError(
-                f"cannot keep the launch rows on disk ({exc.strerror or exc}); set TMPDIR to a "
-                "folder with room for the launch tables",
-                path=folder,
-            ) from None
+        """`launches` (a file's analysed table) written to a new file in `folder`."""
         sources = pd.factorize(launches["source"], use_na_sentinel=False)[1].tolist()
-        return cls(path, len(launches), sources, result.per_source(launches))
+        return cls(write(launches, folder), len(launches), sources, result.per_source(launches))
+
+
+def write(table: pd.DataFrame, folder: str) -> str:
+    """`table` written to a new file in `folder`, its path; a disk that refuses it is a
+    UsageError (a temporary folder with room is the fix)."""
+    try:
+        handle, path = tempfile.mkstemp(dir=folder, suffix=".pickle")
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(table, out, protocol=5)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot keep the launch rows on disk ({exc.strerror or exc}); set TMPDIR to a "
+            "folder with room for the launch tables",
+            path=folder,
+        ) from None
+    return path
+
+
+def drop(paths: list[str]) -> None:
+    """Files no longer needed (the tables as read, once the analysed ones are the pieces)."""
+    for path in paths:
+        os.remove(path)
 
 
 def read(path: str) -> pd.DataFrame:
