@@ -169,3 +169,36 @@ def test_a_number_keeps_its_percent_sign_on_its_line():
         wrapped = terminal.wrap(line, columns)
         assert not any(piece.lstrip().startswith("%") for piece in wrapped), columns
         assert " ".join(p.strip() for p in wrapped) == line  # the text unchanged
+
+
+def test_a_window_beside_profiles_without_a_timeline_says_so():
+    """A trace and an ncu export read together (a folder that mixes them): the window holds only
+    the trace's 12.5 ms, so the headline adds the launches' total over both inputs and the
+    coverage is of GPU time, not of the window. The total is each file's own summed launch time
+    added: 12.549021 ms (the trace's kernels, summed from its events) + 906.229 ms (the export's
+    gpu__time_duration.sum over its 23 launches, read alone)."""
+    trace = FIXTURES / "kineto" / "tracelens-torch_compile_triton-trace.json.gz"
+    alone = [pipeline.build([str(p)]).summary.total_time_s for p in (trace, A100_EXPORT)]
+    assert alone[0] == pytest.approx(12.549021e-3)
+    result = pipeline.build([str(trace), str(A100_EXPORT)])
+    text = reporters.render(result, "table")
+    assert "; with 1 input without a timeline, launches total 919 ms," in text
+    assert result.summary.total_time_s == pytest.approx(sum(alone))
+    assert "coverage: 100 % of GPU time has a verdict" in text
+    assert "window's busy time" not in text
+
+
+def test_a_share_never_rounds_a_part_to_none_or_all():
+    """Coverage shares: 99.96 % with a verdict is not "100 %", 0.04 % without is not "0 %"."""
+    from rooflint.core.formatting import share_pct
+
+    assert [share_pct(x) for x in (0.0, 0.0004, 0.005, 0.0051, 0.123, 0.9949, 0.9996, 1.0)] == [
+        "0 %",
+        "<1 %",
+        "<1 %",  # 0.5 rounds to even: 0
+        "1 %",
+        "12 %",
+        "99 %",
+        ">99 %",
+        "100 %",
+    ]

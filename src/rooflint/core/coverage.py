@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rooflint.core import names, schema
+from rooflint.core import names, schema, windows
+from rooflint.core.formatting import share_pct
 
 TOP = 5
 
@@ -43,11 +44,11 @@ def line(result) -> str | None:
     total, analysed = acc["time_s"], acc["time_analysed_s"]
     if total is None or analysed is None or not total > 0 or (analysed >= total and not traced):
         return None
-    busy = "of the window's busy time" if result.timeline is not None else "of GPU time"
-    text = f"coverage: {analysed / total * 100:.0f} % {busy} has a verdict"
+    busy = "of the window's busy time" if windows.covers_all(result) else "of GPU time"
+    text = f"coverage: {share_pct(analysed / total)} {busy} has a verdict"
     if acc["unanalysed_top"]:
         text += "; largest without: " + ", ".join(
-            f"{u['name']} {u['share'] * 100:.0f} %" for u in acc["unanalysed_top"]
+            f"{u['name']} {share_pct(u['share'])}" for u in acc["unanalysed_top"]
         )
     if acc.get("graph_replay_launches"):
         text += f"; {acc['graph_replay_launches']} launches replayed from CUDA graphs"

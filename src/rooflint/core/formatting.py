@@ -66,6 +66,17 @@ def pct(value, digits: int = 0) -> str:
     return f"{float(value) * 100:.{digits}f} %"
 
 
+def share_pct(fraction: float) -> str:
+    """A share in whole percent that never rounds a part to none or to all: 0.004 → "<1 %",
+    0.9996 → ">99 %", 0.123 → "12 %"; NaN → "—"."""
+    text = pct(fraction)
+    if text == "0 %" and fraction > 0:
+        return "<1 %"
+    if text == "100 %" and fraction < 1:
+        return ">99 %"
+    return text
+
+
 def show_pct(fraction: float, digits: int = 1) -> str:
     """0.1 → "10 %", 0.123 → "12.3 %" (trailing zeros dropped): thresholds as a user typed them."""
     text = f"{fraction * 100:.{digits}f}"

@@ -272,13 +272,35 @@ def _one_window(window: dict) -> str:
     return f"window {steps[0]} to #{last} ({len(steps)} steps, {side} annotations)"
 
 
-def headline(summary: dict, block_: dict) -> str:
-    """ "busy 31.9 ms of the 34.9 ms window ProfilerStep#6 (GPU-side annotation), idle 8.6 %"."""
+def headline(summary: dict, block_: dict, untimed: int = 0) -> str:
+    """ "busy 31.9 ms of the 34.9 ms window ProfilerStep#6 (GPU-side annotation), idle 8.6 %";
+    where `untimed` inputs (profiles without a timeline) were read beside the traces, the
+    launches' summed time of all inputs follows, since the window holds only the traces'."""
     idle = summary["idle_s"] / summary["window_s"] if summary["window_s"] else float("nan")
-    return (
+    text = (
         f"busy {si(summary['busy_time_s'], 's')} of the {si(summary['window_s'], 's')} "
         f"{window_text(block_)}, idle {pct(idle, 1)}"
     )
+    if untimed:
+        inputs = "input" if untimed == 1 else "inputs"
+        text += (
+            f"; with {untimed} {inputs} without a timeline, launches total "
+            f"{si(summary['total_time_s'], 's')}"
+        )
+    return text
+
+
+def untimed(result) -> int:
+    """How many of a Result's inputs have no timeline beside those that do (0 without one)."""
+    if result.timeline is None:
+        return 0
+    timed = {d["source"] for d in result.timeline["devices"]}
+    return sum(1 for p in result.inputs if p.source not in timed)
+
+
+def covers_all(result) -> bool:
+    """Whether a Result's launches all lie on a timeline (its traces, and no other input)."""
+    return result.timeline is not None and not untimed(result)
 
 
 def breakdown_line(block_: dict) -> str:

@@ -169,7 +169,7 @@ def total_text(result) -> str:
     """The headline's time: a timeline's busy time in its window, else the summed launch time."""
     summary = result.summary
     if result.timeline is not None:
-        return windows.headline(summary.numbers(), result.timeline)
+        return windows.headline(summary.numbers(), result.timeline, windows.untimed(result))
     return f"total {si(summary.total_time_s, 's')}"
 
 

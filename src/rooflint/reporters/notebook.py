@@ -69,7 +69,8 @@ def html(result, top: int = TOP) -> str:
     ]
     block = result.timeline
     if block is not None:  # a trace: its window's busy time and breakdown lead
-        lines = [windows.headline(s.numbers(), block), windows.breakdown_line(block)]
+        lines = [windows.headline(s.numbers(), block, windows.untimed(result))]
+        lines.append(windows.breakdown_line(block))
         lines += [x for x in [windows.steps_line(block), windows.outside_line(acc)] if x]
         parts.insert(0, "<p>" + "<br>".join(escape(x) for x in lines) + "</p>")
     parts += [f'<p style="color:#a33"><b>Warning:</b> {escape(w)}</p>' for w in warnings(result)]
