@@ -48,13 +48,14 @@ class Spilled:
     path: str
     rows: int
     sources: list
-    per_source: pd.DataFrame
+    per_source: pd.DataFrame | None  # None without rows (all outside the window)
 
     @classmethod
     def of(cls, launches: pd.DataFrame, folder: str) -> Spilled:
         """`launches` (a file's analysed table) written to a new file in `folder`."""
         sources = pd.factorize(launches["source"], use_na_sentinel=False)[1].tolist()
-        return cls(write(launches, folder), len(launches), sources, result.per_source(launches))
+        sums = result.per_source(launches) if len(launches) else None
+        return cls(write(launches, folder), len(launches), sources, sums)
 
 
 def write(table: pd.DataFrame, folder: str) -> str:
@@ -95,7 +96,7 @@ def pieces_of(
         pieces.columns_of(tables, job_of),
         job_of,
         pieces.first_seen([s.sources for s in spilled]),
-        result.per_source_of([s.per_source for s in spilled]),
+        result.per_source_of([s.per_source for s in spilled if s.per_source is not None]),
         sum(s.rows for s in spilled),
         folder,
     )

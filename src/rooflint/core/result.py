@@ -279,6 +279,10 @@ def per_source_of(tables: list[pd.DataFrame]) -> pd.DataFrame:
     source in several files with its sums added). One groupby over the joined table would sum
     a file's launches in an order that depends on the other files (pandas sorts the rows by
     group), so its last bits would change with them."""
+    if not tables:  # no launch at all
+        return per_source(
+            pd.DataFrame({c: [] for c in ("source", "verdict", "duration_s", "headroom_s")})
+        )
     joined = pd.concat(tables, ignore_index=True)
     joined["source"] = joined["source"].astype("str")
     if joined["source"].duplicated().any():
