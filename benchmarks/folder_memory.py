@@ -2,6 +2,7 @@
 
     python benchmarks/folder_memory.py              # generates benchmarks/data/traces-48mb/ once
     python benchmarks/folder_memory.py --dask       # also LocalCluster(2) on 16 traces vs local
+    python benchmarks/folder_memory.py --formats    # also JSON, CSV, Parquet -o DIR/ (pieces)
 
 The terminal report of a folder is made file by file (rooflint.reduced: each file read and
 reduced to its per-group sums by a worker, the parent merging them); the full path
@@ -10,6 +11,9 @@ join. Each figure is the parent process's own VmHWM in a fresh interpreter (the 
 are processes of their own), both paths measured in the same run. Target (issue 32): at most
 2 x the largest file + 200 MB, flat in the number of files. With --dask: the same 16 traces read
 and reduced on a 2-worker LocalCluster, its time against the local run's, and the same bytes.
+With --formats: the formats that write every launch (JSON, CSV per launch, a Parquet dataset
+-o DIR/) from a folder's rows kept on disk file by file (rooflint.spill, launches="pieces")
+against the full path: the parent's peak RSS, the time (both in this run) and the same bytes.
 """
 
 from __future__ import annotations
@@ -37,6 +41,28 @@ from rooflint.reporters import table
 table.render({path}.build([{folder!r}]))
 print(next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) * 1024)
 """
+
+
+WRITE = """
+import hashlib, resource, sys, time
+import rooflint.cli  # first, as the command: its Arrow allocator (cli/memory.py)
+import rooflint
+from rooflint import reporters
+start = time.perf_counter()
+result = rooflint.report({folder!r}, launches={launches!r})
+data = reporters.render_pieces(result, {fmt!r}, output={output!r})
+digest = hashlib.sha1()
+if data is not None:
+    for piece in data:
+        digest.update(piece)
+del result, data
+seconds = time.perf_counter() - start
+used = [resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)]
+cpu = sum(u.ru_utime + u.ru_stime for u in used)
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) * 1024
+print(peak, seconds, cpu, digest.hexdigest())
+"""
+FORMATS = ("json", "csv", "parquet")
 
 
 def traces(count: int) -> Path:
@@ -86,6 +112,74 @@ def memory() -> dict:
     return {"rows": rows, "alone": alone, "largest": largest, "target": target}
 
 
+def written(folder: Path, fmt: str, launches, output: Path | None) -> tuple[int, float, float, str]:
+    """(parent peak RSS, seconds, CPU seconds of it and its readers, what it wrote) of `fmt` for
+    `folder` in a fresh interpreter: streamed into a hash, or a Parquet dataset at `output`/
+    (its files' bytes hashed). CPU time is the steadier figure on a shared machine."""
+    target = None if output is None else str(output) + "/"
+    code = WRITE.format(folder=str(folder), launches=launches, fmt=fmt, output=target)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    peak, seconds, cpu, digest = out.stdout.split()[-4:]
+    if output is not None:
+        import hashlib
+
+        files = sorted(p for p in output.rglob("*") if p.is_file())
+        digest = hashlib.sha1(b"".join(p.read_bytes() for p in files)).hexdigest()
+        shutil.rmtree(output)
+    return int(peak), float(seconds), float(cpu), digest
+
+
+def formats(counts=COUNTS) -> list[tuple]:
+    """Per format and folder size: (format, count, full peak, pieces peak, full s, pieces s,
+    same bytes). The two paths alternate, each in a fresh interpreter, twice: the fastest time,
+    the higher peak."""
+    traces(1)  # the first trace and its copies made
+    largest = (DATA / "rank-00.json").stat().st_size
+    target = 2 * largest + (200 << 20)
+    rows = []
+    for fmt in FORMATS:
+        for count in counts:
+            folder = traces(count)
+            out = DATA.parent / "written" if fmt == "parquet" else None
+            runs = [(written(folder, fmt, True, out), written(folder, fmt, "pieces", out))]
+            runs.append((written(folder, fmt, True, out), written(folder, fmt, "pieces", out)))
+            full, part = (_fastest([run[n] for run in runs]) for n in (0, 1))
+            same = full[3] == part[3]
+            rows.append((fmt, count, full[0], part[0], full[1], part[1], full[2], part[2], same))
+            mark = "" if part[0] <= target else "  OVER"
+            print(
+                f"{fmt:>7} {count:>2} traces: parent peak RSS full path {full[0] / 2**20:6.0f} "
+                f"MiB -> pieces {part[0] / 2**20:5.0f} MiB ({part[0] / full[0]:.2f}x; target <= "
+                f"{target / 2**20:.0f} MiB{mark}); time {part[1]:.1f} s vs {full[1]:.1f} s "
+                f"({part[1] / full[1]:.2f}x), CPU {part[2]:.1f} s vs {full[2]:.1f} s "
+                f"({part[2] / full[2]:.2f}x); same bytes: {same}",
+                flush=True,
+            )
+    return rows
+
+
+def _fastest(runs: list[tuple[int, float, float, str]]) -> tuple[int, float, float, str]:
+    """Of repeated runs: the highest peak, the fastest time and CPU time, the bytes (all the
+    same, else "differ")."""
+    digests = {run[3] for run in runs}
+    return (
+        max(run[0] for run in runs),
+        min(run[1] for run in runs),
+        min(run[2] for run in runs),
+        digests.pop() if len(digests) == 1 else "differ",
+    )
+
+
+def one_file() -> tuple[float, float]:
+    """(before, now) seconds of JSON for one trace: the full path, which one file keeps."""
+    alone = DATA / "rank-00.json"
+    runs = [(written(alone, "json", True, None), written(alone, "json", "pieces", None))]
+    runs += [(written(alone, "json", True, None), written(alone, "json", "pieces", None))]
+    full, now = (min(run[n][1] for run in runs) for n in (0, 1))
+    print(f"one trace, JSON: launches='pieces' {now:.2f} s vs full path {full:.2f} s")
+    return full, now
+
+
 def dask(count: int = 16, repeats: int = 2) -> tuple[float, float, bool]:
     """(local seconds, LocalCluster(2) seconds, same bytes) reporting `count` traces reduced."""
     import rooflint
@@ -122,7 +216,14 @@ def dask(count: int = 16, repeats: int = 2) -> tuple[float, float, bool]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dask", action="store_true", help="also the LocalCluster(2) case")
+    parser.add_argument("--formats", action="store_true", help="also JSON, CSV and Parquet")
+    parser.add_argument("--counts", default=",".join(map(str, COUNTS)), help="folder sizes")
     args = parser.parse_args()
+    counts = tuple(int(c) for c in args.counts.split(","))
+    if args.formats:
+        formats(counts)
+        one_file()
+        return
     memory()
     if args.dask:
         dask()

@@ -132,7 +132,7 @@ def test_parquet_dataset_is_one_file_per_source_in_row_groups(monkeypatch, tmp_p
 
 def _slow_concat(frames, monkeypatch):
     with monkeypatch.context() as patch:
-        patch.setattr(schema, "_alike", lambda frames: False)
+        patch.setattr(schema, "alike", lambda frames: False)
         return schema.concat(frames, ignore_index=True)
 
 

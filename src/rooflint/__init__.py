@@ -6,6 +6,8 @@ The API is the one layer that knows parsers (reading files), hardware (picking c
 
 from __future__ import annotations
 
+import functools
+
 from rooflint.core import display
 from rooflint.core.version import __version__
 from rooflint.options import takes_inputs
@@ -65,15 +67,30 @@ def report(*paths, group_by="kernel", progress=None, device_id=None, launches=Tr
     per-group sums as it is read (rooflint.reduced), so a folder's memory grows with its groups,
     not its launches; the Result's ranking, summary and accounting are the same, its `launches`
     an empty table (enough for the terminal and Markdown reports and the gates).
+    `launches` may also be the registry's word for the rows a format needs ("all", "none",
+    "pieces"). `launches="pieces"` reduces a folder so too and writes each file's launch rows to a
+    temporary file where it is read (rooflint.spill): `result.launch_pieces()` gives them back
+    a file at a time (what the JSON, CSV and Parquet reports write), the full path's rows.
     """
     from rooflint import pipeline
 
     options = pipeline.Options(**vars(inputs), group_by=group_by, device_id=device_id)
-    if launches:
+    rows = _ROWS.get(launches) if isinstance(launches, (bool, str)) else None
+    if rows is None:
+        from rooflint.core.errors import UsageError
+
+        raise UsageError(f"launches is True, False or 'pieces', not {launches!r}")
+    if rows == "all":
         return pipeline.report(paths, options, progress)
     from rooflint import reduced
 
-    return pipeline.report(paths, options, progress, make=reduced.build)
+    make = functools.partial(reduced.build, spilled=rows == "pieces")
+    return pipeline.report(paths, options, progress, make=make)
+
+
+# What `launches` asks for: every row in memory, none, or a folder's kept on disk (the
+# registry's words, rooflint.reporters.ROWS, as the command line passes them).
+_ROWS = {True: "all", False: "none", "all": "all", "none": "none", "pieces": "pieces"}
 
 
 @takes_inputs

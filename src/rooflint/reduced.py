@@ -6,8 +6,15 @@ device, timeline and profile without their rows) by the process that read it, it
 dropped there; the parent merges the reductions in input order into a Result whose `launches`
 is an empty table of their columns. The ranking, the Summary, the accounting, the coverage, the
 warnings and the gates are those of the full path (the same code over merged sums): what the
-terminal and Markdown formats show. Formats that write launch rows (JSON, CSV, Parquet,
-Perfetto) or draw them (HTML, charts) keep the full path (pipeline.build).
+terminal and Markdown formats show, and CSV and Parquet per kernel group.
+
+`launches="pieces"` (JSON, CSV and Parquet per launch): the same, and each file's analysed
+launch table is written where it is read to the parent's temporary folder (rooflint.spill; the
+Reduction's `spilled`), which the Result's `pieces` read back a file at a time as the joined
+table's rows. One file and Dask workers (their disks are not the parent's) take the full path;
+so do files whose analysed tables differ in columns (the full path analyses them joined), from
+their tables as read, which are spilled too (no file is parsed twice).
+HTML, the charts and Perfetto keep the full path (pipeline.build).
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
 (join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
@@ -26,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflint import cluster, graphs, join, pipeline
-from rooflint.core import partials, ranking, ranks, schema, totals, windows
+from rooflint import cluster, graphs, inputs, join, pipeline, spill
+from rooflint.core import partials, pieces, ranking, ranks, schema, totals, windows
 from rooflint.core.errors import RooflintError
 from rooflint.core.profile import InputFormat, Profile
 from rooflint.core.result import DeviceUse, Result
@@ -43,6 +50,8 @@ class Reduction:
     profile: Profile  # its launches an empty table of their columns
     timelines: list[windows.Windowed]  # without their per-launch arrays
     launch_count: int  # the launches read (for progress)
+    spilled: spill.Spilled | None = None  # its analysed launch table, written (launches="pieces")
+    raw: str = ""  # and its table as read, for the full path (files that differ)
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
@@ -77,20 +86,63 @@ def build(
     paths: Iterable[str],
     options: pipeline.Options | None = None,
     progress: Callable[[str, int], None] | None = None,
+    spilled: bool = False,
 ) -> Result:
-    """pipeline.build's Result, without its launches, made file by file."""
+    """pipeline.build's Result, without its launches, made file by file; `spilled`: with its
+    launch rows written file by file where they are read (rooflint.spill), the Result's
+    `pieces`. One file, Dask workers (whose disks are not the parent's) and files of different
+    columns take the full path then."""
     options = options or pipeline.Options()
     paths = [str(p) for p in paths]
-    each = functools.partial(_reduce_each, options=options)
+    if spilled and not _spillable(paths, options):
+        return pipeline.build(paths, options, progress)
+    folder = spill.Folder() if spilled else None
+    try:
+        return _built(paths, options, progress, folder)
+    except BaseException:
+        if folder is not None:
+            folder.remove()  # no spill left behind
+        raise
+
+
+def _built(paths: list[str], options: pipeline.Options, progress, folder) -> Result:
+    each = functools.partial(
+        _reduce_each, options=options, spill_to=folder.path if folder is not None else None
+    )
     told = _Told(progress)
     try:
         reductions, skipped = pipeline.read_all(paths, options, told, reduce=each)
     except _Together:
-        return pipeline.build(paths, options, _Told(progress, skip=told.files))
+        return _instead(paths, options, _Told(progress, skip=told.files), folder)
     for reduction in reductions:
         if isinstance(reduction, Failed):
             raise reduction.error
-    return merged(reductions, skipped, options)
+    if folder is not None:
+        if not pieces.joinable([r.profile.launches for r in reductions]):
+            return _as_read(reductions, skipped, options, folder)
+        spill.drop([r.raw for r in reductions])
+    return merged(reductions, skipped, options, folder)
+
+
+def _as_read(reductions: list[Reduction], skipped, options: pipeline.Options, folder) -> Result:
+    """pipeline.build's Result from the files' tables as they were read (spilled), none read
+    again: files whose analysed tables differ in columns are analysed joined, as build does."""
+    profiles = [dataclasses.replace(r.profile, launches=spill.read(r.raw)) for r in reductions]
+    folder.remove()
+    return pipeline.assemble(join.pair(graphs.pair(profiles)), skipped, options)
+
+
+def _instead(paths: list[str], options: pipeline.Options, progress, folder) -> Result:
+    """The full path, the spill (where there was one) removed first."""
+    if folder is not None:
+        folder.remove()
+    return pipeline.build(paths, options, progress)
+
+
+def _spillable(paths: list[str], options: pipeline.Options) -> bool:
+    """Whether launch rows are spilled: several files read here (one file's table is the
+    Result's; a Dask worker's spill folder is not the parent's)."""
+    return not options.scheduler and len(inputs.expand(paths)[0]) > 1
 
 
 @dataclass
@@ -114,11 +166,16 @@ class _Told:
 
 
 def _reduce_each(
-    candidates: list[Path], given: dict, reading=None, *, options: pipeline.Options
+    candidates: list[Path],
+    given: dict,
+    reading=None,
+    *,
+    options: pipeline.Options,
+    spill_to: str | None = None,
 ) -> Iterator:
     """Each candidate's Reduction (or RooflintError), in input order, reduced where it is read:
     a worker process of a large folder, or a Dask worker with --scheduler."""
-    one = functools.partial(reduce_file, options=options)
+    one = functools.partial(reduce_file, options=options, spill_to=spill_to)
     read: Generator
     if options.scheduler:
         read = cluster.reduce_each(candidates, given, options.scheduler, one)
@@ -139,10 +196,17 @@ def _reduce_each(
 
 
 def reduce_file(
-    candidate: Path, given: dict | None, progress=None, *, options: pipeline.Options, as_given=None
+    candidate: Path,
+    given: dict | None,
+    progress=None,
+    *,
+    options: pipeline.Options,
+    as_given=None,
+    spill_to: str | None = None,
 ):
     """The file at `candidate` read (`progress` told the bytes read; its paths spelt by
-    `as_given`, where given), analysed and reduced; a RooflintError is returned, not raised."""
+    `as_given`, where given), analysed and reduced (its launch table as read and as analysed
+    written to files in `spill_to`, where given); a RooflintError is returned, not raised."""
     read = pipeline.read_one(candidate, given, progress)
     if as_given is not None:
         read = as_given(read)
@@ -151,14 +215,16 @@ def reduce_file(
     if read.captured_launches or graphs.is_replay(read):
         return _TOGETHER
     try:
-        return reduce(read, options)
+        raw = spill.write(read.launches, spill_to) if spill_to is not None else ""
+        return dataclasses.replace(reduce(read, options, spill_to), raw=raw)
     except RooflintError as exc:
         count = len(read.launches) if read.launches is not None else 0
         return Failed(exc, read.skipped, count, read.format)
 
 
-def reduce(profile: Profile, options: pipeline.Options) -> Reduction:
-    """One profile analysed against its own device and reduced; its launches let go."""
+def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = None) -> Reduction:
+    """One profile analysed against its own device and reduced; its launches let go (written
+    to a file in `spill_to` first, where given)."""
     count = len(profile.launches)
     analysed = pipeline.analyse(join.pair([profile]), options)  # as build: launches' notes
     launches = analysed.launches
@@ -169,6 +235,7 @@ def reduce(profile: Profile, options: pipeline.Options) -> Reduction:
         dataclasses.replace(profile, launches=launches.iloc[:0].copy()),
         [_without_rows(w) for w in analysed.timelines],
         count,
+        spill.Spilled.of(launches, spill_to) if spill_to is not None else None,
     )
     profile.launches = None
     return reduction
@@ -179,8 +246,9 @@ def _without_rows(windowed: windows.Windowed) -> windows.Windowed:
     return dataclasses.replace(windowed, timeline=built)
 
 
-def merged(reductions: list[Reduction], skipped, options: pipeline.Options) -> Result:
-    """The Result of the reductions' files read together, without their launches."""
+def merged(reductions: list[Reduction], skipped, options: pipeline.Options, folder=None) -> Result:
+    """The Result of the reductions' files read together, without their launches (their rows
+    in `folder`'s files, its `pieces`, where they were spilled)."""
     timelines = [w for r in reductions for w in r.timelines]
     job_of = ranks.job_of([w.ranked for w in timelines if w.ranked is not None])
     parts = [
@@ -188,8 +256,11 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options) -> R
         for r in reductions
     ]
     partial = partials.merge(parts)
+    tables = [r.profile.launches for r in reductions]
+    spilled = [r.spilled for r in reductions if r.spilled is not None]
+    rows = spill.pieces_of(spilled, tables, job_of, folder) if folder is not None else None
     return Result(
-        _columns([r.profile.launches for r in reductions]),
+        rows.columns if rows is not None else _columns(tables),
         ranking.ranked(partial, options.latency_threshold),
         options.group_by,
         _uses(reductions),
@@ -198,6 +269,7 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options) -> R
         options.latency_threshold,
         timelines,
         totals=totals.merge([r.totals for r in reductions]),
+        pieces=rows,
     )
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, display, schema, totals, verdicts, windows
+from rooflint.core import analysis, display, pieces, schema, totals, verdicts, windows
 from rooflint.core.device import Device
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
@@ -152,6 +153,9 @@ class Result:
     # A folder reduced file by file (rooflint.reduced): its launches' merged totals, the Summary
     # made from them; `launches` is then an empty table of their columns.
     totals: totals.Totals | None = field(default=None, repr=False, compare=False)
+    # Such a folder's launch rows, kept on disk a file's table each (rooflint.spill), for the
+    # formats that write every row: `launch_pieces` reads them back one at a time.
+    pieces: pieces.Pieces | None = field(default=None, repr=False, compare=False)
     summary: Summary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -159,7 +163,7 @@ class Result:
             summary = Summary.from_totals(self.totals, self.inputs, self.skipped, self.timelines)
         else:
             summary = Summary.from_totals(
-                totals.of(self.launches, self.outside_launches),
+                _totals(self.launches, self.outside_launches, self.inputs),
                 self.inputs,
                 self.skipped,
                 self.timelines,
@@ -176,7 +180,28 @@ class Result:
     def outside_launches(self) -> pd.DataFrame:
         return self.outside if self.outside is not None else self.launches.iloc[:0]
 
+    @property
+    def launch_count(self) -> int:
+        """The rows of `launch_pieces` (those of `launches`, or of a folder's pieces)."""
+        return self.pieces.count if self.pieces is not None else len(self.launches)
+
+    def launch_pieces(self) -> Iterator[pd.DataFrame]:
+        """The launch rows a table at a time, in input order: `launches` whole, or a folder
+        reduced file by file with its rows kept on disk, each file's rows as they are in the
+        joined table (columns, dtypes, categories, positions): the same rows either way."""
+        if self.pieces is None:
+            yield self.launches
+        else:
+            yield from self.pieces
+
     def per_source(self) -> pd.DataFrame:
+        """Time, headroom and verdict mix per input file: each input's own sums (a folder's
+        figures for a file are those of the file alone, however many are beside it)."""
+        if self.pieces is not None:
+            return self.pieces.per_source
+        tables = [p.launches for p in self.inputs if p.launches is not None and len(p.launches)]
+        if len(tables) > 1 and sum(map(len, tables)) == len(self.launches):
+            return per_source_of([per_source(t) for t in tables])
         return per_source(self.launches)
 
     def __repr__(self) -> str:
@@ -191,6 +216,34 @@ def _shown(result: Result, how: str) -> str:
     if display.show is None:
         return f"<rooflint.Result: {len(result.launches)} launches>"
     return display.show(result, how)
+
+
+def _totals(launches: pd.DataFrame, outside: pd.DataFrame, inputs: list[Profile]) -> totals.Totals:
+    """The totals of the launches: of several inputs, each one's merged in input order, as a
+    folder reduced file by file merges them (one sum over the joined table would differ in the
+    last bits, and the JSON report of a folder with it); one table's else."""
+    parts = _by_input(launches, outside, inputs)
+    if parts is None:
+        return totals.of(launches, outside)
+    return totals.merge([totals.of(rows, out) for rows, out in parts])
+
+
+def _by_input(launches: pd.DataFrame, outside: pd.DataFrame, inputs: list[Profile]):
+    """Each input's launches and those of its source outside the window, where the inputs'
+    rows (views of `launches`) make up the table and their sources all of `outside`; else
+    None (a Result read back, made by hand)."""
+    tables = [p.launches for p in inputs]
+    if len(tables) < 2 or any(t is None for t in tables):
+        return None
+    if sum(len(t) for t in tables) != len(launches):
+        return None
+    if not len(outside):
+        return [(t, outside) for t in tables]
+    source = outside["source"]
+    parts = [outside[(source == p.source).to_numpy(dtype=bool, na_value=False)] for p in inputs]
+    if sum(len(o) for o in parts) != len(outside):
+        return None
+    return list(zip(tables, parts, strict=True))
 
 
 def accounting_of(t: totals.Totals, inputs: list[Profile], skipped, outside: dict) -> dict:
@@ -223,6 +276,22 @@ def per_source(launches: pd.DataFrame) -> pd.DataFrame:
         headroom_s=("headroom_s", "sum"),
     )
     return sums.join(mix).reset_index()
+
+
+def per_source_of(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """The per_source of several files, from each file's: their rows in source order (a
+    source in several files with its sums added). One groupby over the joined table would sum
+    a file's launches in an order that depends on the other files (pandas sorts the rows by
+    group), so its last bits would change with them."""
+    if not tables:  # no launch at all
+        return per_source(
+            pd.DataFrame({c: [] for c in ("source", "verdict", "duration_s", "headroom_s")})
+        )
+    joined = pd.concat(tables, ignore_index=True)
+    joined["source"] = joined["source"].astype("str")
+    if joined["source"].duplicated().any():
+        joined = joined.groupby("source", sort=False).sum().reset_index()
+    return joined.sort_values("source", kind="stable").reset_index(drop=True)
 
 
 def device_description(result: Result) -> str:

@@ -43,9 +43,18 @@ class Format:
     chart: bool = False  # a roofline chart: what `plot` draws
     folder: bool = False  # `-o DIR/` writes a dataset folder: the renderer is given `output`
     about: str = ""  # a few words for --help, where a command describes its formats
-    # whether it shows launch rows (or draws them); a format that does not (table, markdown) is
-    # given a Result reduced file by file (rooflint.reduced): memory grows with groups only
-    launches: bool = True
+    # the launch rows it needs (ROWS): "none" (table, markdown) is given a Result reduced file
+    # by file (rooflint.reduced: memory grows with groups only); "pieces" (JSON, CSV, Parquet)
+    # one whose rows a folder keeps on disk, written from them a file at a time (rooflint.spill);
+    # "all" (HTML, charts, Perfetto) the full path's, every row in memory
+    rows: str = "all"
+
+    def rows_for(self, options: dict) -> str:
+        """The rows it needs with these options: per kernel group (--per kernel) none."""
+        return "none" if "per" in self.options and options.get("per") == "kernel" else self.rows
+
+
+ROWS = ("none", "pieces", "all")
 
 
 def _chart(name: str) -> Format:
@@ -68,15 +77,25 @@ REGISTRY = (
         extensions=(".txt",),
         options=("top", "verbose", "columns"),
         top=20,
-        launches=False,
+        rows="none",
     ),
-    Format("json", "json_report", extensions=(".json",), options=("top",), streamed="chunks"),
     Format(
-        "markdown", "markdown", extensions=(".md", ".markdown"), options=("top",), launches=False
+        "json",
+        "json_report",
+        extensions=(".json",),
+        options=("top",),
+        streamed="chunks",
+        rows="pieces",
     ),
+    Format("markdown", "markdown", extensions=(".md", ".markdown"), options=("top",), rows="none"),
     Format("html", "html", extensions=(".html", ".htm"), options=("top", "level")),
     Format(
-        "csv", "csv_report", extensions=(".csv",), options=("per", "excel_safe"), streamed="chunks"
+        "csv",
+        "csv_report",
+        extensions=(".csv",),
+        options=("per", "excel_safe"),
+        streamed="chunks",
+        rows="pieces",
     ),
     Format(
         "parquet",
@@ -86,6 +105,7 @@ REGISTRY = (
         binary=True,
         streamed="pieces",
         folder=True,
+        rows="pieces",
     ),
     Format(
         "perfetto",

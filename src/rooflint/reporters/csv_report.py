@@ -38,16 +38,20 @@ def render(result, per: str = "launch", excel_safe: bool = False, **_options) ->
 def chunks(
     result, per: str = "launch", excel_safe: bool = False, **_options
 ) -> Iterator[bytes | memoryview]:
-    """The file as consecutive pieces of UTF-8: the header, then CHUNK_ROWS rows at a time."""
-    frame = table(result, per)
-    yield _row(list(frame.columns)).encode("utf-8")
-    for start in range(0, len(frame), CHUNK_ROWS):
-        part = frame.iloc[start : start + CHUNK_ROWS]
-        if excel_safe:
-            part = defuse(part)
-        rows = _rows(part)
-        yield rows
-        del part, rows  # not held while the next chunk is made
+    """The file as consecutive pieces of UTF-8: the header, then CHUNK_ROWS rows at a time (a
+    folder's launches kept on disk a file's table at a time: Result.launch_pieces)."""
+    frames = [table(result, per)] if per != "launch" else _launch_tables(result)
+    header = _launch_columns(result.launches) if per == "launch" else list(frames[0].columns)
+    yield _row(header).encode("utf-8")
+    for frame in frames:
+        for start in range(0, len(frame), CHUNK_ROWS):
+            part = frame.iloc[start : start + CHUNK_ROWS]
+            if excel_safe:
+                part = defuse(part)
+            rows = _rows(part)
+            yield rows
+            del part, rows  # not held while the next chunk is made
+        del frame
 
 
 def table(result, per: str = "launch") -> pd.DataFrame:
@@ -62,8 +66,18 @@ def table(result, per: str = "launch") -> pd.DataFrame:
         return kernels
     if per != "launch":
         raise UsageError(f"--per must be 'launch' or 'kernel', not {per!r}")
+    return result.launches[_launch_columns(result.launches)]
+
+
+def _launch_tables(result) -> Iterator[pd.DataFrame]:
+    """The launch rows of the CSV, a table (a folder's file) at a time."""
+    for launches in result.launch_pieces():
+        yield launches[_launch_columns(launches)]
+
+
+def _launch_columns(launches: pd.DataFrame) -> list[str]:
     columns = LAUNCH_COLUMNS + schema.OPTIONAL_COLUMNS  # the trace columns when a trace was read
-    return result.launches[[c for c in columns if c in result.launches.columns]]
+    return [c for c in columns if c in launches.columns]
 
 
 def _advice(result, row: dict) -> str:

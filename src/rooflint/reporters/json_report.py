@@ -34,49 +34,68 @@ def render(result, top: int | None = None, **_options) -> str:
 
 def chunks(result, top: int | None = None, **_options) -> Iterator[bytes | memoryview]:
     """The report as consecutive pieces of UTF-8, the launch list CHUNK_ROWS launches at a
-    time, so a caller can write a report of any size without holding it (or its text)."""
-    launches = result.launches
-    sources, codes = _source_codes(launches)
+    time (a folder's kept on disk a file's table at a time: Result.launch_pieces), so a caller
+    can write a report of any size without holding it (or its text)."""
+    sources = _sources(result)
     head = json.dumps(
-        {**_head(result, top), "sources": sources, "launches": _PLACEHOLDER},
+        {**_head(result, top), "sources": [plain(v) for v in sources], "launches": _PLACEHOLDER},
         indent=report_schema.INDENT,
         ensure_ascii=False,
         allow_nan=False,
     )
     at = head.rindex(json.dumps(_PLACEHOLDER))  # "launches" is the last value of the document
     yield (head[:at] + "[").encode("utf-8")
-    columns = [c for c in launch_fields(launches) if c != "source"]
-    for start in range(0, len(launches), CHUNK_ROWS):
-        part = launches.iloc[start : start + CHUNK_ROWS][columns]  # copies one chunk only
-        lines = launch_lines(part, codes[start : start + CHUNK_ROWS])
-        if lines is None:  # columns of a kind launch_lines does not encode: the general encoder
-            lines = ",\n".join(
-                _LINE_INDENT + json.dumps(r, ensure_ascii=False, allow_nan=False)
-                for r in _launch_records(part, codes[start : start + CHUNK_ROWS])
-            ).encode("utf-8")
-        yield b"\n" if start == 0 else b",\n"
-        yield lines
-        del part, lines  # not held while the next chunk is encoded
+    columns = [c for c in launch_fields(result.launches) if c != "source"]
+    written = 0
+    for launches in result.launch_pieces():
+        codes = _codes(launches, sources)
+        for start in range(0, len(launches), CHUNK_ROWS):
+            yield b"\n" if written == 0 else b",\n"
+            yield _lines(launches.iloc[start : start + CHUNK_ROWS][columns], codes[start:])
+            written += 1
+        del launches, codes  # not held while the next piece is read
     tail = head[at + len(json.dumps(_PLACEHOLDER)) :]
-    close = "\n" + " " * report_schema.INDENT + "]" if len(launches) else "]"
+    close = "\n" + " " * report_schema.INDENT + "]" if written else "]"
     yield (close + tail + "\n").encode("utf-8")
+
+
+def _lines(part: pd.DataFrame, codes: np.ndarray) -> memoryview | bytes:
+    """One chunk's launch lines (its `codes` may run on past it)."""
+    codes = codes[: len(part)]
+    lines = launch_lines(part, codes)
+    if lines is None:  # columns of a kind launch_lines does not encode: the general encoder
+        lines = ",\n".join(
+            _LINE_INDENT + json.dumps(r, ensure_ascii=False, allow_nan=False)
+            for r in _launch_records(part, codes)
+        ).encode("utf-8")
+    return lines
 
 
 def document(result, top: int | None = None) -> dict:
     """The report as a dict, built record by record: the reference that `chunks` must equal."""
-    sources, codes = _source_codes(result.launches)
+    sources = _sources(result)
     columns = [c for c in launch_fields(result.launches) if c != "source"]
-    return {
-        **_head(result, top),
-        "sources": sources,
-        "launches": _launch_records(result.launches[columns], codes),
-    }
+    records = [
+        record
+        for launches in result.launch_pieces()
+        for record in _launch_records(launches[columns], _codes(launches, sources))
+    ]
+    return {**_head(result, top), "sources": [plain(v) for v in sources], "launches": records}
 
 
-def _source_codes(launches: pd.DataFrame) -> tuple[list, np.ndarray]:
-    """The distinct sources in order of first appearance, and each launch's index into them."""
+def _sources(result) -> list:
+    """The distinct sources of the launches in order of first appearance."""
+    if result.pieces is not None:
+        return result.pieces.sources
+    return pd.factorize(result.launches["source"], use_na_sentinel=False)[1].tolist()
+
+
+def _codes(launches: pd.DataFrame, sources: list) -> np.ndarray:
+    """Each launch's index into `sources`."""
     codes, uniques = pd.factorize(launches["source"], use_na_sentinel=False)
-    return [plain(v) for v in uniques.tolist()], codes
+    known = np.array(sources + uniques.tolist(), dtype=object)
+    where = pd.factorize(known, use_na_sentinel=False)[0]
+    return where[len(sources) :][codes] if len(sources) else codes
 
 
 def _launch_records(frame: pd.DataFrame, codes: np.ndarray) -> list[dict]:

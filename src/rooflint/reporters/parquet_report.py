@@ -76,9 +76,27 @@ def pieces(result, per: str = "launch", output: str | None = None, **_options):
 def tables(result, per: str = "launch") -> Iterator[pa.Table]:
     """The rows as Arrow tables, one a row group: per launch each input's rows (a folder's
     files never share a group), in slices of CHUNK_ROWS; the ranked groups in such slices."""
+    if per == "launch" and result.pieces is not None:
+        yield from _piece_tables(result)
+        return
     keys = partition_values(result.launches["source"]) if per == "launch" else None
     for rows in _slices(result, per):
         yield arrow_table(result, per, rows, keys)
+
+
+def _piece_tables(result) -> Iterator[pa.Table]:
+    """`tables` of a folder whose launches are kept on disk: a file's table at a time
+    (Result.launch_pieces), its partition values among those of every source."""
+    names = _distinct([_filled(v) for v in result.pieces.sources])
+    made = False
+    for launches in result.launch_pieces():
+        keys = partition_values(launches["source"], names)
+        for rows in _cut(0, len(launches), False):
+            made = True
+            yield arrow_table(result, "launch", rows, keys, launches)
+        del launches, keys
+    if not made:  # no launch: a file with the schema
+        yield arrow_table(result, "launch", slice(0, 0), None, result.launches)
 
 
 def _slices(result, per: str) -> list[slice]:
@@ -151,11 +169,17 @@ def _is_folder(output: str) -> bool:
 
 
 def arrow_table(
-    result, per: str = "launch", rows: slice | None = None, keys: pa.DictionaryArray | None = None
+    result,
+    per: str = "launch",
+    rows: slice | None = None,
+    keys: pa.DictionaryArray | None = None,
+    launches: pd.DataFrame | None = None,
 ) -> pa.Table:
     """The rows (all, or the `rows` slice) as an Arrow table with explicit types, per-field units
     and the report metadata; `keys`, every launch's partition value when the caller has them
-    (`partition_values` of the whole table: worked out once, not once per slice)."""
+    (`partition_values` of the whole table: worked out once, not once per slice); `launches`
+    the table the rows are of (default result.launches: a folder's piece, where it is kept on
+    disk)."""
     if per == "kernel":
         kernels = result.kernels
         extra = ["excess_traffic"] if "excess_traffic" in kernels else []  # traces + counters
@@ -163,7 +187,7 @@ def arrow_table(
         units = {**KERNEL_UNITS, "excess_traffic": "ratio"}
         types = {c: pa.int64() for c in KERNEL_INTS}
     elif per == "launch":
-        launches = result.launches
+        launches = result.launches if launches is None else launches
         columns = LAUNCH_COLUMNS + schema.OPTIONAL_COLUMNS  # the trace's only in a trace report
         frame, columns = launches, [c for c in columns if c in launches.columns]
         units = {**schema.UNITS, **analysis.RESULT_UNITS}
@@ -240,15 +264,26 @@ def _metadata(result, per: str, units: dict) -> dict:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def partition_values(sources: pd.Series) -> pa.DictionaryArray:
+def partition_values(sources: pd.Series, names: list[str] | None = None) -> pa.DictionaryArray:
     """A folder-safe partition value per source path (Arrow dictionary-encoded strings: the
-    codes are all that is per launch), distinct for distinct sources.
+    codes are all that is per launch), distinct for distinct sources; `names`, the distinct
+    sources (NA as "") of every launch where `sources` are some of them (a folder's file).
 
     Letters, digits, `.`, `_` and `-` are kept, any other run becomes `_`; a value that had to
     be cut to 80 characters, or that two sources would share, ends in a hash of the source.
     """
     codes, distinct = pd.factorize(schema.filled(sources, ""))
     distinct = [str(s) for s in distinct]
+    if names is not None:  # codes into all of them
+        where = {name: i for i, name in enumerate(names)}
+        codes = np.array([where[s] for s in distinct] + [-1], dtype=np.int64)[codes]
+        distinct = names
+    indices = pa.array(codes.astype(np.int32))
+    return pa.DictionaryArray.from_arrays(indices, pa.array(_safe(distinct), pa.string()))
+
+
+def _safe(distinct: list[str]) -> list[str]:
+    """Each distinct source as a partition value (see partition_values)."""
     safe = [_UNSAFE.sub("_", s).strip("._") or "unnamed" for s in distinct]
     taken: dict[str, int] = {}
     for value in safe:
@@ -257,8 +292,15 @@ def partition_values(sources: pd.Series) -> pa.DictionaryArray:
         if taken[value] > 1 or len(value) > 80:
             digest = hashlib.sha1(source.encode("utf-8")).hexdigest()[:8]
             safe[i] = value[-71:].lstrip("._") + "-" + digest
-    indices = pa.array(codes.astype(np.int32))
-    return pa.DictionaryArray.from_arrays(indices, pa.array(safe, pa.string()))
+    return safe
+
+
+def _filled(source) -> str:
+    return "" if source is None or pd.isna(source) else str(source)
+
+
+def _distinct(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
 
 
 def write_dataset(result, target: Path, per: str = "launch") -> None:
@@ -288,7 +330,7 @@ def write_dataset(result, target: Path, per: str = "launch") -> None:
 def _write_dataset(result, target: Path, per: str) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
-        if per == "launch" and len(result.launches):
+        if per == "launch" and result.launch_count:
             _partitions(tables(result, per), staging)
         else:
             _write_file(tables(result, per), staging / "part-0.parquet")

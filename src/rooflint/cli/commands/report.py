@@ -91,12 +91,8 @@ def report(
         click.get_current_context(),
         {"fail_under": fail_under, "fail_if_above_roof": fail_if_above_roof},
     )
-    chosen, options = formats.choose(
-        reporters.REPORT,
-        fmt,
-        output,
-        {"top": top, "per": per, "excel_safe": excel_safe, "level": level, "verbose": verbose},
-    )
+    given = {"top": top, "per": per, "excel_safe": excel_safe, "level": level, "verbose": verbose}
+    chosen, options = formats.choose(reporters.REPORT, fmt, output, given)
     from rooflint.core.gates import report_gates  # pandas: only once a profile is read
 
     with progress_mod.bar(enabled=not quiet) as tick:
@@ -104,7 +100,7 @@ def report(
             *paths,
             group_by=group_by,
             progress=tick,
-            launches=chosen.launches,  # table, markdown: reduced file by file (rooflint.reduced)
+            launches=chosen.rows_for(options),  # the rows it writes (rooflint.reduced, .spill)
             **vars(inputs),
         )
     formats.refuse_binary_on_a_terminal(chosen, output)

@@ -1,0 +1,102 @@
+"""A folder's launch rows written to disk file by file, for the formats that write every row.
+
+`rooflint.report(..., launches="pieces")`: each file is read, analysed and reduced where it is
+read (rooflint.reduced), and its analysed launch table is written there to a file of a
+temporary folder the parent owns (`Folder`); the Result's `pieces` (core.pieces.Pieces) read
+them back one at a time, in input order, so JSON, CSV and Parquet write a folder's launches
+while the parent holds one file's table at most. The folder goes when the Result is let go
+(or at exit), and at once when the run fails.
+
+Each table is a pickle (protocol 5) of the DataFrame: it keeps every dtype exactly (the
+Categoricals' categories, pandas' string and nullable dtypes), which is what lets a piece be
+the full path's rows bit for bit. Arrow IPC would need a conversion each way (Categoricals as
+dictionaries, back with their categories re-sorted by pandas) for no gain in size or time here.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import tempfile
+import weakref
+from dataclasses import dataclass
+
+import pandas as pd
+
+from rooflint.core import pieces, result
+from rooflint.core.errors import UsageError
+
+
+class Folder:
+    """A temporary folder of spilled tables, removed when the last holder lets it go (a
+    Result's pieces), at exit, or by `remove`."""
+
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="rooflint-launches-")
+        self._remove = weakref.finalize(self, shutil.rmtree, self.path, True)
+
+    def remove(self) -> None:
+        self._remove()
+
+
+@dataclass(frozen=True)
+class Spilled:
+    """One file's analysed launch table, written: where, and what the parent needs of its rows
+    before reading them (the distinct sources for JSON's list, the per-source sums)."""
+
+    path: str
+    rows: int
+    sources: list
+    per_source: pd.DataFrame | None  # None without rows (all outside the window)
+
+    @classmethod
+    def of(cls, launches: pd.DataFrame, folder: str) -> Spilled:
+        """`launches` (a file's analysed table) written to a new file in `folder`."""
+        sources = pd.factorize(launches["source"], use_na_sentinel=False)[1].tolist()
+        sums = result.per_source(launches) if len(launches) else None
+        return cls(write(launches, folder), len(launches), sources, sums)
+
+
+def write(table: pd.DataFrame, folder: str) -> str:
+    """`table` written to a new file in `folder`, its path; a disk that refuses it is a
+    UsageError (a temporary folder with room is the fix)."""
+    try:
+        handle, path = tempfile.mkstemp(dir=folder, suffix=".pickle")
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(table, out, protocol=5)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot keep the launch rows on disk ({exc.strerror or exc}); set TMPDIR to a "
+            "folder with room for the launch tables",
+            path=folder,
+        ) from None
+    return path
+
+
+def drop(paths: list[str]) -> None:
+    """Files no longer needed (the tables as read, once the analysed ones are the pieces)."""
+    for path in paths:
+        os.remove(path)
+
+
+def read(path: str) -> pd.DataFrame:
+    """A spilled table back (written by this run, in a folder of its own)."""
+    with open(path, "rb") as spilled:
+        return pickle.load(spilled)  # noqa: S301 (this run's own file)
+
+
+def pieces_of(
+    spilled: list[Spilled], tables: list[pd.DataFrame], job_of: dict, folder: Folder
+) -> pieces.Pieces:
+    """The Result's pieces: the files' spilled tables; `tables` each file's table without rows."""
+    return pieces.Pieces(
+        tuple(s.path for s in spilled),
+        read,
+        pieces.columns_of(tables, job_of),
+        job_of,
+        pieces.first_seen([s.sources for s in spilled]),
+        result.per_source_of([s.per_source for s in spilled if s.per_source is not None]),
+        sum(s.rows for s in spilled),
+        folder,
+    )
