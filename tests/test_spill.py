@@ -17,7 +17,7 @@ import rooflint
 from rooflint import reduced, reporters, spill
 from rooflint.cli.main import main
 from rooflint.core import pieces, schema
-from tests.helpers import FIXTURES, shared
+from tests.helpers import FIXTURES, SHARED, shared
 
 # Folders whose files' tables have the same columns (rocprof of MI100-MI350; seven PyTorch
 # traces, several jobs among them; three RTX 3070 ncu exports, one in de_DE's decimal comma)
@@ -267,10 +267,12 @@ def test_a_piece_is_recoded_into_the_union_of_categories():
 
 
 def test_a_spilled_table_reads_back_exactly(tmp_path):
-    """Pickle protocol 5 keeps a Categorical's categories, pandas' string and nullable dtypes."""
+    """The Arrow file keeps a Categorical's categories (an empty one's str too), pandas' string
+    and nullable dtypes and the RangeIndex."""
     table = pd.DataFrame(
         {
             "source": schema.text(pd.Series(["s", "s", None])),
+            "range": schema.text(pd.Series([None, None, None], dtype="str")),
             "op": pd.array(["x", None, "y"], dtype="string"),
             "stream": pd.array([1, None, 3], dtype="Int64"),
             "duration_s": np.array([1e-6, np.nan, 3.0]),
@@ -280,8 +282,35 @@ def test_a_spilled_table_reads_back_exactly(tmp_path):
     )
     written = spill.Spilled.of(table, str(tmp_path))
     back = spill.read(written.path)
+    assert table["range"].cat.categories.dtype == "str"
     pd.testing.assert_frame_equal(back, table, check_exact=True)
     assert written.rows == 3
+
+
+def _every_table_written(monkeypatch, folders) -> list[pd.DataFrame]:
+    """Each table the folders' reports spill (as read, and analysed), copied as written."""
+    written, write = [], spill.write
+
+    def keep(table, folder):
+        written.append(table.copy())
+        return write(table, folder)
+
+    monkeypatch.setattr(spill, "write", keep)
+    for folder in folders:
+        rooflint.report(folder, launches="pieces")
+    return written
+
+
+def test_every_fixture_s_tables_read_back_exactly(tmp_path, monkeypatch):
+    """Every table the bundled folders spill (and the shared ones', where present) comes back
+    from its Arrow file with the same values, dtypes, categories and index."""
+    folders = [FIXTURES / name for name in ("ncu", "kineto", "rocprof", "nsys")]
+    folders += [p for p in (SHARED / n for n in ("ncu", "kineto", "rocprof")) if p.is_dir()]
+    tables = _every_table_written(monkeypatch, folders)
+    assert len(tables) > 50
+    for table in tables:
+        back = spill.read(spill.write(table, str(tmp_path)))
+        pd.testing.assert_frame_equal(back, table, check_exact=True, check_categorical=True)
 
 
 def test_a_disk_that_refuses_the_spill_is_one_line(tmp_path, spills, monkeypatch):
@@ -290,7 +319,7 @@ def test_a_disk_that_refuses_the_spill_is_one_line(tmp_path, spills, monkeypatch
     def full_disk(*_args, **_kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(spill.pickle, "dump", full_disk)
+    monkeypatch.setattr(spill.ipc, "new_file", full_disk)
     folder = _folder(tmp_path, "rocprof")
     res = CliRunner().invoke(main, ["report", str(folder), "-q", "--format", "json"])
     assert res.exit_code == 2

@@ -7,22 +7,27 @@ them back one at a time, in input order, so JSON, CSV and Parquet write a folder
 while the parent holds one file's table at most. The folder goes when the Result is let go
 (or at exit), and at once when the run fails.
 
-Each table is a pickle (protocol 5) of the DataFrame: it keeps every dtype exactly (the
-Categoricals' categories, pandas' string and nullable dtypes), which is what lets a piece be
-the full path's rows bit for bit. Arrow IPC would need a conversion each way (Categoricals as
-dictionaries, back with their categories re-sorted by pandas) for no gain in size or time here.
+Each table is an Arrow IPC file, uncompressed, read back memory-mapped: data, not code, so a
+file in the folder cannot run anything when it is read. pandas' metadata in the
+schema brings back every dtype (the Categoricals' categories in their order, the string and
+nullable dtypes, the RangeIndex) but one: a Categorical without categories comes back with
+object ones, which `_text_categories` makes pandas' str again, so that a piece is the full
+path's rows bit for bit (tests/test_spill.py round-trips every fixture's tables). It costs
+about 2.3x the round trip of Python's own object serialiser (20k launches x 58 columns: 12 ms
+against 5 ms), which would run code from the file.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 import tempfile
 import weakref
 from dataclasses import dataclass
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.ipc as ipc
 
 from rooflint.core import pieces, result
 from rooflint.core.errors import UsageError
@@ -62,9 +67,10 @@ def write(table: pd.DataFrame, folder: str) -> str:
     """`table` written to a new file in `folder`, its path; a disk that refuses it is a
     UsageError (a temporary folder with room is the fix)."""
     try:
-        handle, path = tempfile.mkstemp(dir=folder, suffix=".pickle")
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(table, out, protocol=5)
+        handle, path = tempfile.mkstemp(dir=folder, suffix=".arrow")
+        arrow = pa.Table.from_pandas(table, preserve_index=None)
+        with os.fdopen(handle, "wb") as out, ipc.new_file(out, arrow.schema) as writer:
+            writer.write_table(arrow)
     except OSError as exc:
         raise UsageError(
             f"cannot keep the launch rows on disk ({exc.strerror or exc}); set TMPDIR to a "
@@ -82,8 +88,19 @@ def drop(paths: list[str]) -> None:
 
 def read(path: str) -> pd.DataFrame:
     """A spilled table back (written by this run, in a folder of its own)."""
-    with open(path, "rb") as spilled:
-        return pickle.load(spilled)  # noqa: S301 (this run's own file)
+    with pa.memory_map(path) as spilled:
+        table = ipc.open_file(spilled).read_all().to_pandas()
+    return _text_categories(table)
+
+
+def _text_categories(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with each Categorical without categories over str ones, as pandas makes them
+    (Arrow's empty dictionary comes back over object)."""
+    for name, dtype in table.dtypes.items():
+        if isinstance(dtype, pd.CategoricalDtype) and dtype.categories.empty:
+            if dtype.categories.dtype == object:
+                table[name] = table[name].cat.set_categories(pd.Index([], dtype="str"))
+    return table
 
 
 def pieces_of(
