@@ -17,7 +17,7 @@ import rooflint
 from rooflint import reduced, reporters, spill
 from rooflint.cli.main import main
 from rooflint.core import pieces, schema
-from tests.helpers import FIXTURES, SHARED, shared
+from tests.helpers import FIXTURES, shared, with_launches
 
 # Folders whose files' tables have the same columns (rocprof of MI100-MI350; seven PyTorch
 # traces, several jobs among them; three RTX 3070 ncu exports, one in de_DE's decimal comma)
@@ -287,26 +287,14 @@ def test_a_spilled_table_reads_back_exactly(tmp_path):
     assert written.rows == 3
 
 
-def _every_table_written(monkeypatch, folders) -> list[pd.DataFrame]:
-    """Each table the folders' reports spill (as read, and analysed), copied as written."""
-    written, write = [], spill.write
-
-    def keep(table, folder):
-        written.append(table.copy())
-        return write(table, folder)
-
-    monkeypatch.setattr(spill, "write", keep)
-    for folder in folders:
-        rooflint.report(folder, launches="pieces")
-    return written
-
-
-def test_every_fixture_s_tables_read_back_exactly(tmp_path, monkeypatch):
-    """Every table the bundled folders spill (and the shared ones', where present) comes back
-    from its Arrow file with the same values, dtypes, categories and index."""
-    folders = [FIXTURES / name for name in ("ncu", "kineto", "rocprof", "nsys")]
-    folders += [p for p in (SHARED / n for n in ("ncu", "kineto", "rocprof")) if p.is_dir()]
-    tables = _every_table_written(monkeypatch, folders)
+def test_every_fixture_s_tables_read_back_exactly(tmp_path):
+    """Every bundled fixture's launch table, as read and analysed (what a folder spills), comes
+    back from its Arrow file with the same values, dtypes, categories and index."""
+    files = [p for n in ("ncu", "kineto", "rocprof", "nsys") for p in (FIXTURES / n).iterdir()]
+    tables = []
+    for path in with_launches(sorted(files)):
+        launches = rooflint.load(path)
+        tables += [launches, rooflint.analyze(launches)]
     assert len(tables) > 50
     for table in tables:
         back = spill.read(spill.write(table, str(tmp_path)))

@@ -12,7 +12,7 @@ file in the folder cannot run anything when it is read. pandas' metadata in the
 schema brings back every dtype (the Categoricals' categories in their order, the string and
 nullable dtypes, the RangeIndex) but one: a Categorical without categories comes back with
 object ones, which `_text_categories` makes pandas' str again, so that a piece is the full
-path's rows bit for bit (tests/test_spill.py round-trips every fixture's tables). It costs
+path's rows bit for bit (tests/test_spill.py round-trips every bundled fixture's). It costs
 about 2.3x the round trip of Python's own object serialiser (20k launches x 58 columns: 12 ms
 against 5 ms), which would run code from the file.
 """
