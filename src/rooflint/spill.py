@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from rooflint.core import pieces, result
+from rooflint.core import pieces, result, schema
 from rooflint.core.errors import UsageError
 
 
@@ -67,8 +67,8 @@ def write(table: pd.DataFrame, folder: str) -> str:
     """`table` written to a new file in `folder`, its path; a disk that refuses it is a
     UsageError (a temporary folder with room is the fix)."""
     try:
+        arrow = pa.Table.from_pandas(table, preserve_index=None)  # before a file is made
         handle, path = tempfile.mkstemp(dir=folder, suffix=".arrow")
-        arrow = pa.Table.from_pandas(table, preserve_index=None)
         with os.fdopen(handle, "wb") as out, ipc.new_file(out, arrow.schema) as writer:
             writer.write_table(arrow)
     except OSError as exc:
@@ -94,12 +94,11 @@ def read(path: str) -> pd.DataFrame:
 
 
 def _text_categories(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` with each Categorical without categories over str ones, as pandas makes them
-    (Arrow's empty dictionary comes back over object)."""
+    """`table` with each Categorical without categories made text as the table holds it
+    (schema.text: over str; Arrow's empty dictionary comes back over object)."""
     for name, dtype in table.dtypes.items():
         if isinstance(dtype, pd.CategoricalDtype) and dtype.categories.empty:
-            if dtype.categories.dtype == object:
-                table[name] = table[name].cat.set_categories(pd.Index([], dtype="str"))
+            table[name] = schema.text(table[name])
     return table
 
 
