@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import rooflint
 from rooflint import reduced, reporters, spill
 from rooflint.cli.main import main
-from rooflint.core import pieces, schema
+from rooflint.core import analysis, pieces, provenance, schema, speed_of_light
 from tests.helpers import FIXTURES, shared, with_launches
 
 # Folders whose files' tables have the same columns (rocprof of MI100-MI350; seven PyTorch
@@ -26,6 +26,16 @@ FOLDERS = {
     "kineto": [FIXTURES / "kineto"],
     "ncu-rtx3070": sorted((FIXTURES / "ncu").glob("rtx3070-*.csv")),
 }
+# Folders whose analysed tables differ in columns, which took the full path before: every
+# bundled ncu export (ncu's percentages standing in for the RTX 3070's and B200's missing
+# counters, beside A100, H200, RTX 2080 Ti and nvprof exports with counters: compute_source and
+# bytes_source on every row of the joined table, the launch facts NA in the rows of files
+# without them), and those beside the rocprof exports.
+MIXED = {
+    "ncu": [FIXTURES / "ncu"],
+    "ncu-rocprof": [FIXTURES / "ncu", FIXTURES / "rocprof"],
+}
+FOLDERS.update(MIXED)
 # (format, options, the rows the registry says it needs with them)
 RENDERS = [
     ("json", {}, "pieces"),
@@ -176,21 +186,118 @@ def test_a_file_that_fails_its_analysis_leaves_no_spill(tmp_path, spills):
     assert list(spills.iterdir()) == []
 
 
-def test_files_of_different_columns_take_the_full_path(tmp_path, spills, monkeypatch):
-    """The bundled ncu exports (some with ncu's percentages, whose analysis marks every row
-    of the joined table): the full path, from the tables as read (no file read twice), its
-    output, no spill left."""
-    reads = []
+@pytest.mark.parametrize("name", list(MIXED))
+def test_files_of_different_columns_spill_their_analysed_tables_alone(name, tmp_path, spills):
+    """The mixed folders: one Arrow file per input while the Result lives, each its analysed
+    table (verdicts in it), none its table as read; the rows of files without ncu's percentages
+    say counters where counted, as the joined analysis marks them; no file read twice."""
+    folder = _folder(tmp_path, name)
+    reads: list[Path] = []
     read_one = rooflint.pipeline.read_one
-    monkeypatch.setattr(
-        rooflint.pipeline, "read_one", lambda c, *a: reads.append(c) or read_one(c, *a)
-    )
-    result = rooflint.report(FIXTURES / "ncu", launches="pieces")
-    assert result.pieces is None and len(result.launches) > 0
-    assert len(reads) == len(set(reads)) >= len(result.inputs) > 5
-    monkeypatch.undo()
-    assert _bytes(result, "json") == _bytes(rooflint.report(FIXTURES / "ncu"), "json")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            rooflint.pipeline, "read_one", lambda c, *a: reads.append(c) or read_one(c, *a)
+        )
+        made = rooflint.report(folder, launches="pieces")
+    assert made.pieces is not None and len(made.pieces.as_read) == len(made.inputs) > 5
+    assert len(reads) == len(set(reads)) >= len(made.inputs)  # skipped files too
+    (where,) = spills.iterdir()
+    tables = [spill.read(str(p)) for p in where.iterdir()]
+    assert len(tables) == len(made.inputs)
+    assert all("verdict" in t and "family" in t for t in tables)
+    assert not schema.alike([t.iloc[:0] for t in tables])  # they differ in columns
+    full = rooflint.report(folder)
+    a100 = full.launches[full.launches["source"].str.endswith("a100-gemm-details.csv")]
+    assert len(a100) == 11 and set(a100["compute_source"]) == {"counters"}  # not in its table
+    assert set(a100["bytes_source"]) == {"counters"}
+    assert list(made.launches.columns) == list(full.launches.columns)
+    pd.testing.assert_frame_equal(pd.concat(made.launch_pieces()), full.launches, check_exact=True)
+    del made
+    gc.collect()
     assert list(spills.iterdir()) == []
+
+
+def test_tables_that_hold_a_column_in_two_dtypes_are_read_again(tmp_path, spills, monkeypatch):
+    """One RTX 3070 export's stall_top as str beside the others' Categoricals: the joined table
+    holds pandas' join of the two, which the analysis reads, so the folder takes the full path
+    (each file read again, nothing spilled kept): its output."""
+    folder = _folder(tmp_path, "ncu-rtx3070")
+    reads: list[Path] = []
+    read_one = rooflint.pipeline.read_one
+
+    def as_str(candidate, *args):
+        reads.append(candidate)
+        profile = read_one(candidate, *args)
+        if candidate.name == "rtx3070-nvtx-raw.csv":
+            profile.launches["stall_top"] = profile.launches["stall_top"].astype("str")
+        return profile
+
+    monkeypatch.setattr(rooflint.pipeline, "read_one", as_str)
+    made = rooflint.report(folder, launches="pieces")
+    assert made.pieces is None and len(made.launches) > 0
+    assert len(reads) == 2 * len(set(reads)) == 2 * len(made.inputs)
+    assert list(spills.iterdir()) == []
+    full = rooflint.report(folder)
+    for fmt in ("json", "csv", "parquet"):
+        assert _bytes(made, fmt) == _bytes(full, fmt), fmt
+
+
+@pytest.mark.parametrize("model_bytes", [True, False], ids=["bytes_source-as-read", "none"])
+def test_a_piece_has_the_marks_the_joined_analysis_gives_it(model_bytes):
+    """core.pieces and speed_of_light.as_joined on hand-made tables against analysis of them
+    joined: an export with counters on one launch and ncu's percentages on two, a trace's table
+    with bytes_source as read (or not), and a table of counters alone. Worked out by hand: with
+    a bytes_source as read, the joined analysis keeps it and marks only the estimate (a
+    counted launch is NA there, not counters); without, counters where counted."""
+    estimates = _raw("a", bytes_dram=[2e6, np.nan, np.nan], ops_vector_fp32=[1e6, np.nan, np.nan])
+    estimates["dram_throughput"] = [np.nan, 0.5, np.nan]
+    estimates["sm_throughput"] = [np.nan, np.nan, 0.3]
+    counted = _raw("c", bytes_dram=[3e6], ops_vector_fp32=[np.nan])
+    raw = [estimates, counted]
+    if model_bytes:
+        model = _raw("b", bytes_dram=[1e6, np.nan], ops_vector_fp32=[2e6, np.nan])
+        model["bytes_source"] = provenance.column(2, (np.array([True, False]), "model"))
+        raw.insert(1, model)
+    device = _Toy()
+    joined = analysis.analyze_each(
+        schema.concat(raw, ignore_index=True), [(device, len(t)) for t in raw], 0.6
+    )
+    alone = [analysis.analyze(t, device) for t in raw]
+    read = [t.iloc[:0] for t in raw]
+    assert pieces.joinable(read)
+    columns = pieces.columns_of([t.iloc[:0] for t in alone], {}, read)
+    assert pieces.remarked([t.iloc[:0] for t in alone], read)
+    union = pd.Index(list(dict.fromkeys(c for t in raw for c in t.columns)))
+    made, start = [], 0
+    for table, as_read in zip(alone, raw, strict=True):
+        marks = speed_of_light.as_joined(table, as_read.columns, union)
+        made.append(pieces.joined_like(table, columns, start, {}, marks))
+        start += len(table)
+    pd.testing.assert_frame_equal(pd.concat(made), joined, check_exact=True)
+    by_source = joined.set_index("source")
+    model_na = [np.nan] if model_bytes else ["counters"]
+    assert by_source.loc["a", "bytes_source"].tolist()[:2] == [model_na[0], "throughput_pct"]
+    assert by_source.loc["a", "compute_source"].tolist()[::2] == ["counters", "sm_throughput_pct"]
+    assert pd.isna(by_source.loc["a", "compute_source"].iloc[1])  # neither FLOPs nor a pipe
+    assert by_source.loc[["c"], "bytes_source"].tolist() == model_na
+    assert "bytes_source" not in alone[-1] and "compute_source" not in alone[-1]
+
+
+class _Toy:
+    """A device without a DRAM clock: the DRAM roof as given."""
+
+    id = "toy"
+    compute = {"vector_fp32": 1e12}
+    memory = {"dram": 1e11}
+
+
+def _raw(source: str, **columns) -> pd.DataFrame:
+    """A launch table as read: `columns` (lists of one length) and a kernel per launch."""
+    n = len(next(iter(columns.values())))
+    frame = pd.DataFrame(
+        {"source": [source] * n, "kernel": [f"k{i}" for i in range(n)], "duration_s": 1e-3}
+    )
+    return schema.conform(frame.assign(missing="", **columns))
 
 
 def test_one_file_and_dask_keep_the_full_path(tmp_path, spills):
@@ -262,7 +369,8 @@ def test_a_piece_is_recoded_into_the_union_of_categories():
     joined = schema.concat([a, b], ignore_index=True)
     joined["job"] = joined["source"].map({"a": "job 1", "b": "job 2"})
     pd.testing.assert_frame_equal(piece, joined.iloc[2:])
-    assert not pieces.joinable([a, b.assign(y=1)])
+    assert pieces.joinable([a, b.assign(y=1)])  # y: NA in a's rows
+    assert not pieces.joinable([a, b.assign(x=[3])])  # x: float64 and int64
     assert pieces.first_seen([["b", "a"], ["a", "c"]]) == ["b", "a", "c"]
 
 

@@ -10,10 +10,11 @@ terminal and Markdown formats show, and CSV and Parquet per kernel group.
 
 `launches="pieces"` (JSON, CSV and Parquet per launch): the same, and each file's analysed
 launch table is written where it is read to the parent's temporary folder (rooflint.spill; the
-Reduction's `spilled`), which the Result's `pieces` read back a file at a time as the joined
-table's rows. One file and Dask workers (their disks are not the parent's) take the full path;
-so do files whose analysed tables differ in columns (the full path analyses them joined), from
-their tables as read, which are spilled too (no file is parsed twice).
+Reduction's `spilled`, with its table as read without rows), which the Result's `pieces` read
+back a file at a time as the joined table's rows (core.pieces: also for files whose analysed
+tables differ in columns). One file and Dask workers (their disks are not the parent's) take
+the full path; so, read again, do files whose tables as read hold a column in two dtypes
+(pieces.joinable: pandas would join them into a third, which the analysis would read).
 HTML, the charts and Perfetto keep the full path (pipeline.build).
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
@@ -51,7 +52,6 @@ class Reduction:
     timelines: list[windows.Windowed]  # without their per-launch arrays
     launch_count: int  # the launches read (for progress)
     spilled: spill.Spilled | None = None  # its analysed launch table, written (launches="pieces")
-    raw: str = ""  # and its table as read, for the full path (files that differ)
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
@@ -90,8 +90,8 @@ def build(
 ) -> Result:
     """pipeline.build's Result, without its launches, made file by file; `spilled`: with its
     launch rows written file by file where they are read (rooflint.spill), the Result's
-    `pieces`. One file, Dask workers (whose disks are not the parent's) and files of different
-    columns take the full path then."""
+    `pieces`. One file, Dask workers (whose disks are not the parent's) and files whose
+    tables as read differ in a column's dtype take the full path then."""
     options = options or pipeline.Options()
     paths = [str(p) for p in paths]
     if spilled and not _spillable(paths, options):
@@ -117,19 +117,9 @@ def _built(paths: list[str], options: pipeline.Options, progress, folder) -> Res
     for reduction in reductions:
         if isinstance(reduction, Failed):
             raise reduction.error
-    if folder is not None:
-        if not pieces.joinable([r.profile.launches for r in reductions]):
-            return _as_read(reductions, skipped, options, folder)
-        spill.drop([r.raw for r in reductions])
+    if folder is not None and not pieces.joinable([r.spilled.read for r in reductions]):
+        return _instead(paths, options, _Told(progress, skip=told.files), folder)  # read again
     return merged(reductions, skipped, options, folder)
-
-
-def _as_read(reductions: list[Reduction], skipped, options: pipeline.Options, folder) -> Result:
-    """pipeline.build's Result from the files' tables as they were read (spilled), none read
-    again: files whose analysed tables differ in columns are analysed joined, as build does."""
-    profiles = [dataclasses.replace(r.profile, launches=spill.read(r.raw)) for r in reductions]
-    folder.remove()
-    return pipeline.assemble(join.pair(graphs.pair(profiles)), skipped, options)
 
 
 def _instead(paths: list[str], options: pipeline.Options, progress, folder) -> Result:
@@ -205,8 +195,9 @@ def reduce_file(
     spill_to: str | None = None,
 ):
     """The file at `candidate` read (`progress` told the bytes read; its paths spelt by
-    `as_given`, where given), analysed and reduced (its launch table as read and as analysed
-    written to files in `spill_to`, where given); a RooflintError is returned, not raised."""
+    `as_given`, where given), analysed and reduced (its analysed launch table written to a file
+    in `spill_to`, where given, with its table as read without rows); a RooflintError is
+    returned, not raised."""
     read = pipeline.read_one(candidate, given, progress)
     if as_given is not None:
         read = as_given(read)
@@ -215,8 +206,11 @@ def reduce_file(
     if read.captured_launches or graphs.is_replay(read):
         return _TOGETHER
     try:
-        raw = spill.write(read.launches, spill_to) if spill_to is not None else ""
-        return dataclasses.replace(reduce(read, options, spill_to), raw=raw)
+        as_read = read.launches.iloc[:0].copy()  # its columns and dtypes, for the pieces
+        reduction = reduce(read, options, spill_to)
+        if reduction.spilled is not None:
+            reduction.spilled = dataclasses.replace(reduction.spilled, read=as_read)
+        return reduction
     except RooflintError as exc:
         count = len(read.launches) if read.launches is not None else 0
         return Failed(exc, read.skipped, count, read.format)

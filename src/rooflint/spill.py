@@ -54,6 +54,9 @@ class Spilled:
     rows: int
     sources: list
     per_source: pd.DataFrame | None  # None without rows (all outside the window)
+    # its table as read, without rows: the columns the joined analysis starts from (files whose
+    # analysed tables differ in columns: core.pieces)
+    read: pd.DataFrame | None = None
 
     @classmethod
     def of(cls, launches: pd.DataFrame, folder: str) -> Spilled:
@@ -80,12 +83,6 @@ def write(table: pd.DataFrame, folder: str) -> str:
     return path
 
 
-def drop(paths: list[str]) -> None:
-    """Files no longer needed (the tables as read, once the analysed ones are the pieces)."""
-    for path in paths:
-        os.remove(path)
-
-
 def read(path: str) -> pd.DataFrame:
     """A spilled table back (written by this run, in a folder of its own)."""
     with pa.memory_map(path) as spilled:
@@ -105,14 +102,19 @@ def _text_categories(table: pd.DataFrame) -> pd.DataFrame:
 def pieces_of(
     spilled: list[Spilled], tables: list[pd.DataFrame], job_of: dict, folder: Folder
 ) -> pieces.Pieces:
-    """The Result's pieces: the files' spilled tables; `tables` each file's table without rows."""
+    """The Result's pieces: the files' spilled tables; `tables` each file's analysed table
+    without rows."""
+    known = [s.read for s in spilled if s.read is not None]
+    as_read = known if len(known) == len(spilled) else None
+    marked = as_read is not None and pieces.remarked(tables, as_read)
     return pieces.Pieces(
         tuple(s.path for s in spilled),
         read,
-        pieces.columns_of(tables, job_of),
+        pieces.columns_of(tables, job_of, as_read),
         job_of,
         pieces.first_seen([s.sources for s in spilled]),
         result.per_source_of([s.per_source for s in spilled if s.per_source is not None]),
         sum(s.rows for s in spilled),
         folder,
+        tuple(r.columns for r in known) if marked else (),
     )

@@ -471,14 +471,14 @@ def alike(frames: list[pd.DataFrame]) -> bool:
     """Whether the tables have the same columns, each of one dtype in all (Categoricals of
     any categories), as a folder's tables from one reader do."""
     first = frames[0]
-    kinds = [_kind(d) for d in first.dtypes]
+    kinds = [kind(d) for d in first.dtypes]
     return first.columns.is_unique and all(
-        f.columns.equals(first.columns) and [_kind(d) for d in f.dtypes] == kinds
-        for f in frames[1:]
+        f.columns.equals(first.columns) and [kind(d) for d in f.dtypes] == kinds for f in frames[1:]
     )
 
 
-def _kind(dtype) -> object:
+def kind(dtype) -> object:
+    """A column's dtype, any Categorical as one ("category"): what `alike` compares."""
     return "category" if isinstance(dtype, pd.CategoricalDtype) else dtype
 
 

@@ -10,6 +10,8 @@ from rooflint.core import provenance, schema
 from rooflint.core.provenance import Provenance
 
 DRAM_NOTE = "DRAM bytes estimated from ncu's DRAM throughput % (x the DRAM roof x duration)"
+# The columns `Estimates.marked` gives a table with estimates (every row of it).
+MARKS = ["bytes_source", "compute_source"]
 COMPUTE_NOTES = {
     Provenance.PIPE_UTILISATION: "compute time estimated from ncu's busiest-pipe utilisation "
     "(not FLOPs)",
@@ -51,24 +53,9 @@ class Estimates:
         compute_source) and a note on each estimated launch; unchanged where none was."""
         if not (self.bytes_estimated.any() or self.compute.any()):
             return kept
-        n = len(kept)
-        counted = ~np.isnan(kept["bytes_dram"].to_numpy(dtype=float))
-        if "bytes_source" in kept:
-            rows = np.flatnonzero(self.bytes_estimated)
-            source = provenance.changed(kept["bytes_source"], rows, Provenance.THROUGHPUT_PCT)
-        else:
-            source = provenance.column(
-                n, (self.bytes_estimated, Provenance.THROUGHPUT_PCT), (counted, Provenance.COUNTERS)
-            )
-        flops = ~schema.all_na(kept, schema.OPS)
         by_pipe, by_sm = self.compute & self.by_pipe, self.compute & self.by_sm
-        compute = provenance.column(
-            n,
-            (by_pipe, Provenance.PIPE_UTILISATION),
-            (by_sm, Provenance.SM_THROUGHPUT_PCT),
-            (flops, Provenance.COUNTERS),
-        )
-        kept = kept.assign(bytes_dram=self.bytes_dram, bytes_source=source, compute_source=compute)
+        sources = _sources(kept, self.bytes_estimated, by_pipe, by_sm)
+        kept = kept.assign(bytes_dram=self.bytes_dram, **sources)
         for where, note in [
             (self.bytes_estimated, DRAM_NOTE),
             (by_pipe, COMPUTE_NOTES[Provenance.PIPE_UTILISATION]),
@@ -77,6 +64,45 @@ class Estimates:
             if where.any():
                 schema.add_note(kept, note, where)
         return kept
+
+
+def as_joined(piece: pd.DataFrame, read: pd.Index, joined_read: pd.Index) -> dict:
+    """MARKS of the rows of a file's analysed table (`piece`; `read`: the columns of its table
+    as read) where they are rows of a joined table that has estimates (`joined_read`: the
+    columns of the joined table as read), as `marked` gives them there: each row's own
+    estimates (a row's alone), else counters where counted; bytes_source as read where the
+    joined table had one (NA for a file that had none), not made anew."""
+    own = {m: piece[m] if m in piece else pd.Series(np.nan, piece.index) for m in MARKS}
+    estimated = provenance.has(own["bytes_source"], Provenance.THROUGHPUT_PCT)
+    by_pipe = provenance.has(own["compute_source"], Provenance.PIPE_UTILISATION)
+    by_sm = provenance.has(own["compute_source"], Provenance.SM_THROUGHPUT_PCT)
+    kept = piece.drop(columns=[m for m in MARKS if m in piece and m not in read])
+    if "bytes_source" in joined_read and "bytes_source" not in kept:
+        kept = kept.assign(bytes_source=provenance.column(len(kept)))  # NA as read
+    return _sources(kept, estimated, by_pipe, by_sm)
+
+
+def _sources(kept: pd.DataFrame, estimated, by_pipe, by_sm) -> dict[str, pd.Categorical]:
+    """bytes_source (estimated: DRAM bytes from the throughput %; as read elsewhere, where the
+    table has it, else counters where counted) and compute_source (the pipe or SM estimates,
+    else counters where a FLOP counter has a value) of a table with estimates."""
+    n = len(kept)
+    if "bytes_source" in kept:
+        rows = np.flatnonzero(estimated)
+        source = provenance.changed(kept["bytes_source"], rows, Provenance.THROUGHPUT_PCT)
+    else:
+        counted = ~np.isnan(kept["bytes_dram"].to_numpy(dtype=float))
+        source = provenance.column(
+            n, (estimated, Provenance.THROUGHPUT_PCT), (counted, Provenance.COUNTERS)
+        )
+    flops = ~schema.all_na(kept, schema.OPS)
+    compute = provenance.column(
+        n,
+        (by_pipe, Provenance.PIPE_UTILISATION),
+        (by_sm, Provenance.SM_THROUGHPUT_PCT),
+        (flops, Provenance.COUNTERS),
+    )
+    return {"bytes_source": source, "compute_source": compute}
 
 
 def _column(launches: pd.DataFrame, name: str) -> np.ndarray:
