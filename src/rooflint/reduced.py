@@ -50,6 +50,7 @@ class Reduction:
     profile: Profile  # its launches an empty table of their columns
     timelines: list[windows.Windowed]  # without their per-launch arrays
     launch_count: int  # the launches read (for progress)
+    by_device: dict  # each device's partial sums (core.partials.by_device), for the charts
     spilled: spill.Spilled | None = None  # its analysed launch table, written (launches="pieces")
     raw: str = ""  # and its table as read, for the full path (files that differ)
 
@@ -228,13 +229,15 @@ def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = N
     count = len(profile.launches)
     analysed = pipeline.analyse(join.pair([profile]), options)  # as build: launches' notes
     launches = analysed.launches
+    partial = partials.of(launches, options.group_by)  # what pipeline.rank ranks, of one file
     reduction = Reduction(
-        partials.of(launches, options.group_by),  # what pipeline.rank ranks, of one file
+        partial,
         totals.of(launches, analysed.outside),  # what its Result's Summary is made from
         analysed.devices,
         dataclasses.replace(profile, launches=launches.iloc[:0].copy()),
         [_without_rows(w) for w in analysed.timelines],
         count,
+        partials.by_device(launches, partial, options.group_by),
         spill.Spilled.of(launches, spill_to) if spill_to is not None else None,
     )
     profile.launches = None
@@ -251,11 +254,12 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options, fold
     in `folder`'s files, its `pieces`, where they were spilled)."""
     timelines = [w for r in reductions for w in r.timelines]
     job_of = ranks.job_of([w.ranked for w in timelines if w.ranked is not None])
-    parts = [
-        r.partial.with_job(job_of.get(r.profile.source)) if job_of else r.partial
-        for r in reductions
+    wholes = [_jobbed(r.partial, r, job_of) for r in reductions]
+    partial = partials.merge(wholes)
+    by_device = [
+        {d: whole if p is r.partial else _jobbed(p, r, job_of) for d, p in r.by_device.items()}
+        for r, whole in zip(reductions, wholes, strict=True)
     ]
-    partial = partials.merge(parts)
     tables = [r.profile.launches for r in reductions]
     spilled = [r.spilled for r in reductions if r.spilled is not None]
     rows = spill.pieces_of(spilled, tables, job_of, folder) if folder is not None else None
@@ -270,7 +274,14 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options, fold
         timelines,
         totals=totals.merge([r.totals for r in reductions]),
         pieces=rows,
+        partial=partial,
+        device_partials=partials.merge_by_device(by_device, wholes, partial),
     )
+
+
+def _jobbed(partial: partials.Partial, reduction: Reduction, job_of: dict) -> partials.Partial:
+    """A file's partial as one job's, with traces of several jobs (as it stands else)."""
+    return partial.with_job(job_of.get(reduction.profile.source)) if job_of else partial
 
 
 def _columns(tables: list[pd.DataFrame]) -> pd.DataFrame:
