@@ -6,7 +6,8 @@ device, timeline and profile without their rows) by the process that read it, it
 dropped there; the parent merges the reductions in input order into a Result whose `launches`
 is an empty table of their columns. The ranking, the Summary, the accounting, the coverage, the
 warnings and the gates are those of the full path (the same code over merged sums): what the
-terminal and Markdown formats show, and CSV and Parquet per kernel group.
+terminal, Markdown and HTML formats and the charts show (each device's partial sums too, for
+its chart: core.partials.by_device), and CSV and Parquet per kernel group.
 
 `launches="pieces"` (JSON, CSV and Parquet per launch): the same, and each file's analysed
 launch table is written where it is read to the parent's temporary folder (rooflint.spill; the
@@ -14,7 +15,7 @@ Reduction's `spilled`), which the Result's `pieces` read back a file at a time a
 table's rows. One file and Dask workers (their disks are not the parent's) take the full path;
 so do files whose analysed tables differ in columns (the full path analyses them joined), from
 their tables as read, which are spilled too (no file is parsed twice).
-HTML, the charts and Perfetto keep the full path (pipeline.build).
+Perfetto, which lays out every launch, keeps the full path (pipeline.build).
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
 (join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
