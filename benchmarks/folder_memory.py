@@ -2,7 +2,8 @@
 
     python benchmarks/folder_memory.py              # generates benchmarks/data/traces-48mb/ once
     python benchmarks/folder_memory.py --dask       # also LocalCluster(2) on 16 traces vs local
-    python benchmarks/folder_memory.py --formats    # also JSON, CSV, Parquet -o DIR/ (pieces)
+    python benchmarks/folder_memory.py --formats    # JSON, CSV, Parquet -o DIR/, HTML, PNG
+    python benchmarks/folder_memory.py --formats html,png --counts 4,16
 
 The terminal report of a folder is made file by file (rooflint.reduced: each file read and
 reduced to its per-group sums by a worker, the parent merging them); the full path
@@ -13,7 +14,8 @@ are processes of their own), both paths measured in the same run. Target (issue 
 and reduced on a 2-worker LocalCluster, its time against the local run's, and the same bytes.
 With --formats: the formats that write every launch (JSON, CSV per launch, a Parquet dataset
 -o DIR/) from a folder's rows kept on disk file by file (rooflint.spill, launches="pieces")
-against the full path: the parent's peak RSS, the time (both in this run) and the same bytes.
+against the full path: the parent's peak RSS, the time (both in this run) and the same bytes;
+and the HTML page and the PNG chart, drawn from the folder's merged partials (launches=False).
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ result = rooflint.report({folder!r}, launches={launches!r})
 data = reporters.render_pieces(result, {fmt!r}, output={output!r})
 digest = hashlib.sha1()
 if data is not None:
-    for piece in data:
-        digest.update(piece)
+    for piece in [data] if isinstance(data, (str, bytes)) else data:
+        digest.update(piece.encode() if isinstance(piece, str) else piece)
 del result, data
 seconds = time.perf_counter() - start
 used = [resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)]
@@ -62,7 +64,9 @@ cpu = sum(u.ru_utime + u.ru_stime for u in used)
 peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) * 1024
 print(peak, seconds, cpu, digest.hexdigest())
 """
-FORMATS = ("json", "csv", "parquet")
+# Each format and the rows a folder's report of it takes (reporters' Format.rows): "pieces"
+# (each file's rows spilled and written back file by file) or none (merged partials alone).
+FORMATS = {"json": "pieces", "csv": "pieces", "parquet": "pieces", "html": False, "png": False}
 
 
 def traces(count: int) -> Path:
@@ -129,7 +133,7 @@ def written(folder: Path, fmt: str, launches, output: Path | None) -> tuple[int,
     return int(peak), float(seconds), float(cpu), digest
 
 
-def formats(counts=COUNTS) -> list[tuple]:
+def formats(counts=COUNTS, chosen=()) -> list[tuple]:
     """Per format and folder size: (format, count, full peak, pieces peak, full s, pieces s,
     same bytes). The two paths alternate, each in a fresh interpreter, twice: the fastest time,
     the higher peak."""
@@ -137,19 +141,21 @@ def formats(counts=COUNTS) -> list[tuple]:
     largest = (DATA / "rank-00.json").stat().st_size
     target = 2 * largest + (200 << 20)
     rows = []
-    for fmt in FORMATS:
+    for fmt in chosen or FORMATS:
         for count in counts:
             folder = traces(count)
             out = DATA.parent / "written" if fmt == "parquet" else None
-            runs = [(written(folder, fmt, True, out), written(folder, fmt, "pieces", out))]
-            runs.append((written(folder, fmt, True, out), written(folder, fmt, "pieces", out)))
+            rows_ = FORMATS[fmt]
+            runs = [(written(folder, fmt, True, out), written(folder, fmt, rows_, out))]
+            runs.append((written(folder, fmt, True, out), written(folder, fmt, rows_, out)))
             full, part = (_fastest([run[n] for run in runs]) for n in (0, 1))
             same = full[3] == part[3]
             rows.append((fmt, count, full[0], part[0], full[1], part[1], full[2], part[2], same))
             mark = "" if part[0] <= target else "  OVER"
+            how = "pieces" if rows_ else "reduced"
             print(
                 f"{fmt:>7} {count:>2} traces: parent peak RSS full path {full[0] / 2**20:6.0f} "
-                f"MiB -> pieces {part[0] / 2**20:5.0f} MiB ({part[0] / full[0]:.2f}x; target <= "
+                f"MiB -> {how} {part[0] / 2**20:5.0f} MiB ({part[0] / full[0]:.2f}x; target <= "
                 f"{target / 2**20:.0f} MiB{mark}); time {part[1]:.1f} s vs {full[1]:.1f} s "
                 f"({part[1] / full[1]:.2f}x), CPU {part[2]:.1f} s vs {full[2]:.1f} s "
                 f"({part[2] / full[2]:.2f}x); same bytes: {same}",
@@ -216,13 +222,20 @@ def dask(count: int = 16, repeats: int = 2) -> tuple[float, float, bool]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dask", action="store_true", help="also the LocalCluster(2) case")
-    parser.add_argument("--formats", action="store_true", help="also JSON, CSV and Parquet")
+    parser.add_argument(
+        "--formats",
+        nargs="?",
+        const=",".join(FORMATS),
+        default="",
+        help=f"the formats against the full path instead (of {', '.join(FORMATS)}; all if bare)",
+    )
     parser.add_argument("--counts", default=",".join(map(str, COUNTS)), help="folder sizes")
     args = parser.parse_args()
     counts = tuple(int(c) for c in args.counts.split(","))
     if args.formats:
-        formats(counts)
-        one_file()
+        formats(counts, tuple(args.formats.split(",")))
+        if "json" in args.formats:
+            one_file()
         return
     memory()
     if args.dask:

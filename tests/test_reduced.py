@@ -11,7 +11,7 @@ import rooflint
 from rooflint import reporters
 from rooflint.cli.main import main
 from rooflint.core.errors import UsageError
-from rooflint.reporters import markdown, table
+from rooflint.reporters import chart, html, markdown, table
 from tests.helpers import A100, FIXTURES, RTX, shared
 
 FOLDERS = [FIXTURES / "ncu", FIXTURES / "rocprof", FIXTURES / "kineto"]
@@ -43,6 +43,17 @@ def test_a_reduced_folder_reports_as_the_full_path(folder, group_by):
     assert markdown.render(reduced) == markdown.render(full)
     assert _close(reduced.summary.accounting, full.summary.accounting)
     assert _close(reduced.summary.numbers(), full.summary.numbers())
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("level", ["dram", "dram,l2,l1"])
+def test_a_reduced_folder_charts_as_the_full_path(folder, level):
+    """The HTML page and the charts from merged partials: each device's groups ranked alone
+    (the ncu folder holds six GPUs), the L2 and L1 bytes per group, the classes that get a
+    roof, the launches on no device; the full path's page byte for byte."""
+    full, reduced = _both(folder)
+    assert repr(chart.charts(reduced, level)) == repr(chart.charts(full, level))
+    assert html.render(reduced, level=level) == html.render(full, level=level)
 
 
 @pytest.mark.e2e  # reads ../shared/fixtures
@@ -91,12 +102,13 @@ def test_a_lone_file_reduced_keeps_its_profile_s_notes_and_devices():
     assert [p.notes for p in reduced.inputs] == [p.notes for p in full.inputs]
 
 
-def test_the_formats_without_launch_rows_are_table_and_markdown():
-    """The registry says which formats a reduced Result is enough for."""
+def test_the_formats_without_launch_rows_are_all_but_those_that_write_each_launch():
+    """The registry says which formats a reduced Result is enough for: all but those that
+    write every launch (JSON, CSV, Parquet: pieces) and the Perfetto timeline (all)."""
     reduced = {
         f.name for f in reporters.REGISTRY if f.kind == reporters.REPORT and f.rows == "none"
     }
-    assert reduced == {"table", "markdown"}
+    assert reduced == {"table", "markdown", "html", "png", "svg", "pdf"}
 
 
 def test_the_command_line_reports_a_folder_as_before(tmp_path):
@@ -108,6 +120,21 @@ def test_the_command_line_reports_a_folder_as_before(tmp_path):
     assert res.exit_code == 1
     full = rooflint.report(tmp_path)
     assert res.stdout == table.render(full)
+
+
+def test_the_command_line_pages_and_plots_a_folder_as_before(tmp_path):
+    """`rooflint report DIR -o page.html` and `rooflint plot DIR -o chart.svg` (reduced): the
+    page and the SVG (a fixed hash salt, no date: reporters/chart_draw.py) are the Python full
+    path's, byte for byte."""
+    page, drawn = tmp_path / "page.html", tmp_path / "chart.svg"
+    for args in (
+        ["report", str(FIXTURES / "rocprof"), "-o", str(page)],
+        ["plot", str(FIXTURES / "rocprof"), "-o", str(drawn), "-q"],
+    ):
+        assert CliRunner().invoke(main, args).exit_code == 0
+    full = rooflint.report(FIXTURES / "rocprof")
+    assert page.read_text() == html.render(full)
+    assert drawn.read_bytes() == reporters.render(full, "svg")
 
 
 def test_a_reduced_result_is_refused_rather_than_ranked_empty():

@@ -6,7 +6,7 @@ import pytest
 
 import rooflint
 from rooflint import pipeline
-from rooflint.core import views
+from rooflint.core import ranking, views
 from tests.helpers import FIXTURES
 
 A100 = FIXTURES / "ncu" / "a100-gemm-details.csv"
@@ -67,3 +67,41 @@ def test_other_levels_sum_every_launch_under_any_grouping(group_by):
     assert result.launches["bytes_l2"].sum() == 15_664_427_424
     assert l2["bytes"].sum() == pytest.approx(15_664_427_424)
     assert l2["bytes"].notna().sum() >= len(result.kernels) - 1  # the memset group has none
+
+
+def test_each_devices_launches_classes_and_those_on_none():
+    """fixtures/ncu/a100-gemm-details.csv (11 launches: a CUTLASS FP16 tensor-core GEMM among
+    InitializeMatrix fills with no FLOPs) beside rtx2080ti-sgemm-raw-base.csv (1 launch, an
+    FP32 SGEMM): each device's partial holds its own launches and the classes they use."""
+    result = pipeline.build([str(A100), str(RTX)])
+    assert views.device_partial(result, "a100-pcie-40gb").groups["launches"].sum() == 11
+    assert views.used_classes(result, "a100-pcie-40gb") == ["matrix_fp16"]
+    assert views.used_classes(result, "rtx-2080-ti") == ["vector_fp32"]
+    assert views.off_devices(result, ["a100-pcie-40gb"]) == 1  # the SGEMM, on a device not named
+    assert views.off_devices(result, ["a100-pcie-40gb", "rtx-2080-ti"]) == 0
+    assert views.device_partial(result, "h200-sxm").groups.empty  # a device with no launch
+
+
+def test_a_reduced_result_has_the_same_device_view():
+    """Without its launches (rooflint.report(..., launches=False)) a device's groups rank from
+    the merged per-device partials as the full path's do, and name the same inputs. (The full
+    path's view also carries ncu's launch-fact columns, all NA, where another device's export
+    has them: a file's partial has the columns its own table has.)"""
+    full = rooflint.report(A100, RTX)
+    reduced = rooflint.report(A100, RTX, launches=False)
+    for device_id in ("a100-pcie-40gb", "rtx-2080-ti"):
+        want, got = views.for_device(full, device_id), views.for_device(reduced, device_id)
+        columns = ranking.KERNEL_COLUMNS
+        assert got.kernels[columns].equals(want.kernels[columns])
+        assert [p.source for p in got.inputs] == [p.source for p in want.inputs]
+    assert views.at_level(reduced, "l1").equals(views.at_level(full, "l1"))
+
+
+def test_a_result_without_partials_takes_them_from_its_launches():
+    """A Result made by hand (no partial kept with it) is placed from its launch table."""
+    built = pipeline.build([str(A100)])
+    bare = rooflint.core.result.Result(
+        built.launches, built.kernels, built.group_by, built.devices, built.inputs
+    )
+    assert views.at_level(bare, "l2").equals(views.at_level(built, "l2"))
+    assert views.used_classes(bare, "a100-pcie-40gb") == ["matrix_fp16"]

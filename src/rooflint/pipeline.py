@@ -102,9 +102,14 @@ def report(given, options: Options, progress=None, make=None) -> Result:
     counts = [len(p.launches) for p in result.inputs if p.launches is not None]
     if sum(counts) != len(result.launches):  # a saved report's launches, not its inputs' rows
         counts = [len(result.launches)]
-    partial = _partials(result.launches, counts, options.group_by)  # as assemble ranks them
-    kernels = ranking.ranked(partial, result.latency_threshold)
-    return dataclasses.replace(result, kernels=kernels, group_by=options.group_by)
+    partial, by_device = _partials(result.launches, counts, options.group_by)  # as rank does
+    return dataclasses.replace(
+        result,
+        kernels=ranking.ranked(partial, result.latency_threshold),
+        group_by=options.group_by,
+        partial=partial,
+        device_partials=by_device,
+    )
 
 
 def _inputs(given, where: str) -> list:
@@ -235,7 +240,7 @@ def analyse(profiles: list[Profile], options: Options) -> Analysed:
 def rank(analysed: Analysed, skipped: list[tuple[str, str]], options: Options) -> Result:
     """The Result of launches analysed: their groups ranked (each profile's partial sums,
     merged), the Summary made with it."""
-    partial = _partials(analysed.launches, analysed.counts, options.group_by)
+    partial, by_device = _partials(analysed.launches, analysed.counts, options.group_by)
     return Result(
         analysed.launches,
         ranking.ranked(partial, options.latency_threshold),
@@ -246,21 +251,23 @@ def rank(analysed: Analysed, skipped: list[tuple[str, str]], options: Options) -
         options.latency_threshold,
         analysed.timelines,
         analysed.outside,
+        partial=partial,
+        device_partials=by_device,
     )
 
 
-def _partials(launches: pd.DataFrame, counts: list[int], group_by: str) -> partials.Partial:
-    """Each profile's partial sums, merged in input order: the ranking of a folder is that of
-    its files' partials, exactly as rooflint.reduced ranks it without the launches (one sum
-    over the joined table would differ from the files' sums added in the last bits, and order
-    groups of equal time differently)."""
+def _partials(launches: pd.DataFrame, counts: list[int], group_by: str):
+    """Each profile's partial sums, merged in input order, and each device's: the ranking of a
+    folder is that of its files' partials, exactly as rooflint.reduced ranks it without the
+    launches (one sum over the joined table would differ from the files' sums added in the
+    last bits, and order groups of equal time differently)."""
     ends = np.cumsum([0, *counts])
-    parts = [
-        partials.of(launches.iloc[a:b], group_by)
-        for a, b in zip(ends[:-1], ends[1:], strict=True)
-        if b > a
-    ]
-    return partials.merge(parts) if parts else partials.of(launches, group_by)
+    tables = [launches.iloc[a:b] for a, b in zip(ends[:-1], ends[1:], strict=True) if b > a]
+    tables = tables or [launches]
+    parts = [partials.of(table, group_by) for table in tables]
+    devices = [partials.by_device(t, p, group_by) for t, p in zip(tables, parts, strict=True)]
+    merged = partials.merge(parts)
+    return merged, partials.merge_by_device(devices, parts, merged)
 
 
 def _windows(profiles: list[Profile], launches: pd.DataFrame, counts: list[int], steps: str):

@@ -6,7 +6,8 @@ device, timeline and profile without their rows) by the process that read it, it
 dropped there; the parent merges the reductions in input order into a Result whose `launches`
 is an empty table of their columns. The ranking, the Summary, the accounting, the coverage, the
 warnings and the gates are those of the full path (the same code over merged sums): what the
-terminal and Markdown formats show, and CSV and Parquet per kernel group.
+terminal, Markdown and HTML formats and the charts show (each device's partial sums too, for
+its chart: core.partials.by_device), and CSV and Parquet per kernel group.
 
 `launches="pieces"` (JSON, CSV and Parquet per launch): the same, and each file's analysed
 launch table is written where it is read to the parent's temporary folder (rooflint.spill; the
@@ -15,7 +16,7 @@ back a file at a time as the joined table's rows (core.pieces: also for files wh
 tables differ in columns). One file and Dask workers (their disks are not the parent's) take
 the full path; so, read again, do files whose tables as read hold a column in two dtypes
 (pieces.joinable: pandas would join them into a third, which the analysis would read).
-HTML, the charts and Perfetto keep the full path (pipeline.build).
+Perfetto, which lays out every launch, keeps the full path (pipeline.build).
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
 (join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
@@ -51,6 +52,7 @@ class Reduction:
     profile: Profile  # its launches an empty table of their columns
     timelines: list[windows.Windowed]  # without their per-launch arrays
     launch_count: int  # the launches read (for progress)
+    by_device: dict  # each device's partial sums (core.partials.by_device), for the charts
     spilled: spill.Spilled | None = None  # its analysed launch table, written (launches="pieces")
 
     @property
@@ -222,13 +224,15 @@ def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = N
     count = len(profile.launches)
     analysed = pipeline.analyse(join.pair([profile]), options)  # as build: launches' notes
     launches = analysed.launches
+    partial = partials.of(launches, options.group_by)  # what pipeline.rank ranks, of one file
     reduction = Reduction(
-        partials.of(launches, options.group_by),  # what pipeline.rank ranks, of one file
+        partial,
         totals.of(launches, analysed.outside),  # what its Result's Summary is made from
         analysed.devices,
         dataclasses.replace(profile, launches=launches.iloc[:0].copy()),
         [_without_rows(w) for w in analysed.timelines],
         count,
+        partials.by_device(launches, partial, options.group_by),
         spill.Spilled.of(launches, spill_to) if spill_to is not None else None,
     )
     profile.launches = None
@@ -245,11 +249,12 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options, fold
     in `folder`'s files, its `pieces`, where they were spilled)."""
     timelines = [w for r in reductions for w in r.timelines]
     job_of = ranks.job_of([w.ranked for w in timelines if w.ranked is not None])
-    parts = [
-        r.partial.with_job(job_of.get(r.profile.source)) if job_of else r.partial
-        for r in reductions
+    wholes = [_jobbed(r.partial, r, job_of) for r in reductions]
+    partial = partials.merge(wholes)
+    by_device = [
+        {d: whole if p is r.partial else _jobbed(p, r, job_of) for d, p in r.by_device.items()}
+        for r, whole in zip(reductions, wholes, strict=True)
     ]
-    partial = partials.merge(parts)
     tables = [r.profile.launches for r in reductions]
     spilled = [r.spilled for r in reductions if r.spilled is not None]
     rows = spill.pieces_of(spilled, tables, job_of, folder) if folder is not None else None
@@ -264,7 +269,14 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options, fold
         timelines,
         totals=totals.merge([r.totals for r in reductions]),
         pieces=rows,
+        partial=partial,
+        device_partials=partials.merge_by_device(by_device, wholes, partial),
     )
+
+
+def _jobbed(partial: partials.Partial, reduction: Reduction, job_of: dict) -> partials.Partial:
+    """A file's partial as one job's, with traces of several jobs (as it stands else)."""
+    return partial.with_job(job_of.get(reduction.profile.source)) if job_of else partial
 
 
 def _columns(tables: list[pd.DataFrame]) -> pd.DataFrame:

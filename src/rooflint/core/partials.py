@@ -14,6 +14,7 @@ exact.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +34,9 @@ EXCESS_SUMS = ["_excess_measured", "_excess_minimum"]
 BUS_SUMS = ["_comm_bytes_sum", "_comm_moved", "_comm_time"]
 RANKED_COUNTS = ["launches", "analysed", "above_roof_launches", "_comm"]
 COUNTS = [*RANKED_COUNTS, "_comm_bytes_count", "_comm_pageable"]
+# Bytes at the memory levels beyond DRAM, summed: what a chart places a group by at that level
+# (core.views.at_level), not ranked.
+LEVEL_SUMS = ["bytes_l2", "bytes_l1"]
 FIRSTS = ["device_id", "reason"]
 
 # What the counters of a launch leave out, as flags the verdict sentence names (see explain):
@@ -63,15 +67,14 @@ class Partial:
     excess: bool = False  # PyTorch traces with counters lent by an ncu/rocprof export
     bus: bool = False  # traces: collectives and their bus bandwidth
     flags: list[str] = field(default_factory=list)  # the FLAGS this table can set
+    classes: list[str] = field(default_factory=list)  # compute classes with any operations
 
     def with_job(self, job: str | None) -> Partial:
         """This file's groups as one job's (NO_VALUE for an input of no job), led by the job."""
         groups = self.groups.copy()
         groups.insert(0, "job", pd.array([job or NO_VALUE] * len(groups), dtype="string"))
         keys = self.keys if "job" in self.keys else ["job", *self.keys]
-        return Partial(
-            keys, groups, self.limiters, self.total_time_s, self.excess, self.bus, self.flags
-        )
+        return dataclasses.replace(self, keys=keys, groups=groups)
 
 
 def keys_of(analysed: pd.DataFrame, group_by: str) -> list[str]:
@@ -143,7 +146,37 @@ def of(analysed: pd.DataFrame, group_by: str = "kernel") -> Partial:
         excess="excess_traffic" in analysed,
         bus="comm_bytes" in analysed,
         flags=list(flags),
+        classes=_classes(analysed),
     )
+
+
+def _classes(analysed: pd.DataFrame) -> list[str]:
+    """The compute classes with any operations in the table, canonical order."""
+    columns = [(c, f"ops_{c}") for c in schema.COMPUTE_CLASSES]
+    return [c for c, ops in columns if ops in analysed and analysed[ops].fillna(0).gt(0).any()]
+
+
+def by_device(analysed: pd.DataFrame, whole: Partial, group_by: str = "kernel") -> dict:
+    """The partial of each device's launches, by device id in order of first appearance
+    (`whole`, the table's partial, where every launch is on one device); launches on no device
+    are in none."""
+    ids = analysed["device_id"]
+    distinct = [d for d in pd.unique(ids.dropna().to_numpy()) if isinstance(d, str)]
+    if len(distinct) == 1 and ids.notna().all():
+        return {distinct[0]: whole}
+    on = {d: (ids == d).to_numpy(dtype=bool, na_value=False) for d in distinct}
+    return {d: of(analysed[mask], group_by) for d, mask in on.items()}
+
+
+def merge_by_device(each: list[dict], wholes: list[Partial], merged: Partial) -> dict:
+    """Files' partials by device (by_device, of the files' partials `wholes`) merged per device
+    in input order: `merged` (the merge of `wholes`) where every file is on one device."""
+    ids = list(dict.fromkeys(d for parts in each for d in parts))
+    if len(ids) == 1 and all(
+        parts.get(ids[0]) is whole for parts, whole in zip(each, wholes, strict=True)
+    ):
+        return {ids[0]: merged}
+    return {d: merge([parts[d] for parts in each if d in parts]) for d in ids}
 
 
 def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> tuple[dict, pd.DataFrame]:
@@ -156,6 +189,7 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> tuple[dict, pd.Dat
     duration = analysed["duration_s"].to_numpy(dtype=float)
     t_ok = np.where(ok, duration, np.nan)
     columns = {c: analysed[c] for c in SUMS[:-1]} | {"_t_ok": t_ok}
+    columns |= {c: analysed[c] for c in LEVEL_SUMS if c in analysed}
     if "excess_traffic" in analysed:
         both = analysed["excess_traffic"].notna()
         columns["_excess_measured"] = analysed["bytes_dram"].where(both)
@@ -325,7 +359,7 @@ def merge(partials: list[Partial]) -> Partial:
     joined = pd.concat(frames, ignore_index=True)
     group, values = group_codes(joined, keys)
     grouped = joined.drop(columns=keys).groupby(group, sort=False)
-    sums = [c for c in SUMS + EXCESS_SUMS + BUS_SUMS if c in joined]
+    sums = [c for c in SUMS + EXCESS_SUMS + BUS_SUMS + LEVEL_SUMS if c in joined]
     out = {c: grouped[c].sum(min_count=1).to_numpy() for c in sums}
     out["_t_ok"] = np.nan_to_num(out["_t_ok"], nan=0.0)
     out |= {c: grouped[c].sum().to_numpy().astype(np.int64) for c in COUNTS if c in joined}
@@ -342,6 +376,7 @@ def merge(partials: list[Partial]) -> Partial:
         excess=any(p.excess for p in partials),
         bus=any(p.bus for p in partials),
         flags=flags,
+        classes=[c for c in schema.COMPUTE_CLASSES if any(c in p.classes for p in partials)],
     )
 
 

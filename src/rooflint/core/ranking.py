@@ -135,6 +135,11 @@ def _finish(out: dict, keys: list[str], total_time: float, threshold: float) -> 
     return ranked
 
 
+def labels(partial: partials.Partial) -> list[str]:
+    """Each group's label (the `group` column of its ranked row), in the partial's order."""
+    return _labels(partial.keys, {k: partial.groups[k].array for k in partial.keys})
+
+
 def _labels(keys: list[str], values: dict) -> list[str]:
     """Each group's label: its key values as text (_key_text), space-joined."""
     texts = (_key_text(k, np.asarray(values[k], dtype=object)) for k in keys)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rooflint.core import analysis, display, pieces, schema, totals, verdicts, windows
+from rooflint.core import analysis, display, partials, pieces, schema, totals, verdicts, windows
 from rooflint.core.device import Device
 from rooflint.core.formatting import plain
 from rooflint.core.profile import Profile
@@ -156,6 +156,10 @@ class Result:
     # Such a folder's launch rows, kept on disk a file's table each (rooflint.spill), for the
     # formats that write every row: `launch_pieces` reads them back one at a time.
     pieces: pieces.Pieces | None = field(default=None, repr=False, compare=False)
+    # The partial sums the ranking ranks, and each device's (core.partials.by_device): what a
+    # chart places and draws roofs from (core.views), with or without the launches.
+    partial: partials.Partial | None = field(default=None, repr=False, compare=False)
+    device_partials: dict | None = field(default=None, repr=False, compare=False)
     summary: Summary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):

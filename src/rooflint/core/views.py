@@ -8,26 +8,61 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from rooflint.core import ranking
+from rooflint.core import partials, ranking
 
 
 def for_device(result, device_id: str):
     """The Result restricted to one device's launches, its groups ranked among themselves (time
-    shares, ranks and ids are the device's own)."""
-    launches = result.launches[(result.launches["device_id"] == device_id).fillna(False).to_numpy()]
-    kernels = ranking.rank(launches, result.group_by, result.latency_threshold)
+    shares, ranks and ids are the device's own): from the device's partial sums, so a Result
+    without its launches (rooflint.reduced) has the same view."""
+    part = device_partial(result, device_id)
+    on = (result.launches["device_id"] == device_id).fillna(False).to_numpy(dtype=bool)
     uses = [u for u in result.devices if u.device is not None and u.device.id == device_id]
-    inputs = [p for p in result.inputs if p.source in set(launches["source"].dropna())]
+    sources = {s for u in uses for s in u.sources}
     return dataclasses.replace(
-        result, launches=launches, kernels=kernels, devices=uses, inputs=inputs
+        result,
+        launches=result.launches[on],
+        kernels=ranking.ranked(part, result.latency_threshold),
+        devices=uses,
+        inputs=[p for p in result.inputs if p.source in sources],
+        partial=part,
+        device_partials={device_id: part},
     )
+
+
+def partial(result) -> partials.Partial:
+    """The partial sums the Result ranks (core.partials): kept with it, else of its launches."""
+    if result.partial is not None:
+        return result.partial
+    return partials.of(result.launches, result.group_by)
+
+
+def device_partial(result, device_id: str) -> partials.Partial:
+    """The partial sums of one device's launches (empty where it has none)."""
+    if result.device_partials is None:
+        found = partials.by_device(result.launches, partial(result), result.group_by)
+    else:
+        found = result.device_partials
+    if device_id in found:
+        return found[device_id]
+    return partials.of(result.launches.iloc[:0], result.group_by)
+
+
+def used_classes(result, device_id: str) -> list[str]:
+    """The compute classes with any operations in the device's launches, canonical order."""
+    return device_partial(result, device_id).classes
+
+
+def off_devices(result, device_ids: list[str]) -> int:
+    """How many launches of the ranking ran on none of `device_ids`."""
+    on = sum(int(device_partial(result, d).groups["launches"].sum()) for d in device_ids)
+    return int(partial(result).groups["launches"].sum()) - on
 
 
 def at_level(result, level: str) -> pd.DataFrame:
     """Per row of result.kernels: `bytes` moved at `level` ("dram", "l2", "l1"), `intensity`
     (FLOP per byte), achieved `flops_per_s` and `bytes_per_s`. DRAM's are the ranking's own
-    columns; another level's bytes are summed over each group's launches, grouped exactly as
-    the ranking groups them."""
+    columns; another level's are the group's partial sums (core.partials.LEVEL_SUMS)."""
     k = result.kernels
     if level == "dram":
         return pd.DataFrame(
@@ -41,7 +76,7 @@ def at_level(result, level: str) -> pd.DataFrame:
     flops = k["flops"].astype("float64")
     duration = k["duration_s"].astype("float64")
     duration = duration.where(duration > 0)
-    moved = pd.Series(_level_bytes(result, level).to_numpy(), index=k.index)
+    moved = pd.Series(_level_bytes(result, level), index=k.index)
     return pd.DataFrame(
         {
             "bytes": moved,
@@ -52,16 +87,15 @@ def at_level(result, level: str) -> pd.DataFrame:
     )
 
 
-def _level_bytes(result, level: str) -> pd.Series:
-    """Bytes at `level` summed over each group's launches, in the order of result.kernels (NaN
-    where none of a group's launches has them)."""
-    rows = ranking.launch_rows(result.launches, result.group_by, result.kernels)
-    moved = result.launches[f"bytes_{level}"].to_numpy(dtype="float64", na_value=np.nan)
-    n = len(result.kernels)
-    mine = (rows >= 0) & ~np.isnan(moved)
-    sums = np.bincount(rows[mine], moved[mine], minlength=n)
-    counted = np.bincount(rows[mine], minlength=n)
-    return pd.Series(np.where(counted > 0, sums, np.nan))
+def _level_bytes(result, level: str) -> np.ndarray:
+    """Bytes at `level` of each row of result.kernels, from the partial's group sums matched
+    by the group's label (NaN where none of a group's launches has them)."""
+    part = partial(result)
+    column = f"bytes_{level}"
+    if column not in part.groups:
+        return np.full(len(result.kernels), np.nan)
+    row_of = dict(zip(ranking.labels(part), part.groups[column].to_numpy(dtype=float), strict=True))
+    return np.array([row_of.get(g, np.nan) for g in result.kernels["group"].astype(str)])
 
 
 def dram_fraction(result, device_id, achieved_bytes_per_s) -> float | None:

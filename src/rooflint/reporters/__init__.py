@@ -43,10 +43,10 @@ class Format:
     chart: bool = False  # a roofline chart: what `plot` draws
     folder: bool = False  # `-o DIR/` writes a dataset folder: the renderer is given `output`
     about: str = ""  # a few words for --help, where a command describes its formats
-    # the launch rows it needs (ROWS): "none" (table, markdown) is given a Result reduced file
-    # by file (rooflint.reduced: memory grows with groups only); "pieces" (JSON, CSV, Parquet)
-    # one whose rows a folder keeps on disk, written from them a file at a time (rooflint.spill);
-    # "all" (HTML, charts, Perfetto) the full path's, every row in memory
+    # the launch rows it needs (ROWS): "none" (table, markdown, HTML, the charts) is given a
+    # Result reduced file by file (rooflint.reduced: memory grows with groups only); "pieces"
+    # (JSON, CSV, Parquet) one whose rows a folder keeps on disk, written from them a file at a
+    # time (rooflint.spill); "all" (Perfetto) the full path's, every row in memory
     rows: str = "all"
 
     def rows_for(self, options: dict) -> str:
@@ -67,6 +67,7 @@ def _chart(name: str) -> Format:
         options=("level", "top"),
         binary=True,
         chart=True,
+        rows="none",
     )
 
 
@@ -88,7 +89,7 @@ REGISTRY = (
         rows="pieces",
     ),
     Format("markdown", "markdown", extensions=(".md", ".markdown"), options=("top",), rows="none"),
-    Format("html", "html", extensions=(".html", ".htm"), options=("top", "level")),
+    Format("html", "html", extensions=(".html", ".htm"), options=("top", "level"), rows="none"),
     Format(
         "csv",
         "csv_report",

@@ -198,7 +198,7 @@ def charts(result, level: str = "dram", top: int | None = None) -> list[ChartDat
     if len(ids) < 2:
         return [chart_data(result, level, top)]
     out = [chart_data(views.for_device(result, device_id), level, top) for device_id in ids]
-    elsewhere = int((~result.launches["device_id"].isin(ids)).sum())
+    elsewhere = views.off_devices(result, ids)
     if elsewhere:
         out[0].notes.append(f"{elsewhere} launch(es) on no known device are on no chart")
     return out
@@ -282,9 +282,8 @@ def _full(result, row) -> str:
 
 
 def _used_classes(result, device_id: str) -> list[str]:
-    """Compute classes with any operations in this device's launches, canonical order."""
-    launches = result.launches[result.launches["device_id"] == device_id]
-    return [c for c in FLOP_CLASSES if launches[f"ops_{c}"].fillna(0).gt(0).any()]
+    """FLOP classes with any operations in this device's launches, canonical order."""
+    return [c for c in views.used_classes(result, device_id) if c in FLOP_CLASSES]
 
 
 def _roof_classes(result, device) -> list[str]:

@@ -61,7 +61,9 @@ def plot(paths, output, fmt, level, top, group_by, quiet, inputs):
     chosen = reporters.charts()[fmt or _format_of(output)]
     formats.refuse_binary_on_a_terminal(chosen, output)
     with progress_mod.bar(enabled=not quiet) as tick:
-        res = rooflint.report(*paths, group_by=group_by, progress=tick, **vars(inputs))
+        res = rooflint.report(
+            *paths, group_by=group_by, progress=tick, launches=chosen.rows, **vars(inputs)
+        )
     outputs.write(output, reporters.render(res, chosen.name, level=level, top=top))
 
 
