@@ -54,6 +54,7 @@ class Reduction:
     by_device: dict  # each device's partial sums (core.partials.by_device), for the charts
     spilled: spill.Spilled | None = None  # its analysed launch table, written (launches="pieces")
     raw: str = ""  # and its table as read, for the full path (files that differ)
+    outside: spill.Spilled | None = None  # its launches outside the window, written (Perfetto)
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
@@ -240,9 +241,18 @@ def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = N
         count,
         partials.by_device(launches, partial, options.group_by),
         spill.Spilled.of(launches, spill_to) if spill_to is not None else None,
+        outside=_outside(analysed.outside, spill_to),
     )
     profile.launches = None
     return reduction
+
+
+def _outside(outside: pd.DataFrame | None, spill_to: str | None) -> spill.Spilled | None:
+    """The launches outside the window written too (the Perfetto timeline lays them out)."""
+    if spill_to is None or outside is None or not len(outside):
+        return None
+    sources = pd.factorize(outside["source"], use_na_sentinel=False)[1].tolist()
+    return spill.Spilled(spill.write(outside, spill_to), len(outside), sources, None)
 
 
 def _without_rows(windowed: windows.Windowed) -> windows.Windowed:
@@ -263,7 +273,8 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options, fold
     ]
     tables = [r.profile.launches for r in reductions]
     spilled = [r.spilled for r in reductions if r.spilled is not None]
-    rows = spill.pieces_of(spilled, tables, job_of, folder) if folder is not None else None
+    outside = [r.outside for r in reductions if r.spilled is not None]
+    rows = spill.pieces_of(spilled, tables, job_of, folder, outside) if folder is not None else None
     return Result(
         rows.columns if rows is not None else _columns(tables),
         ranking.ranked(partial, options.latency_threshold),

@@ -103,9 +103,15 @@ def _text_categories(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def pieces_of(
-    spilled: list[Spilled], tables: list[pd.DataFrame], job_of: dict, folder: Folder
+    spilled: list[Spilled],
+    tables: list[pd.DataFrame],
+    job_of: dict,
+    folder: Folder,
+    outside: list[Spilled | None] | None = None,
 ) -> pieces.Pieces:
-    """The Result's pieces: the files' spilled tables; `tables` each file's table without rows."""
+    """The Result's pieces: the files' spilled tables; `tables` each file's table without rows;
+    `outside` each file's launches outside its window, spilled (None for none)."""
+    outside = outside or [None] * len(spilled)
     return pieces.Pieces(
         tuple(s.path for s in spilled),
         read,
@@ -115,4 +121,6 @@ def pieces_of(
         result.per_source_of([s.per_source for s in spilled if s.per_source is not None]),
         sum(s.rows for s in spilled),
         folder,
+        tuple(o.path if o is not None else "" for o in outside),
+        tuple(s.sources + (o.sources if o else []) for s, o in zip(spilled, outside, strict=True)),
     )

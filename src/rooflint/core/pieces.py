@@ -31,6 +31,10 @@ class Pieces:
     per_source: pd.DataFrame  # core.result.per_source of all rows
     count: int  # the rows of all pieces
     owner: object = field(default=None, repr=False, compare=False)  # keeps the files
+    # each input's analysed launches outside its window, as written ("" for none), and each
+    # input's distinct sources in and outside its window: what the Perfetto timeline lays out
+    outside: tuple[str, ...] = ()
+    file_sources: tuple[list, ...] = ()
 
     def __iter__(self) -> Iterator[pd.DataFrame]:
         start = 0
@@ -38,6 +42,13 @@ class Pieces:
             piece = joined_like(self.read(file), self.columns, start, self.job_of)
             start += len(piece)
             yield piece
+            del piece  # not held while the next is read
+
+    def outside_piece(self, i: int) -> pd.DataFrame | None:
+        """Input `i`'s launches outside its window (None for none) as the full path's `outside`
+        has them: the joined categories, no `job` column (jobs label the windows' launches)."""
+        path = self.outside[i] if self.outside else ""
+        return joined_like(self.read(path), self.columns, 0, {}) if path else None
 
 
 def joinable(tables: list[pd.DataFrame]) -> bool:
