@@ -9,13 +9,14 @@ warnings and the gates are those of the full path (the same code over merged sum
 terminal, Markdown and HTML formats and the charts show (each device's partial sums too, for
 its chart: core.partials.by_device), and CSV and Parquet per kernel group.
 
-`launches="pieces"` (JSON, CSV and Parquet per launch): the same, and each file's analysed
-launch table is written where it is read to the parent's temporary folder (rooflint.spill; the
-Reduction's `spilled`), which the Result's `pieces` read back a file at a time as the joined
-table's rows. One file and Dask workers (their disks are not the parent's) take the full path;
-so do files whose analysed tables differ in columns (the full path analyses them joined), from
-their tables as read, which are spilled too (no file is parsed twice).
-Perfetto, which lays out every launch, keeps the full path (pipeline.build).
+`launches="pieces"` (JSON, CSV and Parquet per launch, Perfetto): the same, and each file's
+analysed launch table is written where it is read to the parent's temporary folder
+(rooflint.spill; the Reduction's `spilled`), which the Result's `pieces` read back a file at a
+time as the joined table's rows. One file and Dask workers (their disks are not the parent's)
+take the full path; so do files whose analysed tables differ in columns (the full path analyses
+them joined), from their tables as read, which are spilled too (no file is parsed twice).
+Perfetto writes from the pieces too: each file's launches outside its window are spilled beside
+its table (the Reduction's `outside`), as the full path keeps them in Result.outside.
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
 (join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
