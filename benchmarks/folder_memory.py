@@ -66,7 +66,14 @@ print(peak, seconds, cpu, digest.hexdigest())
 """
 # Each format and the rows a folder's report of it takes (reporters' Format.rows): "pieces"
 # (each file's rows spilled and written back file by file) or none (merged partials alone).
-FORMATS = {"json": "pieces", "csv": "pieces", "parquet": "pieces", "html": False, "png": False}
+FORMATS = {
+    "json": "pieces",
+    "csv": "pieces",
+    "parquet": "pieces",
+    "perfetto": "pieces",
+    "html": False,
+    "png": False,
+}
 
 
 def traces(count: int) -> Path:

@@ -7,13 +7,20 @@ trace's first event as the Kineto reader does), or, for an export without timest
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 import rooflint
+from rooflint import reporters, spill
 from rooflint.cli.main import main
 from rooflint.core import verdicts
 from rooflint.reporters import choose, perfetto
@@ -105,3 +112,118 @@ def test_the_cli_writes_a_file_a_json_parser_opens(tmp_path):
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["displayTimeUnit"] == "ns"
     assert len(_launch_slices(doc)) == len(rooflint.report(str(TRACE)).launches)
+
+
+# A folder's timeline from its launch rows kept on disk file by file (launches="pieces").
+RESNET = FIXTURES / "kineto" / "tracelens-mi300x-resnet18-train-excerpt.json.gz"
+MINITOY = FIXTURES / "kineto" / "hta-mi250-minitoy.json.gz"
+
+
+@pytest.fixture
+def spills(tmp_path, monkeypatch) -> Path:
+    """The temporary folder the spill folders are made in, to see what is left there."""
+    where = tmp_path / "tmp"
+    where.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(where))
+    return where
+
+
+def _streamed(result) -> bytes:
+    return b"".join(bytes(p) for p in reporters.render_pieces(result, "perfetto"))
+
+
+def _outside_slices(doc: dict) -> list[dict]:
+    return [s for s in _launch_slices(doc) if s["args"].get("outside_window")]
+
+
+@pytest.mark.parametrize("name", ["kineto", "ncu", "rocprof"])
+def test_the_command_line_writes_a_folder_s_timeline_as_the_full_path(name, spills):
+    """`rooflint report DIR --format perfetto` from the folder's spilled pieces: Kineto traces
+    (several jobs, streams, warm-up outside the window), rocprof exports and the ncu exports
+    (whose analysed tables differ in columns): the full path's rendering, byte for byte."""
+    folder = FIXTURES / name
+    assert reporters.formats()["perfetto"].rows == "pieces"
+    res = CliRunner().invoke(main, ["report", str(folder), "-q", "--format", "perfetto"])
+    assert res.exit_code == 0, res.output
+    full = rooflint.report(folder)
+    assert res.stdout_bytes == perfetto.render(full).encode("utf-8")
+    made = rooflint.report(folder, launches="pieces")
+    assert made.pieces is not None
+    assert _streamed(made) == res.stdout_bytes
+    del made
+    gc.collect()
+    assert list(spills.iterdir()) == []
+
+
+def test_the_warm_up_outside_the_window_is_laid_out_from_pieces(spills):
+    """The Kineto folder: MI250 minitoy's 8 launches before its first complete step (7 traces,
+    6166 launches in the windows) are spilled with its file and drawn, flagged, on its device
+    (GPU 2, as the trace's own launches)."""
+    made = rooflint.report(FIXTURES / "kineto", launches="pieces")
+    assert made.pieces is not None and made.outside is None
+    assert made.launch_count == 6166 and made.summary.accounting["launches_read"] == 6174
+    assert sum(1 for p in made.pieces.outside if p) == 1
+    doc = json.loads(_streamed(made))
+    outside = _outside_slices(doc)
+    assert len(outside) == 8 and len(_launch_slices(doc)) == 6174
+    names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
+    assert {names[s["pid"]] for s in outside} == {f"{MINITOY} · GPU 2"}  # its ranks' GPU
+
+
+@pytest.mark.parametrize("steps", ["16", "15-16"])
+def test_traces_with_launches_outside_their_windows_are_the_full_path_s(steps, tmp_path, spills):
+    """Two copies of the MI300X ResNet-18 excerpt (3653 launches, steps 15-17), one step or two
+    reported: every launch outside the window is a slice flagged so, after the window's on its
+    own device, and the whole timeline is the full path's, byte for byte."""
+    for name in ("a", "b"):
+        shutil.copy(RESNET, tmp_path / f"{name}.json.gz")
+    full = rooflint.report(tmp_path, steps=steps)
+    made = rooflint.report(tmp_path, steps=steps, launches="pieces")
+    assert made.pieces is not None and all(made.pieces.outside)
+    assert _streamed(made) == perfetto.render(full).encode("utf-8")
+    doc = json.loads(_streamed(made))
+    inside = len(full.launches) // 2
+    assert len(full.outside_launches) == 2 * (3653 - inside) > 0
+    slices = _launch_slices(doc)
+    assert len(slices) == 2 * 3653
+    names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
+    for source in ("a", "b"):
+        own = [s for s in slices if names[s["pid"]].startswith(str(tmp_path / source))]
+        flags = [bool(s["args"].get("outside_window")) for s in own]
+        assert flags == [False] * inside + [True] * (3653 - inside)
+
+
+def test_a_device_seen_only_outside_the_windows_is_laid_out_last(tmp_path, spills):
+    """The minitoy's warm-up moved to device 7 (on both paths): that device's track is the last
+    pid, after every device of the windows' launches; each spilled file is read once, in order,
+    and the warm-up file once more for it. Claiming a source in two files (the inputs laid out
+    joined) gives the same bytes."""
+    shutil.copy(MINITOY, tmp_path / "m.json.gz")
+    shutil.copy(TRACE, tmp_path / "n.json.gz")
+    full = rooflint.report(tmp_path)
+    moved = full.outside.assign(device_index=pd.array([7] * len(full.outside), dtype="Int64"))
+    full = dataclasses.replace(full, outside=moved)
+    made = rooflint.report(tmp_path, launches="pieces")
+    outside = [p for p in made.pieces.outside if p]
+    assert len(outside) == 1
+    reads = []
+
+    def read(path: str) -> pd.DataFrame:
+        reads.append(path)
+        table = spill.read(path)
+        if path in outside:
+            table["device_index"] = pd.array([7] * len(table), dtype="Int64")
+        return table
+
+    made = dataclasses.replace(made, pieces=dataclasses.replace(made.pieces, read=read))
+    want = perfetto.render(full).encode("utf-8")
+    assert _streamed(made) == want
+    files = made.pieces.files
+    assert reads == [files[0], outside[0], files[1], outside[0]]
+    doc = json.loads(want)
+    names = [e for e in doc["traceEvents"] if e["name"] == "process_name"]
+    assert names[-1]["args"]["name"] == f"{tmp_path / 'm.json.gz'} · GPU 7"
+    assert {s["pid"] for s in _outside_slices(doc)} == {names[-1]["pid"]} == {len(names) - 1}
+    shared = (made.pieces.file_sources[0],) * len(files)
+    joined = dataclasses.replace(made, pieces=dataclasses.replace(made.pieces, file_sources=shared))
+    assert _streamed(joined) == want

@@ -104,7 +104,7 @@ def test_a_lone_file_reduced_keeps_its_profile_s_notes_and_devices():
 
 def test_the_formats_without_launch_rows_are_all_but_those_that_write_each_launch():
     """The registry says which formats a reduced Result is enough for: all but those that
-    write every launch (JSON, CSV, Parquet: pieces) and the Perfetto timeline (all)."""
+    write every launch (JSON, CSV, Parquet and the Perfetto timeline: pieces)."""
     reduced = {
         f.name for f in reporters.REGISTRY if f.kind == reporters.REPORT and f.rows == "none"
     }

@@ -9,14 +9,15 @@ warnings and the gates are those of the full path (the same code over merged sum
 terminal, Markdown and HTML formats and the charts show (each device's partial sums too, for
 its chart: core.partials.by_device), and CSV and Parquet per kernel group.
 
-`launches="pieces"` (JSON, CSV and Parquet per launch): the same, and each file's analysed
-launch table is written where it is read to the parent's temporary folder (rooflint.spill; the
-Reduction's `spilled`, with its table as read without rows), which the Result's `pieces` read
-back a file at a time as the joined table's rows (core.pieces: also for files whose analysed
-tables differ in columns). One file and Dask workers (their disks are not the parent's) take
-the full path; so, read again, do files whose tables as read hold a column in two dtypes
-(pieces.joinable: pandas would join them into a third, which the analysis would read).
-Perfetto, which lays out every launch, keeps the full path (pipeline.build).
+`launches="pieces"` (JSON, CSV and Parquet per launch, Perfetto): the same, and each file's
+analysed launch table is written where it is read to the parent's temporary folder
+(rooflint.spill; the Reduction's `spilled`, with its table as read without rows), which the
+Result's `pieces` read back a file at a time as the joined table's rows (core.pieces: also for
+files whose analysed tables differ in columns). One file and Dask workers (their disks are not
+the parent's) take the full path; so, read again, do files whose tables as read hold a column
+in two dtypes (pieces.joinable: pandas would join them into a third, which the analysis would
+read). Perfetto writes from the pieces too: each file's launches outside its window are spilled
+beside its table (the Reduction's `outside`), as the full path keeps them in Result.outside.
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
 (join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
@@ -54,6 +55,7 @@ class Reduction:
     launch_count: int  # the launches read (for progress)
     by_device: dict  # each device's partial sums (core.partials.by_device), for the charts
     spilled: spill.Spilled | None = None  # its analysed launch table, written (launches="pieces")
+    outside: spill.Spilled | None = None  # its launches outside the window, written (Perfetto)
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
@@ -234,9 +236,18 @@ def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = N
         count,
         partials.by_device(launches, partial, options.group_by),
         spill.Spilled.of(launches, spill_to) if spill_to is not None else None,
+        outside=_outside(analysed.outside, spill_to),
     )
     profile.launches = None
     return reduction
+
+
+def _outside(outside: pd.DataFrame | None, spill_to: str | None) -> spill.Spilled | None:
+    """The launches outside the window written too (the Perfetto timeline lays them out)."""
+    if spill_to is None or outside is None or not len(outside):
+        return None
+    sources = pd.factorize(outside["source"], use_na_sentinel=False)[1].tolist()
+    return spill.Spilled(spill.write(outside, spill_to), len(outside), sources, None)
 
 
 def _without_rows(windowed: windows.Windowed) -> windows.Windowed:
@@ -257,7 +268,8 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options, fold
     ]
     tables = [r.profile.launches for r in reductions]
     spilled = [r.spilled for r in reductions if r.spilled is not None]
-    rows = spill.pieces_of(spilled, tables, job_of, folder) if folder is not None else None
+    outside = [r.outside for r in reductions if r.spilled is not None]
+    rows = spill.pieces_of(spilled, tables, job_of, folder, outside) if folder is not None else None
     return Result(
         rows.columns if rows is not None else _columns(tables),
         ranking.ranked(partial, options.latency_threshold),

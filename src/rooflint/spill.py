@@ -100,13 +100,18 @@ def _text_categories(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def pieces_of(
-    spilled: list[Spilled], tables: list[pd.DataFrame], job_of: dict, folder: Folder
+    spilled: list[Spilled],
+    tables: list[pd.DataFrame],
+    job_of: dict,
+    folder: Folder,
+    outside: list[Spilled | None] | None = None,
 ) -> pieces.Pieces:
     """The Result's pieces: the files' spilled tables; `tables` each file's analysed table
-    without rows."""
+    without rows; `outside` each file's launches outside its window, spilled (None for none)."""
     known = [s.read for s in spilled if s.read is not None]
     as_read = known if len(known) == len(spilled) else None
     marked = as_read is not None and pieces.remarked(tables, as_read)
+    outside = outside or [None] * len(spilled)
     return pieces.Pieces(
         tuple(s.path for s in spilled),
         read,
@@ -116,5 +121,9 @@ def pieces_of(
         result.per_source_of([s.per_source for s in spilled if s.per_source is not None]),
         sum(s.rows for s in spilled),
         folder,
-        tuple(r.columns for r in known) if marked else (),
+        as_read=tuple(r.columns for r in known) if marked else (),
+        outside=tuple(o.path if o is not None else "" for o in outside),
+        file_sources=tuple(
+            s.sources + (o.sources if o else []) for s, o in zip(spilled, outside, strict=True)
+        ),
     )

@@ -45,6 +45,10 @@ class Pieces:
     # each file's columns as read, where the joined analysis marks rows its own did not
     # (`remarked`); else empty
     as_read: tuple[pd.Index, ...] = ()
+    # each input's analysed launches outside its window, as written ("" for none), and each
+    # input's distinct sources in and outside its window: what the Perfetto timeline lays out
+    outside: tuple[str, ...] = ()
+    file_sources: tuple[list, ...] = ()
 
     def __iter__(self) -> Iterator[pd.DataFrame]:
         start = 0
@@ -55,6 +59,13 @@ class Pieces:
             piece = joined_like(table, self.columns, start, self.job_of, marks)
             start += len(piece)
             yield piece
+            del piece  # not held while the next is read
+
+    def outside_piece(self, i: int) -> pd.DataFrame | None:
+        """Input `i`'s launches outside its window (None for none) as the full path's `outside`
+        has them: the joined categories, no `job` column (jobs label the windows' launches)."""
+        path = self.outside[i] if self.outside else ""
+        return joined_like(self.read(path), self.columns, 0, {}) if path else None
 
 
 def joinable(read: list[pd.DataFrame]) -> bool:

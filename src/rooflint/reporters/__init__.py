@@ -45,8 +45,9 @@ class Format:
     about: str = ""  # a few words for --help, where a command describes its formats
     # the launch rows it needs (ROWS): "none" (table, markdown, HTML, the charts) is given a
     # Result reduced file by file (rooflint.reduced: memory grows with groups only); "pieces"
-    # (JSON, CSV, Parquet) one whose rows a folder keeps on disk, written from them a file at a
-    # time (rooflint.spill); "all" (Perfetto) the full path's, every row in memory
+    # (JSON, CSV, Parquet, Perfetto) one whose rows a folder keeps on disk, written from them a
+    # file at a time (rooflint.spill); "all" the full path's, every row in memory (no format
+    # of the registry now)
     rows: str = "all"
 
     def rows_for(self, options: dict) -> str:
@@ -112,6 +113,8 @@ REGISTRY = (
         "perfetto",
         "perfetto",
         extensions=(".perfetto.json",),
+        streamed="chunks",
+        rows="pieces",
         about="the timeline as Chrome-trace JSON for Perfetto, each launch with its verdict",
     ),
     _chart("png"),

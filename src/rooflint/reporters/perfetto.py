@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
 
-from rooflint.core import ranking, verdicts
+from rooflint.core import ranking, schema, verdicts
 from rooflint.core.version import __version__
 from rooflint.reporters import common
 
@@ -49,12 +50,27 @@ ARGS = {  # launch column: its name in a slice's args
 }
 
 
+CHUNK_ROWS = 10_000  # launches made into events at a time: bounds the writer's memory
+
+
 def render(result, **_options) -> str:
     """The document as JSON, one event per line (a readable diff, and any viewer's parser)."""
-    doc = document(result)
-    events = ",\n".join(_json(event) for event in doc.pop("traceEvents"))
-    rest = _json(doc)[1:]  # the other keys, after the events
-    return '{"traceEvents": [\n' + events + "\n], " + rest + "\n"
+    return b"".join(chunks(result)).decode("utf-8")
+
+
+def chunks(result, **_options) -> Iterator[bytes]:
+    """The document as consecutive pieces of UTF-8, CHUNK_ROWS launches' events at a time (a
+    folder's launches kept on disk a file's table at a time: Result.pieces), so a caller can
+    write a timeline of any size without holding it."""
+    yield b'{"traceEvents": [\n'
+    written = False
+    for batch in _event_batches(result):
+        if batch:
+            text = ",\n".join(_json(event) for event in batch)
+            yield ((",\n" if written else "") + text).encode("utf-8")
+            written = True
+    rest = _json({"displayTimeUnit": "ns", "otherData": _about(result)})[1:]
+    yield ("\n], " + rest + "\n").encode("utf-8")
 
 
 def _json(value) -> str:
@@ -63,28 +79,105 @@ def _json(value) -> str:
 
 def document(result) -> dict:
     """The trace as a dict: traceEvents, then what the report says about it."""
-    launches = _laid_out(result)
-    events = []
-    for pid, ((source, device), part) in enumerate(
-        launches.groupby(["source", "device_index"], sort=False, observed=True, dropna=False)
-    ):
-        events += _device_events(result, pid, source, device, part)
     return {
-        "traceEvents": events + _warning_events(result),
+        "traceEvents": [event for batch in _event_batches(result) for event in batch],
         "displayTimeUnit": "ns",
         "otherData": _about(result),
     }
 
 
-def _laid_out(result) -> pd.DataFrame:
-    """Every launch (the window's, then those outside it) with `ts_us` / `dur_us`, the group id
+def _event_batches(result) -> Iterator[list[dict]]:
+    """The events in document order, a batch at a time: each device's (a pid) in order of first
+    appearance over the windows' launches and then those outside them (so a device seen only
+    outside the windows comes after every other), then the warnings."""
+    advice = _advice(result)
+    pid = 0
+    later = []  # (input, its devices with launches outside the window alone)
+    for i, (window, outside) in enumerate(_inputs(result)):
+        launches = _laid_out(result, window, outside, advice)
+        del window, outside  # not held beside their laid-out copy
+        alone = []
+        for key, part in _devices(launches):
+            if part["outside_window"].all():
+                alone.append(key)
+                continue
+            yield from _device_events(pid, *key, part)
+            pid += 1
+        if alone:
+            later.append((i, set(alone)))
+        del launches
+    for i, alone in later:  # that input's launches outside its window read again
+        launches = _laid_out(result, result.launches.iloc[:0], _outside(result, i), advice)
+        for key, part in _devices(launches):
+            if key in alone:
+                yield from _device_events(pid, *key, part)
+                pid += 1
+    yield _warning_events(result)
+
+
+def _devices(launches: pd.DataFrame) -> Iterator[tuple[tuple, pd.DataFrame]]:
+    """Each (source, device_index) and its launches, in order of first appearance (one
+    device's table is `launches` itself, not a copy)."""
+    grouped = launches.groupby(["source", "device_index"], sort=False, observed=True, dropna=False)
+    codes = grouped.ngroup().to_numpy()
+    count = grouped.ngroups
+    del grouped
+    for code in range(count):
+        part = launches if count == 1 else launches.iloc[np.flatnonzero(codes == code)]
+        first = part.iloc[0]
+        yield (first["source"], first["device_index"]), part
+        del part, first
+
+
+def _inputs(result) -> Iterator[tuple[pd.DataFrame, pd.DataFrame | None]]:
+    """(the launches in the windows, those outside them): the whole tables, or a folder's kept
+    on disk an input at a time where no source is in two inputs (each device's launches are
+    then one input's: laid out from it alone, they are laid out as joined)."""
+    pieces = result.pieces
+    if pieces is None:
+        yield result.launches, result.outside_launches
+    elif _apart(pieces.file_sources, len(pieces.files)):
+        for i, window in enumerate(pieces):
+            yield window, _outside(result, i)
+            del window  # not held while the next is read
+    else:  # a source in several inputs: the inputs joined (every row in memory)
+        yield schema.concat(list(pieces), ignore_index=True), _outside(result, None)
+
+
+def _outside(result, i: int | None) -> pd.DataFrame | None:
+    """Input i's launches outside its window (None: every input's)."""
+    pieces = result.pieces
+    if pieces is None:
+        return result.outside_launches
+    if i is not None:
+        return pieces.outside_piece(i)
+    found = [t for t in map(pieces.outside_piece, range(len(pieces.files))) if t is not None]
+    return schema.concat(found, ignore_index=True) if found else None
+
+
+def _apart(file_sources: tuple[list, ...], inputs: int) -> bool:
+    """Whether no source (as the timeline spells it: NA as "") is in two inputs."""
+    if len(file_sources) != inputs:
+        return False
+    seen: set[str] = set()
+    for sources in file_sources:
+        mine = {"" if pd.isna(s) else str(s) for s in sources}
+        if mine & seen:
+            return False
+        seen |= mine
+    return True
+
+
+def _laid_out(result, window: pd.DataFrame, outside: pd.DataFrame | None, advice) -> pd.DataFrame:
+    """The launches (the window's, then those outside it) with `ts_us` / `dur_us`, the group id
     and the stream it is drawn on; untimed inputs laid end to end."""
-    frames = [result.launches.assign(outside_window=False)]
-    if len(result.outside_launches):
-        frames.append(result.outside_launches.assign(outside_window=True))
-    launches = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].copy()
+    frames = [window.assign(outside_window=False)]
+    if outside is not None and len(outside):
+        frames.append(outside.assign(outside_window=True))
+    launches = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    del frames  # copy-on-write: the columns set below leave `window` as it was
     launches["group_id"] = _group_ids(result, launches)
-    launches["_advice"] = pd.Series(launches["group_id"]).map(_advice(result)).to_numpy()
+    launches["_advice"] = pd.Series(launches["group_id"]).map(advice).to_numpy()
     if "start_s" not in launches:
         launches["start_s"] = np.nan
     for column in ("stream", "device_index"):
@@ -136,16 +229,21 @@ def _end_to_end(untimed: pd.DataFrame, duration: pd.Series) -> np.ndarray:
     return starts
 
 
-def _device_events(result, pid: int, source: str, device, part: pd.DataFrame) -> list[dict]:
+def _device_events(pid: int, source: str, device, part: pd.DataFrame) -> Iterator[list[dict]]:
     events = [_meta(pid, None, "process_name", f"{source} · GPU {device}")]
     for tid in pd.unique(part["tid"]):
         label = LAID_END_TO_END if tid == UNTIMED_STREAM else f"stream {tid}"
         events.append(_meta(pid, int(tid), "thread_name", label))
         events.append(_meta(pid, int(tid) + VERDICT_TRACK, "thread_name", f"{label} · verdict"))
     events.append(_meta(pid, None, "process_sort_index", pid))
-    for row in part.to_dict("records"):
-        events += _slices(pid, row)
-    return events + _headroom_counter(pid, part)
+    yield events
+    for start in range(0, len(part), CHUNK_ROWS):
+        yield [
+            e
+            for row in part.iloc[start : start + CHUNK_ROWS].to_dict("records")
+            for e in _slices(pid, row)
+        ]
+    yield from _headroom_counter(pid, part)
 
 
 def _slices(pid: int, row: dict) -> list[dict]:
@@ -176,18 +274,19 @@ def _slices(pid: int, row: dict) -> list[dict]:
     ]
 
 
-def _headroom_counter(pid: int, part: pd.DataFrame) -> list[dict]:
+def _headroom_counter(pid: int, part: pd.DataFrame) -> Iterator[list[dict]]:
     """The headroom summed over the launches that have ended, at each launch's end (ms)."""
     end = (part["ts_us"] + part["dur_us"]).to_numpy()
     headroom = part["headroom_s"].astype("float64").fillna(0.0).to_numpy()
     order = np.argsort(end, kind="stable")
-    total = np.cumsum(headroom[order]) * 1e3
-    events = [{"ph": "C", "pid": pid, "ts": 0.0, "name": "headroom so far", "args": {"ms": 0.0}}]
-    for ts, value in zip(end[order].tolist(), total.tolist(), strict=True):
-        events.append(
+    ends, total = end[order], np.cumsum(headroom[order]) * 1e3
+    yield [{"ph": "C", "pid": pid, "ts": 0.0, "name": "headroom so far", "args": {"ms": 0.0}}]
+    for start in range(0, len(ends), CHUNK_ROWS):
+        at = slice(start, start + CHUNK_ROWS)
+        yield [
             {"ph": "C", "pid": pid, "ts": _us(ts), "name": "headroom so far", "args": {"ms": value}}
-        )
-    return events
+            for ts, value in zip(ends[at].tolist(), total[at].tolist(), strict=True)
+        ]
 
 
 def _warning_events(result) -> list[dict]:
