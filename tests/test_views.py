@@ -70,9 +70,10 @@ def test_other_levels_sum_every_launch_under_any_grouping(group_by):
 
 
 def test_each_devices_launches_classes_and_those_on_none():
-    """fixtures/ncu/a100-gemm-details.csv (11 launches: a CUTLASS FP16 tensor-core GEMM among
-    InitializeMatrix fills with no FLOPs) beside rtx2080ti-sgemm-raw-base.csv (1 launch, an
-    FP32 SGEMM): each device's partial holds its own launches and the classes they use."""
+    """fixtures/ncu/a100-gemm-details.csv (11 launch IDs; its only FLOP counter is
+    sm__inst_executed_pipe_tensor.sum, non-zero for the FP16 GEMMs alone) beside
+    rtx2080ti-sgemm-raw-base.csv (1 launch, volta_sgemm_32x128_nn, FP32 FFMA counted): each
+    device's partial holds its own launches and the classes they use."""
     result = pipeline.build([str(A100), str(RTX)])
     assert views.device_partial(result, "a100-pcie-40gb").groups["launches"].sum() == 11
     assert views.used_classes(result, "a100-pcie-40gb") == ["matrix_fp16"]
