@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,12 @@ def _catalog_index(tmp_path_factory):
 def _terminal_width(monkeypatch):
     """Terminal output is laid out for a 100-column terminal in every test (goldens included)."""
     monkeypatch.setenv("COLUMNS", "100")
+
+
+@pytest.fixture
+def spills(tmp_path, monkeypatch) -> Path:
+    """The temporary folder the spill folders are made in, to see what is left there."""
+    where = tmp_path / "tmp"
+    where.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(where))
+    return where

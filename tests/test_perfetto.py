@@ -11,8 +11,6 @@ import dataclasses
 import gc
 import json
 import shutil
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -117,15 +115,6 @@ def test_the_cli_writes_a_file_a_json_parser_opens(tmp_path):
 # A folder's timeline from its launch rows kept on disk file by file (launches="pieces").
 RESNET = FIXTURES / "kineto" / "tracelens-mi300x-resnet18-train-excerpt.json.gz"
 MINITOY = FIXTURES / "kineto" / "hta-mi250-minitoy.json.gz"
-
-
-@pytest.fixture
-def spills(tmp_path, monkeypatch) -> Path:
-    """The temporary folder the spill folders are made in, to see what is left there."""
-    where = tmp_path / "tmp"
-    where.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(where))
-    return where
 
 
 def _streamed(result) -> bytes:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gc
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -45,15 +44,6 @@ RENDERS = [
     ("parquet", {}, "pieces"),
     ("parquet", {"per": "kernel"}, "none"),
 ]
-
-
-@pytest.fixture
-def spills(tmp_path, monkeypatch) -> Path:
-    """The temporary folder the spill folders are made in, to see what is left there."""
-    where = tmp_path / "tmp"
-    where.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(where))
-    return where
 
 
 def _folder(tmp_path: Path, name: str) -> Path:
