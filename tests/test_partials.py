@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -122,3 +123,15 @@ def test_a_result_ranked_again_ranks_as_it_was_assembled():
     result = rooflint.report(*ranks)
     again = rooflint.report(result, group_by="kernel")
     pd.testing.assert_frame_equal(again.kernels, result.kernels, check_exact=True)
+
+
+def test_classes_counts_only_positive_operations_na_and_zero_are_none():
+    table = pd.DataFrame(
+        {
+            "ops_vector_fp32": pd.array([None, 0.0, 3.0], dtype="Float64"),
+            "ops_vector_fp64": [np.nan, 0.0, -1.0],
+            "ops_matrix_fp16": [0.0, 0.0, 0.0],
+        }
+    )
+    assert partials._classes(table) == ["vector_fp32"]
+    assert partials._classes(table.iloc[:2]) == []

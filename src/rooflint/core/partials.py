@@ -152,8 +152,14 @@ def of(analysed: pd.DataFrame, group_by: str = "kernel") -> Partial:
 
 def _classes(analysed: pd.DataFrame) -> list[str]:
     """The compute classes with any operations in the table, canonical order."""
-    columns = [(c, f"ops_{c}") for c in schema.COMPUTE_CLASSES]
-    return [c for c, ops in columns if ops in analysed and analysed[ops].fillna(0).gt(0).any()]
+    present = set(analysed.columns)  # one hash per class, then a NumPy test of the column
+    columns = [(c, f"ops_{c}") for c in schema.COMPUTE_CLASSES if f"ops_{c}" in present]
+    return [c for c, ops in columns if _any_positive(analysed[ops])]
+
+
+def _any_positive(column: pd.Series) -> bool:
+    """Whether any value is above zero (NA is not), as fillna(0).gt(0).any() but in NumPy."""
+    return bool((column.to_numpy(dtype=float, na_value=np.nan) > 0).any())
 
 
 def by_device(analysed: pd.DataFrame, whole: Partial, group_by: str = "kernel") -> dict:
