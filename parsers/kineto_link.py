@@ -109,12 +109,9 @@ def link(events: TraceEvents) -> Links:
     around that call; kernels launched by cudaGraphLaunch belong to the graph launch's operator."""
     around_ops, around_calls = sweep(events)
     gpu, ops, calls = events.gpu, events.ops, events.runtime
-    call_of = _index(calls.get("correlation"))
-    op_of = _index(ops.get("external"))
-    runtime = np.array([call_of.get(c, NONE) for c in _plain(gpu.get("correlation"))], dtype=int)
-    call_names = np.array(calls.get("name") + [""], dtype=object)[runtime]
-    graph = np.array(["GraphLaunch" in n for n in call_names], dtype=bool)
-    by_id = np.array([op_of.get(x, NONE) for x in _plain(gpu.get("external"))], dtype=int)
+    runtime = _lookup(calls.get("correlation"), gpu.get("correlation"))
+    graph = _graph_launch(calls.get("name"))[runtime]
+    by_id = _lookup(ops.get("external"), gpu.get("external"))
     by_call = np.append(around_calls.op, NONE)[runtime]
     owner = np.where((by_id != NONE) & ~graph, by_id, by_call)
     parent = np.append(around_ops.op, NONE)[owner]
@@ -126,6 +123,34 @@ def link(events: TraceEvents) -> Links:
 
 def _plain(values) -> list:
     return values.tolist() if isinstance(values, np.ndarray) else list(values)
+
+
+def _lookup(keys, wanted) -> np.ndarray:
+    """Per value of `wanted`, the position of its first occurrence in `keys` (NONE where absent;
+    absent ids, None or NO_ID, match nothing): sorted search over integer ids, else a dict."""
+    if not (_ints(keys) and _ints(wanted)):
+        first = _index(keys)
+        return np.array([first.get(x, NONE) for x in _plain(wanted)], dtype=int)
+    keys, wanted = np.asarray(keys), np.asarray(wanted)
+    where = np.flatnonzero(keys != NO_ID)
+    distinct, at = np.unique(keys[where], return_index=True)  # at: each one's first occurrence
+    pos = np.searchsorted(distinct, wanted)
+    hit = pos < len(distinct)
+    hit[hit] = distinct[pos[hit]] == wanted[hit]
+    if not len(at):
+        return np.full(len(wanted), NONE, dtype=int)
+    return np.where(hit, where[at[np.minimum(pos, len(at) - 1)]], NONE)
+
+
+def _ints(values) -> bool:
+    return isinstance(values, np.ndarray) and values.dtype.kind == "i"
+
+
+def _graph_launch(names: list) -> np.ndarray:
+    """Per runtime call and one more (none recorded), whether it is a CUDA/HIP graph launch:
+    each distinct name read once."""
+    codes, distinct = pd.factorize(pd.Series(names + [""], dtype=object))
+    return np.array(["GraphLaunch" in n for n in distinct], dtype=bool)[codes]
 
 
 def _index(keys) -> dict:

@@ -111,10 +111,9 @@ def _operators(launches, ops, vendor, out: tuple, notes, assumed) -> None:
     ranges = launches["range"].to_numpy(dtype=object, na_value=None)
     durations = launches["duration_s"].to_numpy(dtype=float, na_value=np.nan)
     split = _rows_by_owner(owner, kernel & np.isin(owner, _split_ops(names)))
-    for row in np.flatnonzero(main).tolist():
+    triton = _triton_names(np.array(names + [""], dtype=object)[owner])  # _triton's
+    for row in np.flatnonzero(main & ~triton).tolist():
         i = owner[row]
-        if kineto_triton.is_triton(names[i]):
-            continue  # _triton's
         typed = kernels[row] if names[i] in opmodels.KERNEL_TYPED else ""
         step = ranges[row] if names[i] in opmodels_llm.NEEDS_LENGTHS else None
         key = (names[i], packed[i], typed, step)
