@@ -9,15 +9,16 @@ warnings and the gates are those of the full path (the same code over merged sum
 terminal, Markdown and HTML formats and the charts show (each device's partial sums too, for
 its chart: core.partials.by_device), and CSV and Parquet per kernel group.
 
-`launches="pieces"` (JSON, CSV and Parquet per launch, Perfetto): the same, and each file's
-analysed launch table is written where it is read to the parent's temporary folder
+`launches="pieces"` (JSON, CSV and Parquet per launch) and `"timeline"` (Perfetto): the same,
+and each file's analysed launch table is written where it is read to the parent's temporary folder
 (rooflint.spill; the Reduction's `spilled`, with its table as read without rows), which the
 Result's `pieces` read back a file at a time as the joined table's rows (core.pieces: also for
 files whose analysed tables differ in columns). One file and Dask workers (their disks are not
 the parent's) take the full path; so, read again, do files whose tables as read hold a column
 in two dtypes (pieces.joinable: pandas would join them into a third, which the analysis would
-read). Perfetto writes from the pieces too: each file's launches outside its window are spilled
-beside its table (the Reduction's `outside`), as the full path keeps them in Result.outside.
+read). Perfetto writes from the pieces too (`"timeline"`): each file's launches outside its
+window are spilled beside its table (the Reduction's `outside`), as the full path keeps them in
+Result.outside; the other formats write none of them, and their runs spill none.
 
 Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
 (join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
@@ -91,10 +92,12 @@ def build(
     options: pipeline.Options | None = None,
     progress: Callable[[str, int], None] | None = None,
     spilled: bool = False,
+    outside: bool = False,
 ) -> Result:
     """pipeline.build's Result, without its launches, made file by file; `spilled`: with its
     launch rows written file by file where they are read (rooflint.spill), the Result's
-    `pieces`. One file, Dask workers (whose disks are not the parent's) and files whose
+    `pieces` (`outside`: each file's launches outside its window spilled too, for Perfetto's
+    timeline). One file, Dask workers (whose disks are not the parent's) and files whose
     tables as read differ in a column's dtype take the full path then."""
     options = options or pipeline.Options()
     paths = [str(p) for p in paths]
@@ -102,16 +105,19 @@ def build(
         return pipeline.build(paths, options, progress)
     folder = spill.Folder() if spilled else None
     try:
-        return _built(paths, options, progress, folder)
+        return _built(paths, options, progress, folder, outside)
     except BaseException:
         if folder is not None:
             folder.remove()  # no spill left behind
         raise
 
 
-def _built(paths: list[str], options: pipeline.Options, progress, folder) -> Result:
+def _built(paths: list[str], options: pipeline.Options, progress, folder, outside) -> Result:
     each = functools.partial(
-        _reduce_each, options=options, spill_to=folder.path if folder is not None else None
+        _reduce_each,
+        options=options,
+        spill_to=folder.path if folder is not None else None,
+        outside=outside,
     )
     told = _Told(progress)
     try:
@@ -123,7 +129,7 @@ def _built(paths: list[str], options: pipeline.Options, progress, folder) -> Res
             raise reduction.error
     if folder is not None and not pieces.joinable([r.spilled.read for r in reductions]):
         return _instead(paths, options, _Told(progress, skip=told.files), folder)  # read again
-    return merged(reductions, skipped, options, folder)
+    return merged(reductions, skipped, options, folder, outside)
 
 
 def _instead(paths: list[str], options: pipeline.Options, progress, folder) -> Result:
@@ -166,10 +172,11 @@ def _reduce_each(
     *,
     options: pipeline.Options,
     spill_to: str | None = None,
+    outside: bool = False,
 ) -> Iterator:
     """Each candidate's Reduction (or RooflintError), in input order, reduced where it is read:
     a worker process of a large folder, or a Dask worker with --scheduler."""
-    one = functools.partial(reduce_file, options=options, spill_to=spill_to)
+    one = functools.partial(reduce_file, options=options, spill_to=spill_to, outside=outside)
     read: Generator
     if options.scheduler:
         read = cluster.reduce_each(candidates, given, options.scheduler, one)
@@ -197,6 +204,7 @@ def reduce_file(
     options: pipeline.Options,
     as_given=None,
     spill_to: str | None = None,
+    outside: bool = False,
 ):
     """The file at `candidate` read (`progress` told the bytes read; its paths spelt by
     `as_given`, where given), analysed and reduced (its analysed launch table written to a file
@@ -211,7 +219,7 @@ def reduce_file(
         return _TOGETHER
     try:
         as_read = read.launches.iloc[:0].copy()  # its columns and dtypes, for the pieces
-        reduction = reduce(read, options, spill_to)
+        reduction = reduce(read, options, spill_to, outside)
         if reduction.spilled is not None:
             reduction.spilled = dataclasses.replace(reduction.spilled, read=as_read)
         return reduction
@@ -220,9 +228,12 @@ def reduce_file(
         return Failed(exc, read.skipped, count, read.format)
 
 
-def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = None) -> Reduction:
+def reduce(
+    profile: Profile, options: pipeline.Options, spill_to: str | None = None, outside: bool = False
+) -> Reduction:
     """One profile analysed against its own device and reduced; its launches let go (written
-    to a file in `spill_to` first, where given)."""
+    to a file in `spill_to` first, where given, and with `outside` those outside its window:
+    only Perfetto's timeline draws them)."""
     count = len(profile.launches)
     analysed = pipeline.analyse(join.pair([profile]), options)  # as build: launches' notes
     launches = analysed.launches
@@ -236,7 +247,7 @@ def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = N
         count,
         partials.by_device(launches, partial, options.group_by),
         spill.Spilled.of(launches, spill_to) if spill_to is not None else None,
-        outside=_outside(analysed.outside, spill_to),
+        outside=_outside(analysed.outside, spill_to if outside else None),
     )
     profile.launches = None
     return reduction
@@ -255,9 +266,12 @@ def _without_rows(windowed: windows.Windowed) -> windows.Windowed:
     return dataclasses.replace(windowed, timeline=built)
 
 
-def merged(reductions: list[Reduction], skipped, options: pipeline.Options, folder=None) -> Result:
+def merged(
+    reductions: list[Reduction], skipped, options: pipeline.Options, folder=None, outside=False
+) -> Result:
     """The Result of the reductions' files read together, without their launches (their rows
-    in `folder`'s files, its `pieces`, where they were spilled)."""
+    in `folder`'s files, its `pieces`, where they were spilled; with `outside`, those outside
+    each file's window too)."""
     timelines = [w for r in reductions for w in r.timelines]
     job_of = ranks.job_of([w.ranked for w in timelines if w.ranked is not None])
     wholes = [_jobbed(r.partial, r, job_of) for r in reductions]
@@ -268,8 +282,8 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options, fold
     ]
     tables = [r.profile.launches for r in reductions]
     spilled = [r.spilled for r in reductions if r.spilled is not None]
-    outside = [r.outside for r in reductions if r.spilled is not None]
-    rows = spill.pieces_of(spilled, tables, job_of, folder, outside) if folder is not None else None
+    beside = [r.outside for r in reductions if r.spilled is not None] if outside else None
+    rows = spill.pieces_of(spilled, tables, job_of, folder, beside) if folder is not None else None
     return Result(
         rows.columns if rows is not None else _columns(tables),
         ranking.ranked(partial, options.latency_threshold),

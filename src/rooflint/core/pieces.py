@@ -47,6 +47,7 @@ class Pieces:
     as_read: tuple[pd.Index, ...] = ()
     # each input's analysed launches outside its window, as written ("" for none), and each
     # input's distinct sources in and outside its window: what the Perfetto timeline lays out
+    # (empty where they were not spilled: launches="pieces" rather than "timeline")
     outside: tuple[str, ...] = ()
     file_sources: tuple[list, ...] = ()
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import ranking, schema, verdicts
+from rooflint.core.errors import UsageError
 from rooflint.core.version import __version__
 from rooflint.reporters import common
 
@@ -135,6 +136,11 @@ def _inputs(result) -> Iterator[list[tuple[pd.DataFrame, pd.DataFrame | None]]]:
     time where no source is in two inputs (each device's launches are then one input's: laid
     out from it alone, they are laid out as joined)."""
     pieces = result.pieces
+    if pieces is not None and not pieces.outside and "outside_window" in result.summary.accounting:
+        raise UsageError(
+            "the timeline draws the launches outside the windows, which this Result did not "
+            "keep: report the folder with launches='timeline' (Perfetto's rows)"
+        )
     if pieces is None:
         yield [(result.launches, result.outside_launches)]
     elif _apart(pieces.file_sources, len(pieces.files)):
