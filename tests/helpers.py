@@ -680,3 +680,29 @@ def ncu_details(rows: list[tuple[str, str, str, dict]], cc: str = "9.0") -> str:
                 )
             )
     return "\n".join(lines) + "\n"
+
+
+REPLAY = "kineto/tracelens-vllm-decode-graph-replay.json.gz"  # TraceLens's vLLM decode step
+CAPTURE = "kineto/tracelens-vllm-decode-graph-capture.json.gz"  # the capture of its graphs
+
+
+def replay_folder(tmp_path: Path, layout: str) -> Path:
+    """A folder of TraceLens's vLLM graph replay trace (shared fixtures) laid out as users keep
+    them: "given" (the replay and its capture side by side), "beside" (two ranks' replays, the
+    capture in capture_traces/, vLLM's layout), "alone" (the replay beside another job's trace,
+    no capture anywhere)."""
+    import shutil
+
+    folder = tmp_path / layout
+    folder.mkdir()
+    ranks = 2 if layout == "beside" else 1
+    for rank in range(ranks):
+        shutil.copy(shared(REPLAY), folder / f"replay_rank_{rank}.json.gz")
+    if layout == "given":
+        shutil.copy(shared(CAPTURE), folder / "graph_capture_rank_0.json.gz")
+    elif layout == "beside":
+        (folder / "capture_traces").mkdir()
+        shutil.copy(shared(CAPTURE), folder / "capture_traces" / "graph_capture_rank_0.json.gz")
+    else:
+        shutil.copy(FIXTURES / "kineto" / "h200-train-trace.json.gz", folder)
+    return folder

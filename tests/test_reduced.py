@@ -12,7 +12,7 @@ from rooflint import reporters
 from rooflint.cli.main import main
 from rooflint.core.errors import UsageError
 from rooflint.reporters import chart, html, markdown, table
-from tests.helpers import A100, FIXTURES, RTX, shared
+from tests.helpers import A100, FIXTURES, RTX, replay_folder, shared
 
 FOLDERS = [FIXTURES / "ncu", FIXTURES / "rocprof", FIXTURES / "kineto"]
 
@@ -65,6 +65,29 @@ def test_the_two_hta_ranks_reduced_report_as_the_full_path(tmp_path):
     assert len(reduced.launches) == 0
     assert table.render(reduced, top=None) == table.render(full, top=None)
     assert _close(reduced.summary.numbers(), full.summary.numbers())
+
+
+@pytest.mark.e2e  # reads ../shared/fixtures
+@pytest.mark.parametrize("layout", ["given", "beside", "alone"])
+def test_graph_replays_are_paired_file_by_file_as_the_full_path(layout, tmp_path):
+    """TraceLens's vLLM replay trace with the capture of its graphs among the inputs, in a
+    capture_traces/ folder (two ranks' replays), or with no capture at all: reduced file by file
+    (no launch row kept), the replay read again with the capture once every file is reduced;
+    the full path's reports byte for byte (its 434 replayed kernels take the capture's
+    operators: tests/test_kineto_graphs.py)."""
+    folder = replay_folder(tmp_path, layout)
+    full, reduced = _both(folder)
+    assert len(reduced.launches) == 0 < len(full.launches)
+    assert [p.source for p in reduced.inputs] == [p.source for p in full.inputs]
+    assert table.render(reduced, top=None) == table.render(full, top=None)
+    assert markdown.render(reduced) == markdown.render(full)
+    assert html.render(reduced) == html.render(full)
+    # the capture among the inputs (capture_traces/ is searched too) is reported through each
+    # replay it lent to, a note on each saying so; with none the replay is reported as it is
+    notes = [n for p in reduced.inputs for n in p.notes if n.startswith("capture trace ")]
+    assert (len(reduced.inputs), len(notes)) == {"given": (1, 1), "beside": (2, 2)}.get(
+        layout, (2, 0)
+    )
 
 
 def test_a_trace_with_an_ncu_export_is_read_together():

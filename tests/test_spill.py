@@ -16,7 +16,7 @@ import rooflint
 from rooflint import reduced, reporters, spill
 from rooflint.cli.main import main
 from rooflint.core import analysis, pieces, provenance, schema, speed_of_light
-from tests.helpers import FIXTURES, shared, with_launches
+from tests.helpers import FIXTURES, replay_folder, shared, with_launches
 
 # Folders whose files' tables have the same columns (rocprof of MI100-MI350; seven PyTorch
 # traces, several jobs among them; three RTX 3070 ncu exports, one in de_DE's decimal comma)
@@ -301,6 +301,24 @@ def test_one_file_and_dask_keep_the_full_path(tmp_path, spills):
     assert not reduced._spillable(folder, rooflint.pipeline.Options(scheduler="tcp://x:1"))
 
 
+@pytest.mark.e2e  # reads ../shared/fixtures
+@pytest.mark.parametrize("layout", ["given", "beside"])
+def test_graph_replays_paired_are_written_from_pieces(layout, tmp_path, spills):
+    """A vLLM graph replay with its capture (among the inputs, or in capture_traces/): each
+    replay's piece is its rows read with the capture, the capture's own dropped; JSON, CSV and
+    the Perfetto timeline the full path's, byte for byte, and no spill left behind."""
+    folder = replay_folder(tmp_path, layout)
+    full = rooflint.report(folder)
+    made = rooflint.report(folder, launches="pieces")
+    assert made.pieces is not None and made.launch_count == len(full.launches)
+    pd.testing.assert_frame_equal(pd.concat(list(made.launch_pieces())), full.launches)
+    for fmt in ("json", "csv", "perfetto"):
+        assert _bytes(made, fmt) == _bytes(full, fmt), fmt
+    del made
+    gc.collect()
+    assert list(spills.iterdir()) == []
+
+
 def test_inputs_read_together_take_the_full_path(spills):
     """A trace with an ncu export of the same run: read together, as before."""
     trace = FIXTURES / "kineto" / "h200-train-trace.json.gz"
@@ -312,7 +330,8 @@ def test_inputs_read_together_take_the_full_path(spills):
 
 def test_the_registry_says_which_rows_each_format_needs():
     """none: table, markdown, HTML, the charts (and CSV/Parquet per kernel group); pieces:
-    JSON, CSV, Parquet; timeline (and the warm-up): Perfetto; all: no format now (the word stays the full path's)."""
+    JSON, CSV, Parquet; timeline (and the warm-up): Perfetto; all: no format now (the word
+    stays the full path's)."""
     by_rows: dict[str, set] = {}
     for f in reporters.formats().values():
         by_rows.setdefault(f.rows, set()).add(f.name)

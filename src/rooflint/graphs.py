@@ -24,14 +24,14 @@ def pair(profiles: list[Profile]) -> list[Profile]:
     used: set[str] = set()
     out = []
     for profile in profiles:
-        paired = _paired(profile, list(captures)) if is_replay(profile) else None
-        if paired is None:
+        found = paired(profile, list(captures)) if is_replay(profile) else None
+        if found is None:
             out.append(profile)
             continue
-        replay, capture = paired
+        replay, capture = found
         if capture in captures:
             used.add(capture)
-            replay.notes.append(_own_note(captures[capture]))
+            replay.notes.append(own_note(captures[capture]))
         out.append(replay)
     return [p for p in out if p.source not in used]
 
@@ -44,7 +44,7 @@ def is_replay(profile: Profile) -> bool:
     )
 
 
-def _paired(profile: Profile, given: list[str]) -> tuple[Profile, str] | None:
+def paired(profile: Profile, given: list[str]) -> tuple[Profile, str] | None:
     """The replay re-read with the first capture that lends operators to its kernels."""
     for capture in given or _beside(Path(profile.source)):
         try:
@@ -56,7 +56,7 @@ def _paired(profile: Profile, given: list[str]) -> tuple[Profile, str] | None:
     return None
 
 
-def _own_note(capture: Profile) -> str:
+def own_note(capture: Profile) -> str:
     launches = capture.launches
     return (
         f"capture trace {capture.source}: its own {len(launches)} GPU activities "

@@ -20,10 +20,14 @@ read). Perfetto writes from the pieces too (`"timeline"`): each file's launches 
 window are spilled beside its table (the Reduction's `outside`), as the full path keeps them in
 Result.outside; the other formats write none of them, and their runs spill none.
 
-Inputs that are read together fall back to the full path: a trace with an ncu or rocprof export
-(join.pair lends the export's counters to the trace), a CUDA graph replay or capture trace
-(graphs.pair). Each is found as the files are read, from the profiles themselves (the folder is
-not walked and sniffed first): the reading stops at the first such file.
+A CUDA graph replay trace is paired with a capture trace as graphs.pair pairs it, once every
+file is reduced: the capture traces among the inputs are known then (else those beside it), and
+a replay that one lends operators to is read again with it and reduced in its place, the
+capture's own reduction dropped (reduced.replays_paired). With --scheduler, a replay or capture
+trace falls back to the full path, as does a trace with an ncu or rocprof export (join.pair
+lends the export's counters to the trace). Each is found as the files are read, from the
+profiles themselves (the folder is not walked and sniffed first): the reading stops at the
+first such file.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class Reduction:
     by_device: dict  # each device's partial sums (core.partials.by_device), for the charts
     spilled: spill.Spilled | None = None  # its analysed launch table, written (launches="pieces")
     outside: spill.Spilled | None = None  # its launches outside the window, written (Perfetto)
+    replay: bool = False  # a CUDA graph replay trace, reduced without a capture (graphs.pair)
+    capture_note: str | None = None  # a capture trace: its note where a replay uses it
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
@@ -80,8 +86,8 @@ class Failed:
 
 
 class _Together(Exception):
-    """A file is a graph replay or capture trace, or a trace is among exports: the inputs are
-    read together (full path)."""
+    """A trace is among exports, or a file is a graph replay or capture trace on a cluster:
+    the inputs are read together (full path)."""
 
 
 _TOGETHER = "read together"  # what a worker returns for such a file
@@ -124,9 +130,13 @@ def _built(paths: list[str], options: pipeline.Options, progress, folder, outsid
         reductions, skipped = pipeline.read_all(paths, options, told, reduce=each)
     except _Together:
         return _instead(paths, options, _Told(progress, skip=told.files), folder)
-    for reduction in reductions:
-        if isinstance(reduction, Failed):
-            raise reduction.error
+    failed = [r for r in reductions if isinstance(r, Failed)]
+    if failed and any(r.replay or r.capture_note for r in reductions if isinstance(r, Reduction)):
+        return _instead(paths, options, _Told(progress, skip=told.files), folder)  # as it raises
+    if failed:
+        raise failed[0].error
+    spill_to = folder.path if folder is not None else None
+    reductions = replays_paired(reductions, options, spill_to, outside)
     if folder is not None and not pieces.joinable([r.spilled.read for r in reductions]):
         return _instead(paths, options, _Told(progress, skip=told.files), folder)  # read again
     return merged(reductions, skipped, options, folder, outside)
@@ -215,17 +225,68 @@ def reduce_file(
         read = as_given(read)
     if isinstance(read, RooflintError):
         return read
-    if read.captured_launches or graphs.is_replay(read):
-        return _TOGETHER
+    replay = graphs.is_replay(read)
+    if options.scheduler and (read.captured_launches or replay):
+        return _TOGETHER  # the cluster's paths are not the parent's to pair
+    note = graphs.own_note(read) if read.captured_launches else None
     try:
-        as_read = read.launches.iloc[:0].copy()  # its columns and dtypes, for the pieces
-        reduction = reduce(read, options, spill_to, outside)
-        if reduction.spilled is not None:
-            reduction.spilled = dataclasses.replace(reduction.spilled, read=as_read)
-        return reduction
+        reduction = _reduced_as_read(read, options, spill_to, outside)
     except RooflintError as exc:
         count = len(read.launches) if read.launches is not None else 0
         return Failed(exc, read.skipped, count, read.format)
+    return dataclasses.replace(reduction, replay=replay, capture_note=note)
+
+
+def _reduced_as_read(
+    read: Profile, options: pipeline.Options, spill_to: str | None, outside: bool = False
+) -> Reduction:
+    """reduce(read), its spill told the table as read (its columns and dtypes, for the pieces)."""
+    as_read = read.launches.iloc[:0].copy()
+    reduction = reduce(read, options, spill_to, outside)
+    if reduction.spilled is not None:
+        reduction.spilled = dataclasses.replace(reduction.spilled, read=as_read)
+    return reduction
+
+
+def replays_paired(
+    reductions: list[Reduction], options: pipeline.Options, spill_to=None, outside: bool = False
+) -> list:
+    """graphs.pair over reductions: each replay read again with the first capture trace that
+    lends its kernels operators (the captures among the inputs, in input order, else those
+    beside it) and reduced in its place (workers, as the files were read); the captures among
+    the inputs that lent dropped, their notes on the replays."""
+    replays = [r for r in reductions if r.replay]
+    if not replays:
+        return reductions
+    given = {r.profile.source: r.capture_note for r in reductions if r.capture_note}
+    read = {str(Path(r.profile.source)): r.profile for r in replays}  # without rows: files, skips
+    pair = functools.partial(pair_replay, read=read, captures=given, options=options)
+    pair = functools.partial(pair, spill_to=spill_to, outside=outside)
+    paths = [Path(r.profile.source) for r in replays]
+    paired = dict(zip(map(id, replays), pipeline.read_each(paths, {}, one=pair), strict=True))
+    used = {found[0] for found in paired.values() if found is not None}
+    out = []
+    for reduction in reductions:
+        found = paired.get(id(reduction))
+        if reduction.profile.source not in used:
+            out.append(found[1] if found is not None else reduction)
+    return out
+
+
+def pair_replay(
+    path: Path, _given, _progress=None, *, read, captures, options, spill_to=None, outside=False
+):
+    """(capture, Reduction) of the replay trace at `path` (`read`: its profile as read, by
+    source) read with the first capture that lends operators (graphs.paired: `captures`, the
+    capture traces given and their notes, else those beside it), the capture's note among its
+    notes; None where none lends."""
+    found = graphs.paired(read[str(path)], list(captures))
+    if found is None:
+        return None
+    replay, capture = found
+    if capture in captures:
+        replay.notes.append(captures[capture])
+    return capture, _reduced_as_read(replay, options, spill_to, outside)
 
 
 def reduce(
