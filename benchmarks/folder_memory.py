@@ -70,7 +70,7 @@ FORMATS = {
     "json": "pieces",
     "csv": "pieces",
     "parquet": "pieces",
-    "perfetto": "pieces",
+    "perfetto": "timeline",
     "html": False,
     "png": False,
 }

@@ -112,7 +112,7 @@ def test_the_cli_writes_a_file_a_json_parser_opens(tmp_path):
     assert len(_launch_slices(doc)) == len(rooflint.report(str(TRACE)).launches)
 
 
-# A folder's timeline from its launch rows kept on disk file by file (launches="pieces").
+# A folder's timeline from its launch rows kept on disk file by file (launches="timeline").
 RESNET = FIXTURES / "kineto" / "tracelens-mi300x-resnet18-train-excerpt.json.gz"
 MINITOY = FIXTURES / "kineto" / "hta-mi250-minitoy.json.gz"
 
@@ -131,12 +131,12 @@ def test_the_command_line_writes_a_folder_s_timeline_as_the_full_path(name, spil
     (several jobs, streams, warm-up outside the window), rocprof exports and the ncu exports
     (whose analysed tables differ in columns): the full path's rendering, byte for byte."""
     folder = FIXTURES / name
-    assert reporters.formats()["perfetto"].rows == "pieces"
+    assert reporters.formats()["perfetto"].rows == "timeline"
     res = CliRunner().invoke(main, ["report", str(folder), "-q", "--format", "perfetto"])
     assert res.exit_code == 0, res.output
     full = rooflint.report(folder)
     assert res.stdout_bytes == perfetto.render(full).encode("utf-8")
-    made = rooflint.report(folder, launches="pieces")
+    made = rooflint.report(folder, launches="timeline")
     assert made.pieces is not None
     assert _streamed(made) == res.stdout_bytes
     del made
@@ -148,7 +148,7 @@ def test_the_warm_up_outside_the_window_is_laid_out_from_pieces(spills):
     """The Kineto folder: MI250 minitoy's 8 launches before its first complete step (7 traces,
     6166 launches in the windows) are spilled with its file and drawn, flagged, on its device
     (GPU 2, as the trace's own launches)."""
-    made = rooflint.report(FIXTURES / "kineto", launches="pieces")
+    made = rooflint.report(FIXTURES / "kineto", launches="timeline")
     assert made.pieces is not None and made.outside is None
     assert made.launch_count == 6166 and made.summary.accounting["launches_read"] == 6174
     assert sum(1 for p in made.pieces.outside if p) == 1
@@ -167,7 +167,7 @@ def test_traces_with_launches_outside_their_windows_are_the_full_path_s(steps, t
     for name in ("a", "b"):
         shutil.copy(RESNET, tmp_path / f"{name}.json.gz")
     full = rooflint.report(tmp_path, steps=steps)
-    made = rooflint.report(tmp_path, steps=steps, launches="pieces")
+    made = rooflint.report(tmp_path, steps=steps, launches="timeline")
     assert made.pieces is not None and all(made.pieces.outside)
     assert _streamed(made) == perfetto.render(full).encode("utf-8")
     doc = json.loads(_streamed(made))
@@ -192,7 +192,7 @@ def test_a_device_seen_only_outside_the_windows_is_laid_out_last(tmp_path, spill
     full = rooflint.report(tmp_path)
     moved = full.outside.assign(device_index=pd.array([7] * len(full.outside), dtype="Int64"))
     full = dataclasses.replace(full, outside=moved)
-    made = rooflint.report(tmp_path, launches="pieces")
+    made = rooflint.report(tmp_path, launches="timeline")
     outside = [p for p in made.pieces.outside if p]
     assert len(outside) == 1
     reads = []
@@ -216,3 +216,21 @@ def test_a_device_seen_only_outside_the_windows_is_laid_out_last(tmp_path, spill
     shared = (made.pieces.file_sources[0],) * len(files)
     joined = dataclasses.replace(made, pieces=dataclasses.replace(made.pieces, file_sources=shared))
     assert _streamed(joined) == want
+
+
+def test_the_other_formats_runs_spill_no_warm_up_and_perfetto_refuses_their_result(spills):
+    """launches="pieces" (JSON, CSV, Parquet) spills the Kineto folder's 7 tables alone, not
+    the minitoy's 8 warm-up launches; the timeline of such a Result is refused, not drawn
+    without them. launches="timeline" spills the 7 and the one warm-up table."""
+    made = rooflint.report(FIXTURES / "kineto", launches="pieces")
+    assert made.pieces.outside == () and len(made.pieces.files) == 7
+    assert len(list(list(spills.iterdir())[0].iterdir())) == 7
+    assert made.summary.accounting["launches_read"] == 6174  # the warm-up still counted
+    with pytest.raises(rooflint.core.errors.UsageError, match="launches='timeline'"):
+        _streamed(made)
+    del made
+    gc.collect()
+    timeline = rooflint.report(FIXTURES / "kineto", launches="timeline")
+    assert len(list(list(spills.iterdir())[0].iterdir())) == 8
+    del timeline
+    gc.collect()

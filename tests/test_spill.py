@@ -330,13 +330,15 @@ def test_inputs_read_together_take_the_full_path(spills):
 
 def test_the_registry_says_which_rows_each_format_needs():
     """none: table, markdown, HTML, the charts (and CSV/Parquet per kernel group); pieces:
-    JSON, CSV, Parquet, Perfetto; all: no format now (the word stays the full path's)."""
+    JSON, CSV, Parquet; timeline (and the warm-up): Perfetto; all: no format now (the word
+    stays the full path's)."""
     by_rows: dict[str, set] = {}
     for f in reporters.formats().values():
         by_rows.setdefault(f.rows, set()).add(f.name)
     assert by_rows == {
         "none": {"table", "markdown", "html", "png", "svg", "pdf"},
-        "pieces": {"json", "csv", "parquet", "perfetto"},
+        "pieces": {"json", "csv", "parquet"},
+        "timeline": {"perfetto"},
     }
     assert set(by_rows) <= set(reporters.ROWS)
     assert reporters.formats()["csv"].rows_for({"per": "kernel"}) == "none"

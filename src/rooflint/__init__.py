@@ -71,6 +71,7 @@ def report(*paths, group_by="kernel", progress=None, device_id=None, launches=Tr
     "pieces"). `launches="pieces"` reduces a folder so too and writes each file's launch rows to a
     temporary file where it is read (rooflint.spill): `result.launch_pieces()` gives them back
     a file at a time (what the JSON, CSV and Parquet reports write), the full path's rows.
+    `launches="timeline"` (Perfetto) spills each file's launches outside its window too.
     """
     from rooflint import pipeline
 
@@ -84,13 +85,15 @@ def report(*paths, group_by="kernel", progress=None, device_id=None, launches=Tr
         return pipeline.report(paths, options, progress)
     from rooflint import reduced
 
-    make = functools.partial(reduced.build, spilled=rows == "pieces")
+    spilled = rows in ("pieces", "timeline")
+    make = functools.partial(reduced.build, spilled=spilled, outside=rows == "timeline")
     return pipeline.report(paths, options, progress, make=make)
 
 
 # What `launches` asks for: every row in memory, none, or a folder's kept on disk (the
 # registry's words, rooflint.reporters.ROWS, as the command line passes them).
-_ROWS = {True: "all", False: "none", "all": "all", "none": "none", "pieces": "pieces"}
+_ROWS: dict[bool | str, str] = {True: "all", False: "none"}
+_ROWS.update((word, word) for word in ("all", "none", "pieces", "timeline"))
 
 
 @takes_inputs

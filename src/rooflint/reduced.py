@@ -9,15 +9,16 @@ warnings and the gates are those of the full path (the same code over merged sum
 terminal, Markdown and HTML formats and the charts show (each device's partial sums too, for
 its chart: core.partials.by_device), and CSV and Parquet per kernel group.
 
-`launches="pieces"` (JSON, CSV and Parquet per launch, Perfetto): the same, and each file's
-analysed launch table is written where it is read to the parent's temporary folder
+`launches="pieces"` (JSON, CSV and Parquet per launch) and `"timeline"` (Perfetto): the same,
+and each file's analysed launch table is written where it is read to the parent's temporary folder
 (rooflint.spill; the Reduction's `spilled`, with its table as read without rows), which the
 Result's `pieces` read back a file at a time as the joined table's rows (core.pieces: also for
 files whose analysed tables differ in columns). One file and Dask workers (their disks are not
 the parent's) take the full path; so, read again, do files whose tables as read hold a column
 in two dtypes (pieces.joinable: pandas would join them into a third, which the analysis would
-read). Perfetto writes from the pieces too: each file's launches outside its window are spilled
-beside its table (the Reduction's `outside`), as the full path keeps them in Result.outside.
+read). Perfetto writes from the pieces too (`"timeline"`): each file's launches outside its
+window are spilled beside its table (the Reduction's `outside`), as the full path keeps them in
+Result.outside; the other formats write none of them, and their runs spill none.
 
 A CUDA graph replay trace is paired with a capture trace as graphs.pair pairs it, once every
 file is reduced: the capture traces among the inputs are known then (else those beside it), and
@@ -97,10 +98,12 @@ def build(
     options: pipeline.Options | None = None,
     progress: Callable[[str, int], None] | None = None,
     spilled: bool = False,
+    outside: bool = False,
 ) -> Result:
     """pipeline.build's Result, without its launches, made file by file; `spilled`: with its
     launch rows written file by file where they are read (rooflint.spill), the Result's
-    `pieces`. One file, Dask workers (whose disks are not the parent's) and files whose
+    `pieces` (`outside`: each file's launches outside its window spilled too, for Perfetto's
+    timeline). One file, Dask workers (whose disks are not the parent's) and files whose
     tables as read differ in a column's dtype take the full path then."""
     options = options or pipeline.Options()
     paths = [str(p) for p in paths]
@@ -108,16 +111,19 @@ def build(
         return pipeline.build(paths, options, progress)
     folder = spill.Folder() if spilled else None
     try:
-        return _built(paths, options, progress, folder)
+        return _built(paths, options, progress, folder, outside)
     except BaseException:
         if folder is not None:
             folder.remove()  # no spill left behind
         raise
 
 
-def _built(paths: list[str], options: pipeline.Options, progress, folder) -> Result:
+def _built(paths: list[str], options: pipeline.Options, progress, folder, outside) -> Result:
     each = functools.partial(
-        _reduce_each, options=options, spill_to=folder.path if folder is not None else None
+        _reduce_each,
+        options=options,
+        spill_to=folder.path if folder is not None else None,
+        outside=outside,
     )
     told = _Told(progress)
     try:
@@ -129,10 +135,11 @@ def _built(paths: list[str], options: pipeline.Options, progress, folder) -> Res
         return _instead(paths, options, _Told(progress, skip=told.files), folder)  # as it raises
     if failed:
         raise failed[0].error
-    reductions = replays_paired(reductions, options, folder.path if folder is not None else None)
+    spill_to = folder.path if folder is not None else None
+    reductions = replays_paired(reductions, options, spill_to, outside)
     if folder is not None and not pieces.joinable([r.spilled.read for r in reductions]):
         return _instead(paths, options, _Told(progress, skip=told.files), folder)  # read again
-    return merged(reductions, skipped, options, folder)
+    return merged(reductions, skipped, options, folder, outside)
 
 
 def _instead(paths: list[str], options: pipeline.Options, progress, folder) -> Result:
@@ -175,10 +182,11 @@ def _reduce_each(
     *,
     options: pipeline.Options,
     spill_to: str | None = None,
+    outside: bool = False,
 ) -> Iterator:
     """Each candidate's Reduction (or RooflintError), in input order, reduced where it is read:
     a worker process of a large folder, or a Dask worker with --scheduler."""
-    one = functools.partial(reduce_file, options=options, spill_to=spill_to)
+    one = functools.partial(reduce_file, options=options, spill_to=spill_to, outside=outside)
     read: Generator
     if options.scheduler:
         read = cluster.reduce_each(candidates, given, options.scheduler, one)
@@ -206,6 +214,7 @@ def reduce_file(
     options: pipeline.Options,
     as_given=None,
     spill_to: str | None = None,
+    outside: bool = False,
 ):
     """The file at `candidate` read (`progress` told the bytes read; its paths spelt by
     `as_given`, where given), analysed and reduced (its analysed launch table written to a file
@@ -221,23 +230,27 @@ def reduce_file(
         return _TOGETHER  # the cluster's paths are not the parent's to pair
     note = graphs.own_note(read) if read.captured_launches else None
     try:
-        reduction = _reduced_as_read(read, options, spill_to)
+        reduction = _reduced_as_read(read, options, spill_to, outside)
     except RooflintError as exc:
         count = len(read.launches) if read.launches is not None else 0
         return Failed(exc, read.skipped, count, read.format)
     return dataclasses.replace(reduction, replay=replay, capture_note=note)
 
 
-def _reduced_as_read(read: Profile, options: pipeline.Options, spill_to: str | None) -> Reduction:
+def _reduced_as_read(
+    read: Profile, options: pipeline.Options, spill_to: str | None, outside: bool = False
+) -> Reduction:
     """reduce(read), its spill told the table as read (its columns and dtypes, for the pieces)."""
     as_read = read.launches.iloc[:0].copy()
-    reduction = reduce(read, options, spill_to)
+    reduction = reduce(read, options, spill_to, outside)
     if reduction.spilled is not None:
         reduction.spilled = dataclasses.replace(reduction.spilled, read=as_read)
     return reduction
 
 
-def replays_paired(reductions: list[Reduction], options: pipeline.Options, spill_to=None) -> list:
+def replays_paired(
+    reductions: list[Reduction], options: pipeline.Options, spill_to=None, outside: bool = False
+) -> list:
     """graphs.pair over reductions: each replay read again with the first capture trace that
     lends its kernels operators (the captures among the inputs, in input order, else those
     beside it) and reduced in its place (workers, as the files were read); the captures among
@@ -248,7 +261,7 @@ def replays_paired(reductions: list[Reduction], options: pipeline.Options, spill
     given = {r.profile.source: r.capture_note for r in reductions if r.capture_note}
     read = {str(Path(r.profile.source)): r.profile for r in replays}  # without rows: files, skips
     pair = functools.partial(pair_replay, read=read, captures=given, options=options)
-    pair = functools.partial(pair, spill_to=spill_to)
+    pair = functools.partial(pair, spill_to=spill_to, outside=outside)
     paths = [Path(r.profile.source) for r in replays]
     paired = dict(zip(map(id, replays), pipeline.read_each(paths, {}, one=pair), strict=True))
     used = {found[0] for found in paired.values() if found is not None}
@@ -260,7 +273,9 @@ def replays_paired(reductions: list[Reduction], options: pipeline.Options, spill
     return out
 
 
-def pair_replay(path: Path, _given, _progress=None, *, read, captures, options, spill_to=None):
+def pair_replay(
+    path: Path, _given, _progress=None, *, read, captures, options, spill_to=None, outside=False
+):
     """(capture, Reduction) of the replay trace at `path` (`read`: its profile as read, by
     source) read with the first capture that lends operators (graphs.paired: `captures`, the
     capture traces given and their notes, else those beside it), the capture's note among its
@@ -271,12 +286,15 @@ def pair_replay(path: Path, _given, _progress=None, *, read, captures, options, 
     replay, capture = found
     if capture in captures:
         replay.notes.append(captures[capture])
-    return capture, _reduced_as_read(replay, options, spill_to)
+    return capture, _reduced_as_read(replay, options, spill_to, outside)
 
 
-def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = None) -> Reduction:
+def reduce(
+    profile: Profile, options: pipeline.Options, spill_to: str | None = None, outside: bool = False
+) -> Reduction:
     """One profile analysed against its own device and reduced; its launches let go (written
-    to a file in `spill_to` first, where given)."""
+    to a file in `spill_to` first, where given, and with `outside` those outside its window:
+    only Perfetto's timeline draws them)."""
     count = len(profile.launches)
     analysed = pipeline.analyse(join.pair([profile]), options)  # as build: launches' notes
     launches = analysed.launches
@@ -290,7 +308,7 @@ def reduce(profile: Profile, options: pipeline.Options, spill_to: str | None = N
         count,
         partials.by_device(launches, partial, options.group_by),
         spill.Spilled.of(launches, spill_to) if spill_to is not None else None,
-        outside=_outside(analysed.outside, spill_to),
+        outside=_outside(analysed.outside, spill_to if outside else None),
     )
     profile.launches = None
     return reduction
@@ -309,9 +327,12 @@ def _without_rows(windowed: windows.Windowed) -> windows.Windowed:
     return dataclasses.replace(windowed, timeline=built)
 
 
-def merged(reductions: list[Reduction], skipped, options: pipeline.Options, folder=None) -> Result:
+def merged(
+    reductions: list[Reduction], skipped, options: pipeline.Options, folder=None, outside=False
+) -> Result:
     """The Result of the reductions' files read together, without their launches (their rows
-    in `folder`'s files, its `pieces`, where they were spilled)."""
+    in `folder`'s files, its `pieces`, where they were spilled; with `outside`, those outside
+    each file's window too)."""
     timelines = [w for r in reductions for w in r.timelines]
     job_of = ranks.job_of([w.ranked for w in timelines if w.ranked is not None])
     wholes = [_jobbed(r.partial, r, job_of) for r in reductions]
@@ -322,8 +343,8 @@ def merged(reductions: list[Reduction], skipped, options: pipeline.Options, fold
     ]
     tables = [r.profile.launches for r in reductions]
     spilled = [r.spilled for r in reductions if r.spilled is not None]
-    outside = [r.outside for r in reductions if r.spilled is not None]
-    rows = spill.pieces_of(spilled, tables, job_of, folder, outside) if folder is not None else None
+    beside = [r.outside for r in reductions if r.spilled is not None] if outside else None
+    rows = spill.pieces_of(spilled, tables, job_of, folder, beside) if folder is not None else None
     return Result(
         rows.columns if rows is not None else _columns(tables),
         ranking.ranked(partial, options.latency_threshold),

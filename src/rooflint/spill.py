@@ -107,10 +107,12 @@ def pieces_of(
     outside: list[Spilled | None] | None = None,
 ) -> pieces.Pieces:
     """The Result's pieces: the files' spilled tables; `tables` each file's analysed table
-    without rows; `outside` each file's launches outside its window, spilled (None for none)."""
+    without rows; `outside` each file's launches outside its window, spilled (None for none;
+    the list None where they were not spilled: Pieces.outside empty)."""
     known = [s.read for s in spilled if s.read is not None]
     as_read = known if len(known) == len(spilled) else None
     marked = as_read is not None and pieces.remarked(tables, as_read)
+    kept = outside is not None
     outside = outside or [None] * len(spilled)
     return pieces.Pieces(
         tuple(s.path for s in spilled),
@@ -122,7 +124,7 @@ def pieces_of(
         sum(s.rows for s in spilled),
         folder,
         as_read=tuple(r.columns for r in known) if marked else (),
-        outside=tuple(o.path if o is not None else "" for o in outside),
+        outside=tuple(o.path if o is not None else "" for o in outside) if kept else (),
         file_sources=tuple(
             s.sources + (o.sources if o else []) for s, o in zip(spilled, outside, strict=True)
         ),

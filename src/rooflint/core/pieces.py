@@ -47,19 +47,26 @@ class Pieces:
     as_read: tuple[pd.Index, ...] = ()
     # each input's analysed launches outside its window, as written ("" for none), and each
     # input's distinct sources in and outside its window: what the Perfetto timeline lays out
+    # (empty where they were not spilled: launches="pieces" rather than "timeline")
     outside: tuple[str, ...] = ()
     file_sources: tuple[list, ...] = ()
 
     def __iter__(self) -> Iterator[pd.DataFrame]:
         start = 0
-        joined = pd.Index(list(dict.fromkeys(c for read in self.as_read for c in read)))
-        for n, file in enumerate(self.files):
-            table = self.read(file)
-            marks = speed_of_light.as_joined(table, self.as_read[n], joined) if joined.size else {}
-            piece = joined_like(table, self.columns, start, self.job_of, marks)
+        for n in range(len(self.files)):
+            piece = self.piece(n, start)
             start += len(piece)
             yield piece
             del piece  # not held while the next is read
+
+    def piece(self, n: int, start: int) -> pd.DataFrame:
+        """Input `n`'s rows of the joined table, which start at row `start`: what iterating
+        gives, for a caller that must let a piece go while it is still working (the iterator
+        holds the piece it gave until the next is asked for)."""
+        joined = pd.Index(list(dict.fromkeys(c for read in self.as_read for c in read)))
+        table = self.read(self.files[n])
+        marks = speed_of_light.as_joined(table, self.as_read[n], joined) if joined.size else {}
+        return joined_like(table, self.columns, start, self.job_of, marks)
 
     def outside_piece(self, i: int) -> pd.DataFrame | None:
         """Input `i`'s launches outside its window (None for none) as the full path's `outside`

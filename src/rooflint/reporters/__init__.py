@@ -47,7 +47,8 @@ class Format:
     # Result reduced file by file (rooflint.reduced: memory grows with groups only); "pieces"
     # (JSON, CSV, Parquet, Perfetto) one whose rows a folder keeps on disk, written from them a
     # file at a time (rooflint.spill); "all" the full path's, every row in memory (no format
-    # of the registry now)
+    # of the registry now); "timeline" (Perfetto) the pieces and each file's launches outside
+    # its window, spilled beside them (the others' runs spill no warm-up)
     rows: str = "all"
 
     def rows_for(self, options: dict) -> str:
@@ -55,7 +56,7 @@ class Format:
         return "none" if "per" in self.options and options.get("per") == "kernel" else self.rows
 
 
-ROWS = ("none", "pieces", "all")
+ROWS = ("none", "pieces", "timeline", "all")
 
 
 def _chart(name: str) -> Format:
@@ -114,7 +115,7 @@ REGISTRY = (
         "perfetto",
         extensions=(".perfetto.json",),
         streamed="chunks",
-        rows="pieces",
+        rows="timeline",
         about="the timeline as Chrome-trace JSON for Perfetto, each launch with its verdict",
     ),
     _chart("png"),

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core import ranking, schema, verdicts
+from rooflint.core.errors import UsageError
 from rooflint.core.version import __version__
 from rooflint.reporters import common
 
@@ -50,7 +51,7 @@ ARGS = {  # launch column: its name in a slice's args
 }
 
 
-CHUNK_ROWS = 10_000  # launches made into events at a time: bounds the writer's memory
+CHUNK_ROWS = 2_000  # launches made into events at a time: bounds the writer's memory
 
 
 def render(result, **_options) -> str:
@@ -93,9 +94,8 @@ def _event_batches(result) -> Iterator[list[dict]]:
     advice = _advice(result)
     pid = 0
     later = []  # (input, its devices with launches outside the window alone)
-    for i, (window, outside) in enumerate(_inputs(result)):
-        launches = _laid_out(result, window, outside, advice)
-        del window, outside  # not held beside their laid-out copy
+    for i, held in enumerate(_inputs(result)):
+        launches = _laid_out(result, held, advice)  # the input let go once laid out
         alone = []
         for key, part in _devices(launches):
             if part["outside_window"].all():
@@ -107,7 +107,7 @@ def _event_batches(result) -> Iterator[list[dict]]:
             later.append((i, set(alone)))
         del launches
     for i, alone in later:  # that input's launches outside its window read again
-        launches = _laid_out(result, result.launches.iloc[:0], _outside(result, i), advice)
+        launches = _laid_out(result, [(result.launches.iloc[:0], _outside(result, i))], advice)
         for key, part in _devices(launches):
             if key in alone:
                 yield from _device_events(pid, *key, part)
@@ -129,19 +129,30 @@ def _devices(launches: pd.DataFrame) -> Iterator[tuple[tuple, pd.DataFrame]]:
         del part, first
 
 
-def _inputs(result) -> Iterator[tuple[pd.DataFrame, pd.DataFrame | None]]:
-    """(the launches in the windows, those outside them): the whole tables, or a folder's kept
-    on disk an input at a time where no source is in two inputs (each device's launches are
-    then one input's: laid out from it alone, they are laid out as joined)."""
+def _inputs(result) -> Iterator[list[tuple[pd.DataFrame, pd.DataFrame | None]]]:
+    """[(the launches in the windows, those outside them)], a list the caller empties (so no
+    frame here holds an input while it is laid out: a folder's piece and its laid-out copy
+    were both held, ~2x one file): the whole tables, or a folder's kept on disk an input at a
+    time where no source is in two inputs (each device's launches are then one input's: laid
+    out from it alone, they are laid out as joined)."""
     pieces = result.pieces
+    if pieces is not None and not pieces.outside and "outside_window" in result.summary.accounting:
+        raise UsageError(
+            "the timeline draws the launches outside the windows, which this Result did not "
+            "keep: report the folder with launches='timeline' (Perfetto's rows)"
+        )
     if pieces is None:
-        yield result.launches, result.outside_launches
+        yield [(result.launches, result.outside_launches)]
     elif _apart(pieces.file_sources, len(pieces.files)):
-        for i, window in enumerate(pieces):
-            yield window, _outside(result, i)
-            del window  # not held while the next is read
+        start = 0
+        for i in range(len(pieces.files)):
+            window = pieces.piece(i, start)
+            start += len(window)
+            held = [(window, _outside(result, i))]
+            del window
+            yield held
     else:  # a source in several inputs: the inputs joined (every row in memory)
-        yield schema.concat(list(pieces), ignore_index=True), _outside(result, None)
+        yield [(schema.concat(list(pieces), ignore_index=True), _outside(result, None))]
 
 
 def _outside(result, i: int | None) -> pd.DataFrame | None:
@@ -168,14 +179,17 @@ def _apart(file_sources: tuple[list, ...], inputs: int) -> bool:
     return True
 
 
-def _laid_out(result, window: pd.DataFrame, outside: pd.DataFrame | None, advice) -> pd.DataFrame:
-    """The launches (the window's, then those outside it) with `ts_us` / `dur_us`, the group id
+def _laid_out(result, held: list, advice) -> pd.DataFrame:
+    """The launches (`held`'s one (window, outside): the window's, then those outside it, taken
+    from the list so that once joined they are let go) with `ts_us` / `dur_us`, the group id
     and the stream it is drawn on; untimed inputs laid end to end."""
+    window, outside = held.pop()
     frames = [window.assign(outside_window=False)]
     if outside is not None and len(outside):
         frames.append(outside.assign(outside_window=True))
+    del window, outside
     launches = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    del frames  # copy-on-write: the columns set below leave `window` as it was
+    del frames  # copy-on-write: the columns set below leave the input's table as it was
     launches["group_id"] = _group_ids(result, launches)
     launches["_advice"] = pd.Series(launches["group_id"]).map(advice).to_numpy()
     if "start_s" not in launches:
@@ -237,13 +251,19 @@ def _device_events(pid: int, source: str, device, part: pd.DataFrame) -> Iterato
         events.append(_meta(pid, int(tid) + VERDICT_TRACK, "thread_name", f"{label} · verdict"))
     events.append(_meta(pid, None, "process_sort_index", pid))
     yield events
+    read = [c for c in SLICE_COLUMNS if c in part]  # not the table's other columns
     for start in range(0, len(part), CHUNK_ROWS):
-        yield [
-            e
-            for row in part.iloc[start : start + CHUNK_ROWS].to_dict("records")
-            for e in _slices(pid, row)
-        ]
+        rows = part.iloc[start : start + CHUNK_ROWS][read].to_dict("records")
+        yield [e for row in rows for e in _slices(pid, row)]
+        del rows
     yield from _headroom_counter(pid, part)
+
+
+# The columns a launch's slices are made of (_slices): a row of all ~60 columns as a dict held
+# 10k rows x 60 Python objects (~60 MB of a 48 MB trace's timeline, its writer's peak).
+SLICE_COLUMNS = list(
+    dict.fromkeys([*ARGS, "kernel", "op", "group_id", "_advice", "outside_window", "untimed"])
+) + ["ts_us", "dur_us", "tid"]
 
 
 def _slices(pid: int, row: dict) -> list[dict]:
