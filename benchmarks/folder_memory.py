@@ -193,7 +193,7 @@ def one_file() -> tuple[float, float]:
     return full, now
 
 
-def dask(count: int = 16, repeats: int = 2) -> tuple[float, float, bool]:
+def dask(count: int = 32, repeats: int = 2) -> tuple[float, float, bool]:
     """(local seconds, LocalCluster(2) seconds, same bytes) reporting `count` traces reduced."""
     import rooflint
     from rooflint.reporters import table

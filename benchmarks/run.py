@@ -415,7 +415,7 @@ def cases(rows: Table, r: int, quick: bool) -> dict:
 
 def folder_memory(rows: Table, with_dask: bool) -> None:
     """m: 32 synthetic traces of ~48 MB in one folder (folder_memory.py): the parent's peak RSS
-    reporting 4-32 of them, reduced file by file against the full path; with Dask, 16 traces
+    reporting 4-32 of them, reduced file by file against the full path; with Dask, 32 traces
     on a LocalCluster(2) against the local run."""
     import folder_memory as folders
 
@@ -432,7 +432,7 @@ def folder_memory(rows: Table, with_dask: bool) -> None:
         local, remote, same = folders.dask()
         rows.add(
             "m folder memory",
-            "Dask LocalCluster(2), 16 traces / local",
+            "Dask LocalCluster(2), 32 traces / local",
             remote / local,
             1.2,
             f"{remote:.1f} s vs {local:.1f} s; same bytes: {same}",
