@@ -241,7 +241,7 @@ def _reduced_as_read(
     read: Profile, options: pipeline.Options, spill_to: str | None, outside: bool = False
 ) -> Reduction:
     """reduce(read), its spill told the table as read (its columns and dtypes, for the pieces)."""
-    as_read = read.launches.iloc[:0].copy()
+    as_read = read.launches.iloc[:0].copy() if spill_to is not None else None  # its rows go
     reduction = reduce(read, options, spill_to, outside)
     if reduction.spilled is not None:
         reduction.spilled = dataclasses.replace(reduction.spilled, read=as_read)

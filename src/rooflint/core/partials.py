@@ -88,18 +88,23 @@ def normalise_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Group-key columns as text with NA spelled NO_VALUE, so NA groups rank and match (the
     table's Categorical text stays one: no string per launch)."""
     for k in keys:
-        column = frame[k]
-        text = isinstance(column.dtype, pd.CategoricalDtype)
-        frame[k] = schema.filled(column if text else column.astype("string"), NO_VALUE)
+        frame[k] = normalised(frame[k])
     return frame
 
 
-def group_codes(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, dict]:
+def normalised(column: pd.Series) -> pd.Series:
+    """One group-key column as normalise_keys spells it."""
+    text = isinstance(column.dtype, pd.CategoricalDtype)
+    return schema.filled(column if text else column.astype("string"), NO_VALUE)
+
+
+def group_codes(frame: pd.DataFrame | dict, keys: list[str]) -> tuple[np.ndarray, dict]:
     """Each row's group: groups of equal `keys` values numbered 0, 1, ... in the order they
     first appear (as groupby(keys, sort=False) orders them), each key column hashed once; and
     each key's value per group, taken from the few distinct values (a take from the whole
-    column would first join its Arrow chunks: 36 MB for the names of 200k launches)."""
-    group = np.zeros(len(frame), dtype=np.int64)
+    column would first join its Arrow chunks: 36 MB for the names of 200k launches). `frame`:
+    a table, or its key columns by name."""
+    group = np.zeros(len(frame[keys[0]]), dtype=np.int64)
     factors = []
     for key in keys:
         codes, distinct = _key_codes(frame[key])
@@ -128,11 +133,9 @@ def grouped(launches: pd.DataFrame, group_by: str) -> tuple[list[str], np.ndarra
     """A launch table's group keys (keys_of), each launch's group and each key's value per group
     (group_codes), the keys spelled as normalise_keys spells them: how the ranking groups."""
     keys = keys_of(launches, group_by)
-    frame = pd.DataFrame(
-        {k: launches[k] if k in launches else pd.NA for k in keys}, index=launches.index
-    )
-    normalise_keys(frame, keys)
-    group, values = group_codes(frame, keys)
+    absent = pd.Series(pd.NA, index=launches.index, dtype="string")  # a key the table lacks
+    columns = {k: normalised(launches[k] if k in launches else absent) for k in keys}
+    group, values = group_codes(columns, keys)  # no frame of the keys: its columns suffice
     return keys, group, values
 
 
@@ -227,9 +230,8 @@ def _aggregated(analysed: pd.DataFrame, group: np.ndarray) -> tuple[dict, pd.Dat
         out["_comm_bytes_count"] = np.bincount(group, sized, minlength=n).astype(np.int64)
         pageable = hostcopies.pageable(analysed)  # host copies of pageable memory
         out["_comm_pageable"] = np.bincount(group, pageable, minlength=n).astype(np.int64)
-    out["device_id"] = _first_present(analysed["device_id"], group, n).array
-    reason = analysed["reason"]
-    out["reason"] = _first_present(reason.where(schema.filled(reason, "") != ""), group, n).array
+    out["device_id"] = _first_present(analysed["device_id"], group, n)
+    out["reason"] = _first_present(analysed["reason"], group, n, blank="")
     return out, _limiter_time(analysed["limiter"], duration, group, ok)
 
 
@@ -270,15 +272,36 @@ def _extremes(values: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray
     return low, high
 
 
-def _first_present(column: pd.Series, group: np.ndarray, n: int) -> pd.Series:
-    """Per group the first value that is not NA (NA where none is), in the column's dtype
-    (text as "string": the group table holds a few rows)."""
+def _first_present(
+    column: pd.Series, group: np.ndarray, n: int, blank: str | None = None
+) -> pd.api.extensions.ExtensionArray:
+    """Per group the first value that is not NA (nor `blank`, where given: text), NA where none
+    is, in the column's dtype (text as "string": the group table holds a few rows)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return _first_text(column, group, n, blank)
+    if blank is not None:
+        column = column.where(schema.filled(column, blank) != blank)
     present = np.flatnonzero(column.notna().to_numpy())
     seen, first = schema.first_rows(group[present], n)
-    text = isinstance(column.dtype, pd.CategoricalDtype)
-    values = pd.Series(pd.NA, index=pd.RangeIndex(n), dtype="string" if text else column.dtype)
+    values = pd.Series(pd.NA, index=pd.RangeIndex(n), dtype=column.dtype)
     values.iloc[seen] = column.iloc[present[first]].to_numpy()
-    return values
+    return values.array
+
+
+def _first_text(
+    column: pd.Series, group: np.ndarray, n: int, blank: str | None
+) -> pd.api.extensions.ExtensionArray:
+    """_first_present of a Categorical, from its codes: one text per group, not per launch."""
+    codes = column.array.codes
+    categories = column.cat.categories
+    present = codes >= 0
+    if blank is not None and blank in categories:
+        present &= codes != categories.get_loc(blank)
+    rows = np.flatnonzero(present)
+    seen, first = schema.first_rows(group[rows], n)
+    values = np.full(n, pd.NA, dtype=object)
+    values[seen] = np.asarray(categories, dtype=object)[codes[rows[first]]]
+    return pd.array(values, dtype="string")
 
 
 def _limiter_time(
