@@ -66,3 +66,17 @@ def test_verdict_times_of_a_nullable_column_are_pandas_sums():
         times = totals._verdict_times(duration, verdict)
         assert times["memory-bound"] == float(duration.sum())
         assert times[verdicts.ABOVE_ROOF] == 0.0
+
+
+def test_sums_are_pandas_series_sums_to_the_bit():
+    """totals._sum of a float64 column, whole and masked, is Series.sum's value bit for bit
+    (NaN skipped; none left: 0.0); other dtypes are summed by pandas."""
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 7, 1000, 4099):
+        values = rng.standard_normal(n) * 10.0 ** rng.integers(-12, 15, n)
+        values[rng.random(n) < 0.2] = np.nan
+        column, rows = pd.Series(values), rng.random(n) < 0.5
+        for mask, part in ((None, column), (rows, column[rows])):
+            assert np.float64(totals._sum(column, mask)).tobytes() == part.sum().tobytes()
+    nullable = pd.Series(pd.array([1.5, None, 2.0], dtype="Float64"))
+    assert totals._sum(nullable, np.array([True, True, False])) == 1.5

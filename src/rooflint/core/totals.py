@@ -79,26 +79,26 @@ def _of(launches: pd.DataFrame, outside: pd.DataFrame) -> Totals:
     share its roofs); communication has a verdict but no placement."""
     duration, verdict = launches["duration_s"], launches["verdict"]
     ok = ~verdict.isin(verdicts.UNPLACED).to_numpy()
-    above = verdict == verdicts.ABOVE_ROOF
+    above = (verdict == verdicts.ABOVE_ROOF).to_numpy(dtype=bool, na_value=False)
     estimated = provenance.estimated(launches) & (verdict != verdicts.COMMUNICATION).to_numpy()
     not_ok = (verdict == NOT_ANALYSABLE).to_numpy()
-    worst = above.to_numpy(dtype=bool, na_value=False)
     outside_duration = np.nan_to_num(outside["duration_s"].to_numpy(dtype=float, na_value=np.nan))
+    headroom = launches["headroom_s"]
     return Totals(
         launches=len(launches),
-        time_s=float(duration.sum()),
+        time_s=_sum(duration),
         timed=int(duration.notna().sum()),
-        headroom_s=float(launches["headroom_s"].sum()),
-        headroomed=int(launches["headroom_s"].notna().sum()),
-        t_bound_s=float(launches.loc[ok, "t_bound_s"].sum()),
+        headroom_s=_sum(headroom),
+        headroomed=int(headroom.notna().sum()),
+        t_bound_s=_sum(launches["t_bound_s"], ok),
         placed_s=windows.occupied_s(launches, ok) if ok.any() else 0.0,
         verdict_time_s=_verdict_times(duration, verdict),
         above_roof_launches=int(above.sum()),
-        above_roof_time_s=float(duration[above].sum()),
-        worst=_worst(launches["kernel"][worst], launches["efficiency"][worst]),
+        above_roof_time_s=_sum(duration, above),
+        worst=_worst(launches["kernel"][above], launches["efficiency"][above]),
         estimated_launches=int(estimated.sum()),
-        estimated_time_s=float(duration[estimated].sum()),
-        overlapped_headroom_s=float(launches.loc[windows.overlapped(launches), "headroom_s"].sum()),
+        estimated_time_s=_sum(duration, estimated),
+        overlapped_headroom_s=_sum(headroom, windows.overlapped(launches)),
         analysed=int((~not_ok).sum()),
         not_analysable=int(not_ok.sum()),
         reasons=_reasons(launches, not_ok),
@@ -110,6 +110,16 @@ def _of(launches: pd.DataFrame, outside: pd.DataFrame) -> Totals:
         outside_time_s=float(outside_duration.sum()),
         outside_names=windows.outside_times(outside),
     )
+
+
+def _sum(column: pd.Series, rows: np.ndarray | None = None) -> float:
+    """Series.sum of the column (of its `rows`, a mask, where given), NaN skipped: for float64
+    in NumPy, as pandas sums it (NaN as 0, then numpy's sum of the same values in the same
+    order), without a Series per mask."""
+    if column.dtype != np.float64:  # a nullable or text column sums its own way
+        return float((column if rows is None else column[rows]).sum())
+    values = column.to_numpy()
+    return float(np.nansum(values if rows is None else values[rows]))
 
 
 def _verdict_times(duration: pd.Series, verdict: pd.Series) -> dict[str, float]:
