@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from rooflint.core.device import Ceiling, CeilingSource, Device, Origin
-from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS
+from rooflint.core.schema import COMPUTE_CLASSES, MEMORY_LEVELS, PEAKS, column_arrays
 
 from .catalog import get, read_user_file
 from .identify import Identification, check_choice, identify, positive_values, text_counts
@@ -63,9 +63,10 @@ def resolve_identified(
 
     `trust_measured=False` (measured ceilings found beside the profile, not given by the user)
     drops them when they cannot come from this GPU."""
-    ident, user_keys = _pick_device(launches, device_id, device_file, hints)
+    columns = column_arrays(launches)  # read by name ~25 times: each column looked up once
+    ident, user_keys = _pick_device(columns, device_id, device_file, hints)
     device, lines = ident.device, [ident.line()]
-    scaled = scale_to_clock(device, median_clock(launches))
+    scaled = scale_to_clock(device, median_clock(columns))
     foreign = (
         None if trust_measured else foreign_measurement(device, measured or {}, measured_source)
     )
@@ -73,7 +74,7 @@ def resolve_identified(
         lines.append(foreign)
         measured = {}
     measured_ceilings, ignored = _measured(measured or {}, measured_source)
-    overrides = {**profile_ceilings(launches), **measured_ceilings}
+    overrides = {**profile_ceilings(columns), **measured_ceilings}
     overrides = {k: c for k, c in overrides.items() if k not in user_keys}
     kept = {k: c for k, c in {**device.compute, **device.memory}.items() if k in user_keys}
     final = _apply(_apply(scaled, overrides), kept)

@@ -435,13 +435,15 @@ def text_counts(launches: pd.DataFrame, column: str) -> list[str]:
 
 
 def positive_values(launches: pd.DataFrame, column: str) -> np.ndarray:
-    """The column's positive, finite values (NA, zero, negatives and text left out)."""
+    """The column's positive, finite values (NA, zero, negatives and text left out). `launches`
+    (here and in text_counts, Clues.of, identify): a launch table, or its column arrays by name
+    (schema.column_arrays: what resolve_identified reads them from)."""
     if column not in launches:
         return np.empty(0)
     values = launches[column]
     if values.dtype != np.float64:
-        values = pd.to_numeric(values, errors="coerce").astype("float64")
-    values = values.to_numpy()
+        values = pd.to_numeric(pd.Series(values, copy=False), errors="coerce").astype("float64")
+    values = np.asarray(values)
     return values[(values > 0) & (values < np.inf)]
 
 

@@ -119,6 +119,8 @@ def _stall(name: str) -> str | None:
 
 def columns(wide) -> dict:
     """{column: values} of the facts the frame has (none: {}), fractions for percentages."""
+    if not any(wanted(name) for name in wide.columns):
+        return {}  # not one of the facts' metrics: each would be NA (0.7 ms to find so)
     out = {
         "occupancy_achieved": _pct(wide, (ACHIEVED,)),
         "occupancy_theoretical": _pct(wide, (THEORETICAL,)),

@@ -400,17 +400,15 @@ def _dram_bytes(wide, duration, notes):
 
 def _vector_ops(wide, duration, notes):
     out = {}
+    # elapsed cycles: counted, else the SM clock x duration (a details page labels every SM
+    # clock "SM Frequency", so it may carry only one of them); the same for every precision
+    cycles = first(
+        col(wide, "smsp__cycles_elapsed.avg"),
+        _made(first(col(wide, "smsp__cycles_elapsed.avg.per_second"), _sm_clock(wide)), duration),
+    )
     for p, precision in _PRECISIONS.items():
         counts = _fma_weighted(wide, p, "")
         rates = _fma_weighted(wide, p, ".per_cycle_elapsed")
-        # elapsed cycles: counted, else the SM clock x duration (a details page labels every
-        # SM clock "SM Frequency", so it may carry only one of them)
-        cycles = first(
-            col(wide, "smsp__cycles_elapsed.avg"),
-            _made(
-                first(col(wide, "smsp__cycles_elapsed.avg.per_second"), _sm_clock(wide)), duration
-            ),
-        )
         derived = _made(rates, cycles)
         from_rate = np.isnan(counts) & ~np.isnan(derived)
         if from_rate.any():

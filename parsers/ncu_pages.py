@@ -83,9 +83,12 @@ class RawPage:
             self.read_de.add(False)
         locale = self._locale([table.column(c) for c in text])
         ids = table.column("ID")
+        # the metric columns taken out at once (one drop, not one a column), each let go
+        # once its values are made
+        metric_columns = {c: table.column(c) for c in metric_cols}
+        table = table.drop_columns(metric_cols)
         for c in metric_cols:
-            cells = table.column(c)
-            table = table.drop_columns([c])
+            cells = metric_columns.pop(c)
             values = self._numbers(cells, locale, c not in text)
             self.values.setdefault(c, []).append(values * unit_scale(self.units.get(c, "")))
             bad = not_numbers(cells, values) if c in text else None
@@ -106,7 +109,8 @@ class RawPage:
         """The cells as float64; a -0 (whose sign the whole column decides) is NotPiecewise."""
         if typed:
             values = cells.to_numpy()
-            if np.signbit(values[values == 0]).any():
+            # a sign bit (rare: a negative value) is looked at closer: is it on a zero?
+            if np.signbit(values).any() and np.signbit(values[values == 0]).any():
                 raise NotPiecewise
             return values
         values = to_floats(cells, locale or "C", self.whole)
@@ -118,7 +122,7 @@ class RawPage:
         """The units of the page's first row when it is ncu's units row (no launch ID)."""
         if table.column("ID")[0].as_py() == "":
             self.units_row = True
-            self.units = {c: table.column(c)[0].as_py() for c in table.column_names}
+            self.units = table.slice(0, 1).to_pylist()[0]
             return table.slice(1)
         # ncu's base units are SI except time, which it counts in nanoseconds
         self.units = {metrics.DURATION: "ns"}
